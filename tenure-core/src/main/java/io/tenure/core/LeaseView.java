@@ -1,0 +1,15 @@
+package io.tenure.core;
+
+import java.util.List;
+
+/**
+ * A lease as the replicated state knows it. It has no expiry instant: time is not replicated;
+ * the leader expires a lease TTL after it applied {@code renewedAt} (see {@link io.tenure.core.lease.LeaseDeadlines}).
+ *
+ * @param grantedAt the log position of the grant
+ * @param renewedAt the log position of the latest grant or renewal
+ * @param held      the keys the lease holds, sorted
+ * @param waiting   the keys the lease waits for, sorted
+ */
+public record LeaseView(long leaseId, long ttlMillis, String clientId, long grantedAt, long renewedAt,
+                        List<String> held, List<String> waiting) {}
