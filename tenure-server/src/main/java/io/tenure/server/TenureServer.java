@@ -1,21 +1,279 @@
 package io.tenure.server;
 
-import java.io.IOException;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.tenure.core.TenureState;
+import io.tenure.server.grpc.GrpcLockService;
+import io.tenure.server.lease.LeaseKeeper;
+import io.tenure.server.lock.Locks;
+import io.tenure.server.raft.Proposer;
+import io.tenure.server.raft.TenureStateMachine;
+import io.tenure.server.watch.WatchHub;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.util.SizeInBytes;
+import org.apache.ratis.util.TimeDuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** One running Tenure member: the Raft server, the state machine and the gRPC front end. */
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One running Tenure member: the Raft server with its state machine, the lease keeper, and the
+ * gRPC front end. Embeddable: {@code try (var server = TenureServer.start(config)) { ... }}.
+ *
+ * <p>Every acknowledged write is on disk first: Ratis appends and fsyncs the log entry before
+ * it commits (its unsafe and asynchronous flush options stay off), and a single member commits
+ * only what it has itself fsynced.
+ */
 public final class TenureServer implements AutoCloseable {
-    /** Starts a member; returns once it serves clients. Throws with a clear message when the data directory is unusable. */
+    private static final Logger LOG = LoggerFactory.getLogger(TenureServer.class);
+    /** The Raft group every Tenure member of a cluster named {@code tenure} joins. */
+    static final String CLUSTER_NAME = "tenure";
+    /** How long start waits for this member to lead (single member) before it gives up. */
+    private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+
+    private final ServerConfig config;
+    private final RaftServer raft;
+    private final Member member;
+    private final Proposer proposer;
+    private final LeaseKeeper leases;
+    private final WatchHub watches;
+    private final ScheduledExecutorService timer;
+    private final ExecutorService delivery;
+    private final CountDownLatch terminated = new CountDownLatch(1);
+    private final AtomicBoolean closing = new AtomicBoolean();
+    private volatile String failure;
+    private volatile Server grpc;
+
+    private TenureServer(ServerConfig config, RaftServer raft, TenureStateMachine stateMachine, RaftGroupId groupId) {
+        this.config = config;
+        this.raft = raft;
+        this.timer = new ScheduledThreadPoolExecutor(1, daemon("tenure-timer"));
+        this.delivery = Executors.newSingleThreadExecutor(daemon("tenure-watch"));
+        this.proposer = new Proposer(raft, groupId, RaftPeerId.valueOf(config.memberName()));
+        this.leases = new LeaseKeeper(proposer, stateMachine, timer, System::nanoTime);
+        Locks locks = new Locks(proposer, stateMachine, timer);
+        this.watches = new WatchHub(stateMachine, delivery);
+        this.member = new Member(config, raft, groupId, stateMachine, proposer, leases, locks, watches,
+                MemberInfo.idOf(CLUSTER_NAME), this::raftStopped);
+        stateMachine.setListener(member);
+    }
+
+    /**
+     * Starts a member and returns once it serves clients.
+     *
+     * @throws IOException           when the data directory is unusable (another member's, damaged,
+     *                               a corrupt snapshot or log) or a port cannot be bound; the message says which
+     * @throws IllegalArgumentException for an invalid configuration, naming the setting
+     */
     public static TenureServer start(ServerConfig config) throws IOException {
-        throw new UnsupportedOperationException("being written");
+        config.validate();
+        DataDirectory data = DataDirectory.open(config.dataDir(), CLUSTER_NAME, config.memberName());
+        RaftGroupId groupId = RaftGroupId.valueOf(UUID.nameUUIDFromBytes(("tenure-cluster:" + CLUSTER_NAME).getBytes(StandardCharsets.UTF_8)));
+        int peerPort = config.peerPort() == 0 ? freePort(config.host()) : config.peerPort();
+        RaftPeer self = RaftPeer.newBuilder()
+                .setId(config.memberName())
+                .setAddress(config.host() + ":" + peerPort)
+                .build();
+        TenureStateMachine stateMachine = new TenureStateMachine(System::nanoTime, TenureState.DEFAULT_EVENT_LOG_CAPACITY);
+        RaftServer raft = RaftServer.newBuilder()
+                .setServerId(self.getId())
+                .setGroup(RaftGroup.valueOf(groupId, List.of(self)))
+                .setStateMachine(stateMachine)
+                .setProperties(raftProperties(config, data, peerPort))
+                .setOption(data.isNew() ? RaftStorage.StartupOption.FORMAT : RaftStorage.StartupOption.RECOVER)
+                .build();
+        TenureServer server = new TenureServer(config, raft, stateMachine, groupId);
+        try {
+            raft.start();
+        } catch (IOException | RuntimeException e) {
+            server.close();
+            throw new IOException("cannot start member " + config.memberName() + " on data directory "
+                    + config.dataDir().toAbsolutePath() + ": " + rootMessage(e), e);
+        }
+        try {
+            server.awaitLeader();
+            server.startGrpc();
+        } catch (IOException | RuntimeException e) {
+            server.close();
+            throw e;
+        }
+        data.markInitialized();
+        LOG.info("event=serving member={} client={}:{} peer={}:{} data_dir={}", config.memberName(), config.host(),
+                server.clientPort(), config.host(), peerPort, config.dataDir().toAbsolutePath());
+        return server;
+    }
+
+    private static RaftProperties raftProperties(ServerConfig config, DataDirectory data, int peerPort) {
+        RaftProperties p = new RaftProperties();
+        RaftServerConfigKeys.setStorageDir(p, List.of(data.raftDir().toFile()));
+        GrpcConfigKeys.Server.setHost(p, config.host());
+        GrpcConfigKeys.Server.setPort(p, peerPort);
+        // Commands are small; Ratis's 64 MB default only enlarges what a bad peer can make us buffer.
+        GrpcConfigKeys.setMessageSizeMax(p, SizeInBytes.valueOf("8MB"));
+        long election = config.electionTimeout().toMillis();
+        RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(election, TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(2 * election, TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(p, TimeDuration.valueOf(Math.min(election, 200), TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(p, TimeDuration.valueOf(Math.min(2 * election, 400), TimeUnit.MILLISECONDS));
+        // Reads through Ratis must be linearizable (ReadIndex), never the local state by default.
+        RaftServerConfigKeys.Read.setOption(p, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
+        // Acknowledge only after fsync: both stay off (their defaults), set explicitly so no one flips them by accident.
+        RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, false);
+        RaftServerConfigKeys.Log.setAsyncFlushEnabled(p, false);
+        // A metadata entry per commit advance costs a second fsync per write (RATIS.md); tokens stay monotonic without it.
+        RaftServerConfigKeys.Log.setLogMetadataEnabled(p, false);
+        RaftServerConfigKeys.Log.setCorruptionPolicy(p, RaftServerConfigKeys.Log.CorruptionPolicy.EXCEPTION);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, config.snapshotEvery());
+        RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);
+        RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
+        return p;
+    }
+
+    private void awaitLeader() throws IOException {
+        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+        // Ratis has no "became leader" future to wait on from outside; check at a short interval
+        // until the member leads and has applied an entry of its term, with a deadline.
+        while (!member.leaderReady() || !leases.leading()) {
+            if (System.nanoTime() > deadline) {
+                throw new IOException("member " + config.memberName() + " did not become leader within " + READY_TIMEOUT.toSeconds() + " s");
+            }
+            if (failure != null) {
+                throw new IOException("member " + config.memberName() + " stopped while starting: " + failure);
+            }
+            try {
+                terminated.await(20, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while waiting for the member to lead", e);
+            }
+        }
+    }
+
+    private void startGrpc() throws IOException {
+        Server server = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.clientPort()))
+                .addService(new GrpcLockService(member))
+                .maxInboundMessageSize(4 << 20)
+                .permitKeepAliveTime(5, TimeUnit.SECONDS)
+                .permitKeepAliveWithoutCalls(true)
+                .build();
+        try {
+            server.start();
+        } catch (IOException e) {
+            throw new IOException("cannot listen for clients on " + config.host() + ":" + config.clientPort() + ": " + rootMessage(e), e);
+        }
+        grpc = server;
+        member.setClientPort(server.getPort());
     }
 
     /** The bound client gRPC port (useful when the configured port was 0). */
-    public int clientPort() { throw new UnsupportedOperationException(); }
+    public int clientPort() {
+        Server s = grpc;
+        return s == null ? -1 : s.getPort();
+    }
+
+    /** The member's parts, for embedding and tests. */
+    public Member member() {
+        return member;
+    }
 
     /** Blocks until the member has stopped (closed, or failed fatally). */
-    public void awaitTermination() throws InterruptedException { throw new UnsupportedOperationException(); }
+    public void awaitTermination() throws InterruptedException {
+        terminated.await();
+    }
+
+    /** Why the member stopped on its own, or null when it did not (still running, or closed by request). */
+    public String failure() {
+        return failure;
+    }
+
+    private void raftStopped() {
+        if (!closing.get()) {
+            failure = "the Raft server shut down (a fatal storage error, or a pause longer than the close threshold)";
+            LOG.error("event=member_failed reason=\"{}\"", failure);
+            Thread t = new Thread(this::close, "tenure-stop");
+            t.setDaemon(true);
+            t.start();
+        }
+    }
 
     /** Stops serving and closes the Raft server; idempotent. */
     @Override
-    public void close() { }
+    public void close() {
+        if (!closing.compareAndSet(false, true)) {
+            return;
+        }
+        Server s = grpc;
+        if (s != null) {
+            s.shutdown();
+        }
+        watches.closeAll("the member is shutting down");
+        leases.close();
+        proposer.close();
+        try {
+            raft.close();
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("event=raft_close_failed reason=\"{}\"", e.toString());
+        }
+        if (s != null) {
+            try {
+                if (!s.awaitTermination(5, TimeUnit.SECONDS)) {
+                    s.shutdownNow();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                s.shutdownNow();
+            }
+        }
+        timer.shutdownNow();
+        delivery.shutdownNow();
+        terminated.countDown();
+        LOG.info("event=stopped member={}", config.memberName());
+    }
+
+    private static int freePort(String host) throws IOException {
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName(host))) {
+            return socket.getLocalPort();
+        }
+    }
+
+    static String rootMessage(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        return t == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (" + t + ")";
+    }
+
+    private static ThreadFactory daemon(String name) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
 }

@@ -1,0 +1,120 @@
+package io.tenure.server;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.Comparator;
+import java.util.Properties;
+import java.util.stream.Stream;
+
+/**
+ * A member's data directory: {@code member.properties} (whose cluster and member it is, the
+ * layout version, whether it finished initialising) and {@code raft/} (Ratis's log, metadata and
+ * the snapshots). Opening checks that the directory belongs to this member before Ratis touches
+ * it; a damaged one is reported, never reset.
+ */
+final class DataDirectory {
+    static final int LAYOUT_VERSION = 1;
+    private static final String IDENTITY = "member.properties";
+
+    private final Path dir;
+    private final boolean isNew;
+    private final Properties identity;
+
+    private DataDirectory(Path dir, boolean isNew, Properties identity) {
+        this.dir = dir;
+        this.isNew = isNew;
+        this.identity = identity;
+    }
+
+    static DataDirectory open(Path dir, String cluster, String member) throws IOException {
+        Files.createDirectories(dir);
+        Path file = dir.resolve(IDENTITY);
+        Path raft = dir.resolve("raft");
+        if (!Files.exists(file)) {
+            if (Files.exists(raft)) {
+                throw new IOException("data directory " + dir.toAbsolutePath() + " has a raft/ directory but no "
+                        + IDENTITY + ": it is damaged or not Tenure's; refusing to start");
+            }
+            Properties p = new Properties();
+            p.setProperty("cluster", cluster);
+            p.setProperty("member", member);
+            p.setProperty("layout", Integer.toString(LAYOUT_VERSION));
+            p.setProperty("initialized", "false");
+            write(file, p);
+            return new DataDirectory(dir, true, p);
+        }
+        Properties p = new Properties();
+        try (InputStream in = Files.newInputStream(file)) {
+            p.load(in);
+        }
+        String layout = p.getProperty("layout", "");
+        if (!layout.equals(Integer.toString(LAYOUT_VERSION))) {
+            throw new IOException("data directory " + dir.toAbsolutePath() + " has layout version '" + layout
+                    + "'; this build reads version " + LAYOUT_VERSION);
+        }
+        if (!cluster.equals(p.getProperty("cluster"))) {
+            throw new IOException("data directory " + dir.toAbsolutePath() + " belongs to cluster '" + p.getProperty("cluster")
+                    + "', not '" + cluster + "'");
+        }
+        if (!member.equals(p.getProperty("member"))) {
+            throw new IOException("data directory " + dir.toAbsolutePath() + " belongs to member '" + p.getProperty("member")
+                    + "', not '" + member + "'");
+        }
+        if (!"true".equals(p.getProperty("initialized"))) {
+            // The first start stopped before it served anyone: nothing was acknowledged, start afresh.
+            deleteTree(raft);
+            return new DataDirectory(dir, true, p);
+        }
+        if (!Files.isDirectory(raft)) {
+            throw new IOException("data directory " + dir.toAbsolutePath() + " is damaged: raft/ is missing");
+        }
+        return new DataDirectory(dir, false, p);
+    }
+
+    boolean isNew() {
+        return isNew;
+    }
+
+    Path raftDir() {
+        return dir.resolve("raft");
+    }
+
+    /** Records that the member served once: from now on the directory is recovered, never re-created. */
+    void markInitialized() throws IOException {
+        if (isNew) {
+            identity.setProperty("initialized", "true");
+            write(dir.resolve(IDENTITY), identity);
+        }
+    }
+
+    private static void write(Path file, Properties p) throws IOException {
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        try (OutputStream out = Files.newOutputStream(tmp)) {
+            p.store(out, "Tenure member identity; do not edit");
+        }
+        try (FileChannel c = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+            c.force(true);
+        }
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        try (FileChannel d = FileChannel.open(file.getParent(), StandardOpenOption.READ)) {
+            d.force(true);
+        }
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(root)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+}

@@ -1,0 +1,36 @@
+package io.tenure.server;
+
+import io.tenure.core.Result;
+
+/**
+ * A request refused for what it asks, not for the member's condition: invalid input, an unknown
+ * lease, a stale token. Retrying it unchanged fails the same way. The front ends map each
+ * {@link Result.Code} to one status, in one place.
+ */
+public final class RequestRejected extends RuntimeException {
+    private final Result.Code code;
+    private final String field;
+
+    public RequestRejected(Result.Code code, String field, String message) {
+        super(message);
+        this.code = code;
+        this.field = field;
+    }
+
+    public static RequestRejected invalid(String field, String message) {
+        return new RequestRejected(Result.Code.INVALID_ARGUMENT, field, message);
+    }
+
+    public static RequestRejected of(Result.Rejected rejected) {
+        return new RequestRejected(rejected.code(), null, rejected.message());
+    }
+
+    public Result.Code code() {
+        return code;
+    }
+
+    /** The request field at fault, or null. */
+    public String field() {
+        return field;
+    }
+}

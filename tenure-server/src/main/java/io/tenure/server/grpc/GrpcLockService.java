@@ -1,0 +1,383 @@
+package io.tenure.server.grpc;
+
+import com.google.protobuf.ByteString;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.tenure.core.LeaseView;
+import io.tenure.core.watch.KeyValue;
+import io.tenure.core.watch.WatchEvent;
+import io.tenure.proto.v1.Event;
+import io.tenure.proto.v1.LeaseGrantRequest;
+import io.tenure.proto.v1.LeaseGrantResponse;
+import io.tenure.proto.v1.LeaseKeepAliveRequest;
+import io.tenure.proto.v1.LeaseKeepAliveResponse;
+import io.tenure.proto.v1.LeaseRevokeRequest;
+import io.tenure.proto.v1.LeaseRevokeResponse;
+import io.tenure.proto.v1.LeaseTimeToLiveRequest;
+import io.tenure.proto.v1.LeaseTimeToLiveResponse;
+import io.tenure.proto.v1.LockRequest;
+import io.tenure.proto.v1.LockResponse;
+import io.tenure.proto.v1.LockServiceGrpc;
+import io.tenure.proto.v1.ResponseHeader;
+import io.tenure.proto.v1.StatusRequest;
+import io.tenure.proto.v1.StatusResponse;
+import io.tenure.proto.v1.TryLockRequest;
+import io.tenure.proto.v1.TryLockResponse;
+import io.tenure.proto.v1.UnlockRequest;
+import io.tenure.proto.v1.UnlockResponse;
+import io.tenure.proto.v1.WatchRequest;
+import io.tenure.proto.v1.WatchResponse;
+import io.tenure.server.Member;
+import io.tenure.server.lease.LeaseKeeper;
+import io.tenure.server.lock.Locks;
+import io.tenure.server.watch.WatchHub;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The gRPC front end: translates {@code tenure.v1} messages to calls on the member's lock, lease
+ * and watch services and back. No decisions are made here; failures map to statuses in
+ * {@link Statuses}.
+ */
+public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
+    private final Member member;
+
+    public GrpcLockService(Member member) {
+        this.member = member;
+    }
+
+    private ResponseHeader header() {
+        return ResponseHeader.newBuilder()
+                .setClusterId(member.clusterId())
+                .setMemberId(member.memberId())
+                .setRevision(member.revision())
+                .setRaftTerm(member.term())
+                .build();
+    }
+
+    @Override
+    public void lock(LockRequest request, StreamObserver<LockResponse> observer) {
+        ServerCallStreamObserver<LockResponse> call = (ServerCallStreamObserver<LockResponse>) observer;
+        Locks.Wait wait = member.locks().lock(request.getName(), request.getLeaseId(),
+                request.getMetadata().toByteArray(), request.getTimeoutMs());
+        call.setOnCancelHandler(wait::abandon);
+        wait.outcome().whenComplete((outcome, error) -> {
+            if (call.isCancelled()) {
+                if (outcome != null && outcome.acquired()) {
+                    member.locks().releaseUndelivered(outcome.key(), request.getLeaseId(), outcome.fencingToken());
+                }
+                return;
+            }
+            if (error != null) {
+                observer.onError(Statuses.of(error));
+                return;
+            }
+            observer.onNext(LockResponse.newBuilder()
+                    .setHeader(header())
+                    .setKey(outcome.key())
+                    .setFencingToken(outcome.fencingToken())
+                    .setAcquired(outcome.acquired())
+                    .setHolder(outcome.holder())
+                    .setWaiters(outcome.waiters())
+                    .build());
+            observer.onCompleted();
+        });
+    }
+
+    @Override
+    public void tryLock(TryLockRequest request, StreamObserver<TryLockResponse> observer) {
+        member.locks().tryLock(request.getName(), request.getLeaseId(), request.getMetadata().toByteArray())
+                .whenComplete((outcome, error) -> {
+                    if (error != null) {
+                        observer.onError(Statuses.of(error));
+                        return;
+                    }
+                    observer.onNext(TryLockResponse.newBuilder()
+                            .setHeader(header())
+                            .setKey(outcome.key())
+                            .setFencingToken(outcome.fencingToken())
+                            .setAcquired(outcome.acquired())
+                            .setHolder(outcome.holder())
+                            .build());
+                    observer.onCompleted();
+                });
+    }
+
+    @Override
+    public void unlock(UnlockRequest request, StreamObserver<UnlockResponse> observer) {
+        member.locks().unlock(request.getKey(), request.getLeaseId(), request.getFencingToken())
+                .whenComplete((next, error) -> {
+                    if (error != null) {
+                        observer.onError(Statuses.of(error));
+                        return;
+                    }
+                    observer.onNext(UnlockResponse.newBuilder().setHeader(header()).setNextFencingToken(next).build());
+                    observer.onCompleted();
+                });
+    }
+
+    @Override
+    public void leaseGrant(LeaseGrantRequest request, StreamObserver<LeaseGrantResponse> observer) {
+        if (request.getTtlMs() < 0 || request.getTtl() < 0) {
+            observer.onError(Statuses.invalid("ttl must be positive, got ttl=" + request.getTtl() + " ttl_ms=" + request.getTtlMs()));
+            return;
+        }
+        if (request.getTtlMs() == 0 && request.getTtl() == 0) {
+            observer.onError(Statuses.invalid("ttl (seconds) or ttl_ms must be set to a positive value"));
+            return;
+        }
+        if (request.getTtlMs() == 0 && request.getTtl() > Long.MAX_VALUE / 1000) {
+            observer.onError(Statuses.invalid("ttl is too large: " + request.getTtl() + " s"));
+            return;
+        }
+        long ttlMillis = request.getTtlMs() > 0 ? request.getTtlMs() : request.getTtl() * 1000;
+        member.leases().grant(request.getId(), ttlMillis, request.getClientId()).whenComplete((granted, error) -> {
+            if (error != null) {
+                observer.onError(Statuses.of(error));
+                return;
+            }
+            observer.onNext(LeaseGrantResponse.newBuilder()
+                    .setHeader(header())
+                    .setId(granted.leaseId())
+                    .setTtl(seconds(granted.ttlMillis()))
+                    .setTtlMs(granted.ttlMillis())
+                    .build());
+            observer.onCompleted();
+        });
+    }
+
+    @Override
+    public void leaseRevoke(LeaseRevokeRequest request, StreamObserver<LeaseRevokeResponse> observer) {
+        member.leases().revoke(request.getId()).whenComplete((ignored, error) -> {
+            if (error != null) {
+                observer.onError(Statuses.of(error));
+                return;
+            }
+            observer.onNext(LeaseRevokeResponse.newBuilder().setHeader(header()).build());
+            observer.onCompleted();
+        });
+    }
+
+    @Override
+    public StreamObserver<LeaseKeepAliveRequest> leaseKeepAlive(StreamObserver<LeaseKeepAliveResponse> observer) {
+        ServerCallStreamObserver<LeaseKeepAliveResponse> call = (ServerCallStreamObserver<LeaseKeepAliveResponse>) observer;
+        return new StreamObserver<>() {
+            private boolean failed;
+
+            @Override
+            public void onNext(LeaseKeepAliveRequest request) {
+                long id = request.getId();
+                member.leases().keepAlive(id).whenComplete((ttlMillis, error) -> {
+                    synchronized (call) {
+                        if (failed || call.isCancelled()) {
+                            return;
+                        }
+                        if (error != null) {
+                            failed = true;
+                            observer.onError(Statuses.of(error));
+                            return;
+                        }
+                        observer.onNext(LeaseKeepAliveResponse.newBuilder()
+                                .setHeader(header())
+                                .setId(id)
+                                .setTtl(seconds(ttlMillis))
+                                .setTtlMs(ttlMillis)
+                                .build());
+                    }
+                });
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                // The client went away; pending acknowledgements are dropped above.
+            }
+
+            @Override
+            public void onCompleted() {
+                synchronized (call) {
+                    if (!failed && !call.isCancelled()) {
+                        observer.onCompleted();
+                    }
+                }
+            }
+        };
+    }
+
+    @Override
+    public void leaseTimeToLive(LeaseTimeToLiveRequest request, StreamObserver<LeaseTimeToLiveResponse> observer) {
+        LeaseKeeper.TimeToLive ttl;
+        try {
+            ttl = member.leases().timeToLive(request.getId());
+        } catch (RuntimeException e) {
+            observer.onError(Statuses.of(e));
+            return;
+        }
+        LeaseTimeToLiveResponse.Builder response = LeaseTimeToLiveResponse.newBuilder().setHeader(header()).setId(request.getId());
+        if (ttl == null) {
+            response.setTtl(-1).setTtlMs(-1);
+        } else {
+            LeaseView lease = ttl.lease();
+            response.setTtl(TimeUnit.MILLISECONDS.toSeconds(ttl.remainingMillis()))
+                    .setTtlMs(ttl.remainingMillis())
+                    .setGrantedTtl(seconds(lease.ttlMillis()))
+                    .setGrantedTtlMs(lease.ttlMillis())
+                    .setClientId(lease.clientId());
+            if (request.getKeys()) {
+                response.addAllKeys(lease.held()).addAllWaiting(lease.waiting());
+            }
+        }
+        observer.onNext(response.build());
+        observer.onCompleted();
+    }
+
+    @Override
+    public StreamObserver<WatchRequest> watch(StreamObserver<WatchResponse> observer) {
+        ServerCallStreamObserver<WatchResponse> call = (ServerCallStreamObserver<WatchResponse>) observer;
+        Map<Long, WatchHub.Watcher> watchers = new ConcurrentHashMap<>();
+        Runnable closeAll = () -> {
+            watchers.values().forEach(WatchHub.Watcher::close);
+            watchers.clear();
+        };
+        call.setOnCancelHandler(closeAll);
+        call.setOnReadyHandler(() -> watchers.values().forEach(WatchHub.Watcher::resume));
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(WatchRequest request) {
+                long watchId = request.getWatchId();
+                if (request.getCancel()) {
+                    WatchHub.Watcher w = watchers.remove(watchId);
+                    if (w != null) {
+                        w.close();
+                    }
+                    send(WatchResponse.newBuilder().setHeader(header()).setWatchId(watchId).setCanceled(true)
+                            .setCancelReason("cancelled by the client").build());
+                    return;
+                }
+                String problem = null;
+                if (request.getKey().isEmpty() && !request.getPrefix()) {
+                    problem = "key must not be empty (set prefix to watch every key)";
+                } else if (request.getStartRevision() < 0) {
+                    problem = "start_revision must not be negative, got " + request.getStartRevision();
+                } else if (watchers.containsKey(watchId)) {
+                    problem = "watch_id " + watchId + " is already in use on this stream";
+                }
+                if (problem != null) {
+                    send(WatchResponse.newBuilder().setHeader(header()).setWatchId(watchId).setCanceled(true)
+                            .setCancelReason("INVALID_ARGUMENT: " + problem).build());
+                    return;
+                }
+                boolean prevKv = request.getPrevKv();
+                WatchHub.Sink sink = new WatchHub.Sink() {
+                    @Override
+                    public void send(List<WatchEvent> events) {
+                        WatchResponse.Builder response = WatchResponse.newBuilder().setHeader(header()).setWatchId(watchId);
+                        for (WatchEvent e : events) {
+                            response.addEvents(toProto(e, prevKv));
+                        }
+                        GrpcLockService.send(call, response.build());
+                    }
+
+                    @Override
+                    public boolean ready() {
+                        return call.isReady();
+                    }
+
+                    @Override
+                    public void cancelled(String reason) {
+                        watchers.remove(watchId);
+                        GrpcLockService.send(call, WatchResponse.newBuilder().setHeader(header()).setWatchId(watchId)
+                                .setCanceled(true).setCancelReason(reason).build());
+                    }
+                };
+                // Created is sent before any event can be: the hub delivers on another thread only after open returns.
+                synchronized (call) {
+                    WatchHub.Opened opened = member.watches().open(request.getKey(), request.getPrefix(), request.getStartRevision(), sink);
+                    if (opened.watcher() == null) {
+                        send(WatchResponse.newBuilder().setHeader(header()).setWatchId(watchId).setCreated(true)
+                                .setCanceled(true).setCompactRevision(opened.compactRevision())
+                                .setCancelReason("start_revision " + request.getStartRevision()
+                                        + " is older than the oldest retained revision " + opened.compactRevision())
+                                .build());
+                        return;
+                    }
+                    watchers.put(watchId, opened.watcher());
+                    send(WatchResponse.newBuilder().setHeader(header()).setWatchId(watchId).setCreated(true).build());
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                closeAll.run();
+            }
+
+            @Override
+            public void onCompleted() {
+                closeAll.run();
+                synchronized (call) {
+                    if (!call.isCancelled()) {
+                        observer.onCompleted();
+                    }
+                }
+            }
+
+            private void send(WatchResponse response) {
+                GrpcLockService.send(call, response);
+            }
+        };
+    }
+
+    private static void send(ServerCallStreamObserver<WatchResponse> call, WatchResponse response) {
+        synchronized (call) {
+            if (!call.isCancelled()) {
+                call.onNext(response);
+            }
+        }
+    }
+
+    static Event toProto(WatchEvent e, boolean withPrev) {
+        Event.Builder event = Event.newBuilder()
+                .setType(e.type() == WatchEvent.Type.PUT ? Event.EventType.PUT : Event.EventType.DELETE)
+                .setKv(toProto(e.kv()));
+        if (withPrev && e.prevKv() != null) {
+            event.setPrevKv(toProto(e.prevKv()));
+        }
+        return event.build();
+    }
+
+    /** value = the holder's client id, then a newline and the metadata when there is any. */
+    private static io.tenure.proto.v1.KeyValue toProto(KeyValue kv) {
+        byte[] holder = kv.holder().getBytes(StandardCharsets.UTF_8);
+        ByteString value = ByteString.copyFrom(holder);
+        if (kv.metadata().length > 0) {
+            value = value.concat(ByteString.copyFrom(new byte[] {'\n'})).concat(ByteString.copyFrom(kv.metadata()));
+        }
+        return io.tenure.proto.v1.KeyValue.newBuilder()
+                .setKey(ByteString.copyFromUtf8(kv.key()))
+                .setValue(value)
+                .setLease(kv.leaseId())
+                .setCreateRevision(kv.createRevision())
+                .setModRevision(kv.modRevision())
+                .setVersion(kv.version())
+                .setHolder(kv.holder())
+                .setMetadata(ByteString.copyFrom(kv.metadata()))
+                .build();
+    }
+
+    @Override
+    public void status(StatusRequest request, StreamObserver<StatusResponse> observer) {
+        try {
+            observer.onNext(member.status(header()));
+            observer.onCompleted();
+        } catch (RuntimeException e) {
+            observer.onError(Statuses.of(e));
+        }
+    }
+
+    private static long seconds(long millis) {
+        return (millis + 999) / 1000;
+    }
+}

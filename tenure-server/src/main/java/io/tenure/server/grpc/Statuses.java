@@ -1,0 +1,49 @@
+package io.tenure.server.grpc;
+
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.tenure.server.NotServingException;
+import io.tenure.server.RequestRejected;
+
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+
+/** The one table from Tenure's failures to gRPC statuses. */
+final class Statuses {
+    private Statuses() {}
+
+    static StatusRuntimeException of(Throwable error) {
+        Throwable e = unwrap(error);
+        if (e instanceof StatusRuntimeException sre) {
+            return sre;
+        }
+        if (e instanceof RequestRejected r) {
+            Status status = switch (r.code()) {
+                case INVALID_ARGUMENT -> Status.INVALID_ARGUMENT;
+                case NOT_FOUND -> Status.NOT_FOUND;
+                case FAILED_PRECONDITION -> Status.FAILED_PRECONDITION;
+                case ALREADY_EXISTS -> Status.ALREADY_EXISTS;
+            };
+            return status.withDescription(r.getMessage()).asRuntimeException();
+        }
+        if (e instanceof NotServingException) {
+            return Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException();
+        }
+        if (e instanceof CancellationException) {
+            return Status.CANCELLED.withDescription(e.getMessage()).asRuntimeException();
+        }
+        return Status.INTERNAL.withDescription(String.valueOf(e)).withCause(e).asRuntimeException();
+    }
+
+    static StatusRuntimeException invalid(String message) {
+        return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
+    }
+
+    private static Throwable unwrap(Throwable e) {
+        while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
+            e = e.getCause();
+        }
+        return e;
+    }
+}

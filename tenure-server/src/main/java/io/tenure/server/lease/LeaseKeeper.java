@@ -1,0 +1,233 @@
+package io.tenure.server.lease;
+
+import io.tenure.core.Applied;
+import io.tenure.core.Command;
+import io.tenure.core.LeaseView;
+import io.tenure.core.Limits;
+import io.tenure.core.Result;
+import io.tenure.core.lease.LeaseDeadlines;
+import io.tenure.server.NotServingException;
+import io.tenure.server.RequestRejected;
+import io.tenure.server.raft.Proposer;
+import io.tenure.server.raft.TenureStateMachine;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * Leases on the server side: grants with unguessable ids, keep-alives renewed through the log in
+ * batches, and the leader's expiry loop.
+ *
+ * <p><b>Renewals.</b> Keep-alives received within {@link #RENEW_WINDOW_NANOS} travel in one
+ * {@code LeaseRenew} command, and each is acknowledged only after that command commits, which also
+ * proves this member still leads. The cost is one log entry per batch, not per keep-alive.
+ *
+ * <p><b>Expiry.</b> Only the ready leader proposes expiries, for leases whose TTL passed on its
+ * own monotonic clock since it applied their latest renewal; each expiry is conditional on that
+ * renewal, and a lease still known after {@link #EXPIRY_RETRY_NANOS} is proposed again, so an
+ * expiry is never fired and forgotten. Nothing here changes state by itself (I4).
+ */
+public final class LeaseKeeper implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(LeaseKeeper.class);
+    /** Keep-alives gathered into one renewal: 2 ms, a sliver of the shortest TTL/2 safety window. */
+    static final long RENEW_WINDOW_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+    /** How often the leader looks for expired leases: the expiry lag is at most this. */
+    static final long EXPIRY_TICK_MILLIS = 50;
+    /** How long before an expiry that did not take effect is proposed again. */
+    static final long EXPIRY_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
+    private final Proposer proposer;
+    private final TenureStateMachine stateMachine;
+    private final ScheduledExecutorService timer;
+    private final LongSupplier nanoClock;
+    private final SecureRandom random = new SecureRandom();
+    private final ScheduledFuture<?> expiryLoop;
+
+    private final Object lock = new Object();
+    private LinkedHashMap<Long, List<CompletableFuture<Long>>> pendingRenewals = new LinkedHashMap<>();
+    private boolean renewalScheduled;
+    private volatile boolean leading;
+
+    public LeaseKeeper(Proposer proposer, TenureStateMachine stateMachine, ScheduledExecutorService timer, LongSupplier nanoClock) {
+        this.proposer = proposer;
+        this.stateMachine = stateMachine;
+        this.timer = timer;
+        this.nanoClock = nanoClock;
+        this.expiryLoop = timer.scheduleWithFixedDelay(this::expireDue, EXPIRY_TICK_MILLIS, EXPIRY_TICK_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /** A granted lease: its id and TTL. */
+    public record Granted(long leaseId, long ttlMillis) {}
+
+    /**
+     * Grants a lease. {@code requestedId} 0 picks an unguessable id on this member (carried in the
+     * command, so apply stays deterministic); a retried grant of the same id, client and TTL
+     * returns the same lease.
+     */
+    public CompletableFuture<Granted> grant(long requestedId, long ttlMillis, String clientId) {
+        String problem = Limits.checkTtl("ttl", ttlMillis);
+        if (problem != null) {
+            return CompletableFuture.failedFuture(RequestRejected.invalid("ttl", problem));
+        }
+        problem = Limits.checkClientId("client_id", clientId);
+        if (problem != null) {
+            return CompletableFuture.failedFuture(RequestRejected.invalid("client_id", problem));
+        }
+        if (requestedId < 0) {
+            return CompletableFuture.failedFuture(RequestRejected.invalid("id", "id must not be negative, got " + requestedId));
+        }
+        long id = requestedId != 0 ? requestedId : newLeaseId();
+        return proposer.propose(new Command.LeaseGrant(id, ttlMillis, clientId == null ? "" : clientId))
+                .thenApply(applied -> {
+                    if (applied.result() instanceof Result.LeaseGranted g) {
+                        LOG.info("event=lease_granted lease={} client=\"{}\" ttl_ms={}", g.leaseId(), clientId, g.ttlMillis());
+                        return new Granted(g.leaseId(), g.ttlMillis());
+                    }
+                    throw rejection(applied);
+                });
+    }
+
+    /** Positive, so it prints and parses the same everywhere; 63 random bits. */
+    private long newLeaseId() {
+        long id;
+        do {
+            id = random.nextLong() & Long.MAX_VALUE;
+        } while (id == 0);
+        return id;
+    }
+
+    /** Revokes a lease: its locks pass to their next waiters. Fails NOT_FOUND for an unknown lease. */
+    public CompletableFuture<Void> revoke(long leaseId) {
+        return proposer.propose(new Command.LeaseRevoke(leaseId)).thenApply(applied -> {
+            if (applied.result() instanceof Result.LeaseEnded ended) {
+                LOG.info("event=lease_revoked lease={} released={}", leaseId, ended.released());
+                return null;
+            }
+            throw rejection(applied);
+        });
+    }
+
+    /**
+     * Renews a lease; completes with its TTL in milliseconds once the renewal is committed, or 0
+     * when the lease does not exist (any more).
+     */
+    public CompletableFuture<Long> keepAlive(long leaseId) {
+        CompletableFuture<Long> ack = new CompletableFuture<>();
+        boolean schedule;
+        synchronized (lock) {
+            pendingRenewals.computeIfAbsent(leaseId, id -> new ArrayList<>(1)).add(ack);
+            schedule = !renewalScheduled;
+            renewalScheduled = true;
+        }
+        if (schedule) {
+            timer.schedule(this::proposeRenewals, RENEW_WINDOW_NANOS, TimeUnit.NANOSECONDS);
+        }
+        return ack;
+    }
+
+    private void proposeRenewals() {
+        Map<Long, List<CompletableFuture<Long>>> batch;
+        synchronized (lock) {
+            batch = pendingRenewals;
+            pendingRenewals = new LinkedHashMap<>();
+            renewalScheduled = false;
+        }
+        if (batch.isEmpty()) {
+            return;
+        }
+        long[] ids = batch.keySet().stream().mapToLong(Long::longValue).toArray();
+        proposer.propose(new Command.LeaseRenew(ids)).whenComplete((applied, error) -> {
+            if (error != null) {
+                batch.values().forEach(acks -> acks.forEach(a -> a.completeExceptionally(error)));
+                return;
+            }
+            Result.LeasesRenewed renewed = (Result.LeasesRenewed) applied.result();
+            for (int i = 0; i < ids.length; i++) {
+                long ttl = renewed.ttlMillis()[i];
+                batch.get(ids[i]).forEach(a -> a.complete(ttl));
+            }
+        });
+    }
+
+    /** What a lease has left before this member could expire it. */
+    public record TimeToLive(LeaseView lease, long remainingMillis) {}
+
+    /**
+     * The lease and its remaining TTL on this member's clock, or null when the lease does not
+     * exist. Fails with {@link NotServingException} (retryable) while this member does not lead:
+     * a follower's guess would be no answer.
+     */
+    public TimeToLive timeToLive(long leaseId) {
+        if (!leading) {
+            throw new NotServingException("this member is not the ready leader; lease time-to-live is answered by the leader");
+        }
+        LeaseView lease = stateMachine.read(s -> s.lease(leaseId));
+        if (lease == null) {
+            return null;
+        }
+        long remaining;
+        LeaseDeadlines deadlines = stateMachine.deadlines();
+        synchronized (deadlines) {
+            remaining = deadlines.remaining(leaseId, nanoClock.getAsLong());
+        }
+        if (remaining < 0) {
+            throw new NotServingException("lease " + leaseId + " has no deadline on this member yet; retry");
+        }
+        return new TimeToLive(lease, TimeUnit.NANOSECONDS.toMillis(remaining));
+    }
+
+    /** Called when this member becomes the ready leader or stops leading. */
+    public void leadership(boolean ready) {
+        leading = ready;
+    }
+
+    public boolean leading() {
+        return leading;
+    }
+
+    private void expireDue() {
+        if (!leading) {
+            return;
+        }
+        try {
+            List<LeaseDeadlines.Due> due;
+            LeaseDeadlines deadlines = stateMachine.deadlines();
+            synchronized (deadlines) {
+                due = deadlines.due(nanoClock.getAsLong(), EXPIRY_RETRY_NANOS);
+            }
+            for (LeaseDeadlines.Due d : due) {
+                proposer.propose(new Command.LeaseExpire(d.leaseId(), d.renewedAt())).whenComplete((applied, error) -> {
+                    if (error != null) {
+                        LOG.debug("event=lease_expiry_not_committed lease={} reason=\"{}\"", d.leaseId(), error.getMessage());
+                    } else if (applied.result() instanceof Result.LeaseEnded ended) {
+                        LOG.info("event=lease_expired lease={} released={}", d.leaseId(), ended.released());
+                    }
+                });
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("event=expiry_loop_error reason=\"{}\"", e.toString());
+        }
+    }
+
+    static RuntimeException rejection(Applied applied) {
+        if (applied.result() instanceof Result.Rejected r) {
+            return RequestRejected.of(r);
+        }
+        return new IllegalStateException("unexpected result " + applied.result());
+    }
+
+    @Override
+    public void close() {
+        expiryLoop.cancel(false);
+    }
+}

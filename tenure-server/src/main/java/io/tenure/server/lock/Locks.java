@@ -1,0 +1,308 @@
+package io.tenure.server.lock;
+
+import io.tenure.core.Applied;
+import io.tenure.core.Command;
+import io.tenure.core.Effect;
+import io.tenure.core.Limits;
+import io.tenure.core.LockView;
+import io.tenure.core.Result;
+import io.tenure.server.RequestRejected;
+import io.tenure.server.raft.Proposer;
+import io.tenure.server.raft.TenureStateMachine;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Lock requests, for every front end: validation, the command proposed through the log, and the
+ * blocking wait of ARCHITECTURE.md "The path of one Lock call".
+ *
+ * <p>A waiting call is parked here under (lock, lease) until an applied entry hands the lock to
+ * that lease ({@link Effect.WaiterGranted}), the lease ends, or the call's timeout fires. A
+ * timeout proposes {@code LockCancel}: if the grant won the race the caller gets the lock. A call
+ * whose caller went away is abandoned the same way, and a grant that won that race is released
+ * through the log, so nothing leaks.
+ */
+public final class Locks {
+    private static final Logger LOG = LoggerFactory.getLogger(Locks.class);
+
+    /** What a lock request returned: acquired with a token, or not, with the holder at the time. */
+    public record Outcome(String key, boolean acquired, long fencingToken, String holder, int waiters) {
+        static Outcome granted(String key, long token) {
+            return new Outcome(key, true, token, "", 0);
+        }
+    }
+
+    private record WaitKey(String key, long leaseId) {}
+
+    /** One parked call. Completes once: granted, timed out, lease ended, or abandoned. */
+    public final class Wait {
+        private final WaitKey id;
+        private final CompletableFuture<Outcome> outcome = new CompletableFuture<>();
+        private volatile ScheduledFuture<?> timeout;
+        private volatile boolean abandoned;
+
+        private Wait(WaitKey id) {
+            this.id = id;
+        }
+
+        public CompletableFuture<Outcome> outcome() {
+            return outcome;
+        }
+
+        /** The caller went away: withdraw from the queue, and release a grant that won the race. */
+        public void abandon() {
+            abandoned = true;
+            if (!outcome.isDone()) {
+                withdraw(this);
+            }
+        }
+    }
+
+    private final Proposer proposer;
+    private final TenureStateMachine stateMachine;
+    private final ScheduledExecutorService timer;
+    private final Map<WaitKey, List<Wait>> parked = new ConcurrentHashMap<>();
+
+    public Locks(Proposer proposer, TenureStateMachine stateMachine, ScheduledExecutorService timer) {
+        this.proposer = proposer;
+        this.stateMachine = stateMachine;
+        this.timer = timer;
+    }
+
+    /**
+     * Acquires {@code name} for the lease, waiting in the lock's FIFO queue.
+     *
+     * @param timeoutMs 0 = do not wait, positive = wait at most that long, -1 = until granted or the lease ends
+     */
+    public Wait lock(String name, long leaseId, byte[] metadata, long timeoutMs) {
+        Wait wait = new Wait(new WaitKey(name, leaseId));
+        try {
+            validate(name, metadata);
+            if (timeoutMs < -1) {
+                throw RequestRejected.invalid("timeout_ms", "timeout_ms must be -1 (wait until granted), 0 (do not wait) or positive, got " + timeoutMs);
+            }
+        } catch (RequestRejected e) {
+            wait.outcome.completeExceptionally(e);
+            return wait;
+        }
+        proposer.propose(new Command.LockAcquire(name, leaseId, metadata, timeoutMs != 0)).whenComplete((applied, error) -> {
+            if (error != null) {
+                wait.outcome.completeExceptionally(error);
+                return;
+            }
+            Result r = applied.result();
+            if (r instanceof Result.Granted g) {
+                logAcquired(g, "immediate");
+                wait.outcome.complete(Outcome.granted(g.key(), g.fencingToken()));
+            } else if (r instanceof Result.Busy b) {
+                wait.outcome.complete(new Outcome(b.key(), false, 0, b.holder(), b.waiters()));
+            } else if (r instanceof Result.Queued q) {
+                park(wait, timeoutMs);
+            } else {
+                wait.outcome.completeExceptionally(rejection(applied));
+            }
+        });
+        return wait;
+    }
+
+    /** Acquires {@code name} only if it is free or already held by the lease. */
+    public CompletableFuture<Outcome> tryLock(String name, long leaseId, byte[] metadata) {
+        return lock(name, leaseId, metadata, 0).outcome();
+    }
+
+    /**
+     * Releases a lock held by (name, lease, token); completes with the next holder's token (0 when
+     * none). A stale token or a foreign lease fails with FAILED_PRECONDITION, an unknown lease with
+     * NOT_FOUND; a retried release of the same grant succeeds again.
+     */
+    public CompletableFuture<Long> unlock(String name, long leaseId, long fencingToken) {
+        String problem = Limits.checkKey("key", name);
+        if (problem != null) {
+            return CompletableFuture.failedFuture(RequestRejected.invalid("key", problem));
+        }
+        if (fencingToken <= 0) {
+            return CompletableFuture.failedFuture(RequestRejected.invalid("fencing_token", "fencing_token must be positive, got " + fencingToken));
+        }
+        return proposer.propose(new Command.LockRelease(name, leaseId, fencingToken)).thenApply(applied -> {
+            if (applied.result() instanceof Result.Released released) {
+                LOG.info("event=lock_released lock=\"{}\" lease={} token={} next_token={}", name, leaseId, fencingToken, released.nextFencingToken());
+                return released.nextFencingToken();
+            }
+            throw rejection(applied);
+        });
+    }
+
+    /** The lock's holder and queue, or null when it is free. */
+    public LockView describe(String name) {
+        return stateMachine.read(s -> s.lock(name));
+    }
+
+    /** Wakes parked calls for the effects of an applied entry; called on the apply thread. */
+    public void applied(List<Applied> results) {
+        for (Applied applied : results) {
+            for (Effect effect : applied.effects()) {
+                if (effect instanceof Effect.WaiterGranted g) {
+                    List<Wait> waits = parked.remove(new WaitKey(g.key(), g.leaseId()));
+                    if (waits != null) {
+                        LOG.info("event=lock_acquired lock=\"{}\" lease={} token={} via=hand_off", g.key(), g.leaseId(), g.fencingToken());
+                        boolean delivered = false;
+                        for (Wait w : waits) {
+                            delivered |= deliver(w, Outcome.granted(g.key(), g.fencingToken()));
+                        }
+                        if (!delivered) {
+                            releaseUndelivered(g.key(), g.leaseId(), g.fencingToken());
+                        }
+                    }
+                } else if (effect instanceof Effect.WaitEnded e) {
+                    List<Wait> waits = parked.remove(new WaitKey(e.key(), e.leaseId()));
+                    if (waits != null) {
+                        RequestRejected ended = new RequestRejected(Result.Code.NOT_FOUND, "lease_id",
+                                "lease " + e.leaseId() + " ended (expired or revoked) while waiting for lock '" + e.key() + "'");
+                        waits.forEach(w -> fail(w, ended));
+                    }
+                }
+            }
+        }
+    }
+
+    /** How many calls are parked on this member (for status and tests). */
+    public int parkedCount() {
+        return parked.values().stream().mapToInt(List::size).sum();
+    }
+
+    private void park(Wait wait, long timeoutMs) {
+        parked.computeIfAbsent(wait.id, k -> new CopyOnWriteArrayList<>()).add(wait);
+        // The grant may have been applied between the Queued result and parking: look once.
+        LockView now = describe(wait.id.key());
+        if (now != null && now.leaseId() == wait.id.leaseId()) {
+            unpark(wait);
+            deliver(wait, Outcome.granted(now.key(), now.fencingToken()));
+            return;
+        }
+        boolean stillWaiting = now != null && now.waiters().stream().anyMatch(w -> w.leaseId() == wait.id.leaseId());
+        if (!stillWaiting) {
+            // Neither holding nor queued: the lease ended (or a cancel removed us) meanwhile.
+            unpark(wait);
+            withdraw(wait);
+            return;
+        }
+        if (wait.abandoned) {
+            withdraw(wait);
+        } else if (timeoutMs > 0) {
+            wait.timeout = timer.schedule(() -> withdraw(wait), timeoutMs, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /**
+     * Withdraws from the queue through the log. The cancel's result settles the race with a grant:
+     * Granted means the lease holds the lock now.
+     */
+    private void withdraw(Wait wait) {
+        WaitKey id = wait.id;
+        proposer.propose(new Command.LockCancel(id.key(), id.leaseId())).whenComplete((applied, error) -> {
+            if (error != null) {
+                fail(wait, error);
+                return;
+            }
+            if (applied.result() instanceof Result.Granted g) {
+                unpark(wait);
+                if (!deliver(wait, Outcome.granted(g.key(), g.fencingToken()))) {
+                    releaseUndelivered(g.key(), g.leaseId(), g.fencingToken());
+                }
+                return;
+            }
+            List<Wait> waits = parked.remove(id);
+            if (stateMachine.read(s -> s.lease(id.leaseId())) == null) {
+                RequestRejected gone = new RequestRejected(Result.Code.NOT_FOUND, "lease_id",
+                        "lease " + id.leaseId() + " not found (expired or revoked) while waiting for lock '" + id.key() + "'");
+                if (waits != null) {
+                    waits.forEach(w -> fail(w, gone));
+                }
+                fail(wait, gone);
+                return;
+            }
+            LockView now = describe(id.key());
+            Outcome notAcquired = now == null
+                    ? new Outcome(id.key(), false, 0, "", 0)
+                    : new Outcome(id.key(), false, 0, now.holder(), now.waiters().size());
+            if (waits != null) {
+                waits.forEach(w -> deliver(w, notAcquired));
+            }
+            deliver(wait, notAcquired);
+        });
+    }
+
+    /**
+     * A grant nobody will receive (the caller went away between grant and answer): released
+     * through the log rather than left to hold the lock until the lease ends.
+     */
+    public void releaseUndelivered(String key, long leaseId, long token) {
+        LOG.info("event=lock_release_undelivered lock=\"{}\" lease={} token={}", key, leaseId, token);
+        unlock(key, leaseId, token).whenComplete((next, error) -> {
+            if (error != null) {
+                LOG.warn("event=lock_release_undelivered_failed lock=\"{}\" lease={} reason=\"{}\"", key, leaseId, error.getMessage());
+            }
+        });
+    }
+
+    private void unpark(Wait wait) {
+        parked.computeIfPresent(wait.id, (k, list) -> {
+            list.remove(wait);
+            return list.isEmpty() ? null : list;
+        });
+    }
+
+    /** @return false when the call had been abandoned, so the grant reached nobody */
+    private boolean deliver(Wait wait, Outcome outcome) {
+        ScheduledFuture<?> t = wait.timeout;
+        if (t != null) {
+            t.cancel(false);
+        }
+        if (wait.abandoned && outcome.acquired()) {
+            return false;
+        }
+        wait.outcome.complete(outcome);
+        return true;
+    }
+
+    private void fail(Wait wait, Throwable error) {
+        ScheduledFuture<?> t = wait.timeout;
+        if (t != null) {
+            t.cancel(false);
+        }
+        wait.outcome.completeExceptionally(error);
+    }
+
+    private static void validate(String name, byte[] metadata) {
+        String problem = Limits.checkKey("name", name);
+        if (problem != null) {
+            throw RequestRejected.invalid("name", problem);
+        }
+        problem = Limits.checkMetadata("metadata", metadata);
+        if (problem != null) {
+            throw RequestRejected.invalid("metadata", problem);
+        }
+    }
+
+    private static void logAcquired(Result.Granted g, String via) {
+        if (!g.again()) {
+            LOG.info("event=lock_acquired lock=\"{}\" lease={} token={} via={}", g.key(), g.leaseId(), g.fencingToken(), via);
+        }
+    }
+
+    private static RuntimeException rejection(Applied applied) {
+        if (applied.result() instanceof Result.Rejected r) {
+            return RequestRejected.of(r);
+        }
+        return new IllegalStateException("unexpected result " + applied.result());
+    }
+}

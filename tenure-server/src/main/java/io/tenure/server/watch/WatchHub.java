@@ -1,0 +1,207 @@
+package io.tenure.server.watch;
+
+import io.tenure.core.Applied;
+import io.tenure.core.Effect;
+import io.tenure.core.watch.WatchEvent;
+import io.tenure.server.raft.TenureStateMachine;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+
+/**
+ * Delivers watch events from the applied state to watchers, in revision order, with no gap and
+ * no duplicate (I10): a new watch replays the event log from its start revision and then receives
+ * live events strictly after the revision it replayed up to.
+ *
+ * <p>Each watcher has a queue drained at the pace its transport accepts; a watcher that falls more
+ * than {@link #MAX_PENDING} events behind is cancelled with a reason instead of growing memory.
+ */
+public final class WatchHub {
+    /** Undelivered events one watcher may have before it is cancelled as too slow. */
+    public static final int MAX_PENDING = 100_000;
+    private static final int SEND_BATCH = 256;
+
+    /** Where a watcher's events go: one transport stream. Calls come from one thread at a time per watcher. */
+    public interface Sink {
+        void send(List<WatchEvent> events);
+
+        /** Whether the transport takes more now. */
+        boolean ready();
+
+        /** The watch ended on the server's side (too slow, shutting down). */
+        void cancelled(String reason);
+    }
+
+    /** A registered watch. */
+    public final class Watcher {
+        private final String key;
+        private final boolean prefix;
+        private final Sink sink;
+        private final long after;
+        private final ArrayDeque<WatchEvent> pending = new ArrayDeque<>();
+        private boolean draining;
+        private volatile boolean closed;
+
+        private Watcher(String key, boolean prefix, long after, Sink sink) {
+            this.key = key;
+            this.prefix = prefix;
+            this.after = after;
+            this.sink = sink;
+        }
+
+        boolean matches(String k) {
+            return prefix ? k.startsWith(key) : k.equals(key);
+        }
+
+        /** The transport can take more: resume delivery. */
+        public void resume() {
+            scheduleDrain(this);
+        }
+
+        /** The client cancelled the watch or went away. */
+        public void close() {
+            closed = true;
+            remove(this);
+        }
+    }
+
+    /** The outcome of opening a watch: the watcher, or the compaction horizon when the start is too old. */
+    public record Opened(Watcher watcher, long compactRevision) {}
+
+    private final TenureStateMachine stateMachine;
+    private final Executor delivery;
+    private final ConcurrentHashMap<String, Set<Watcher>> byKey = new ConcurrentHashMap<>();
+    private final CopyOnWriteArrayList<Watcher> byPrefix = new CopyOnWriteArrayList<>();
+
+    public WatchHub(TenureStateMachine stateMachine, Executor delivery) {
+        this.stateMachine = stateMachine;
+        this.delivery = delivery;
+    }
+
+    /**
+     * Opens a watch on {@code key} (or every key starting with it) delivering events with revision
+     * {@code >= startRevision}; 0 means from the next change on.
+     */
+    public Opened open(String key, boolean prefix, long startRevision, Sink sink) {
+        return stateMachine.read(state -> {
+            long now = state.revision();
+            Watcher w = new Watcher(key, prefix, Math.max(now, startRevision - 1), sink);
+            if (startRevision > 0 && startRevision <= now) {
+                boolean complete = state.events().replay(startRevision, w::matches, w.pending::add);
+                if (!complete) {
+                    return new Opened(null, state.events().horizon());
+                }
+            }
+            // Registered while apply is excluded: every later event has a revision above `now`.
+            if (prefix) {
+                byPrefix.add(w);
+            } else {
+                byKey.computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet()).add(w);
+            }
+            if (!w.pending.isEmpty()) {
+                scheduleDrain(w);
+            }
+            return new Opened(w, 0);
+        });
+    }
+
+    /** Hands the watch events of an applied entry to their watchers; called on the apply thread. */
+    public void applied(List<Applied> results) {
+        if (byKey.isEmpty() && byPrefix.isEmpty()) {
+            return;
+        }
+        for (Applied applied : results) {
+            for (Effect effect : applied.effects()) {
+                if (effect instanceof Effect.Watched watched) {
+                    WatchEvent event = watched.event();
+                    Set<Watcher> exact = byKey.get(event.key());
+                    if (exact != null) {
+                        exact.forEach(w -> offer(w, event));
+                    }
+                    for (Watcher w : byPrefix) {
+                        if (w.matches(event.key())) {
+                            offer(w, event);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    public int watcherCount() {
+        return byPrefix.size() + byKey.values().stream().mapToInt(Set::size).sum();
+    }
+
+    /** Ends every watch (the member is stopping). */
+    public void closeAll(String reason) {
+        List<Watcher> all = new ArrayList<>(byPrefix);
+        byKey.values().forEach(all::addAll);
+        for (Watcher w : all) {
+            w.close();
+            w.sink.cancelled(reason);
+        }
+    }
+
+    private void offer(Watcher w, WatchEvent event) {
+        if (event.revision() <= w.after || w.closed) {
+            return;
+        }
+        boolean tooSlow;
+        synchronized (w) {
+            w.pending.add(event);
+            tooSlow = w.pending.size() > MAX_PENDING;
+            if (tooSlow) {
+                w.pending.clear();
+            }
+        }
+        if (tooSlow) {
+            w.close();
+            w.sink.cancelled("watcher fell more than " + MAX_PENDING + " events behind; restart it from the revision after the last one received");
+            return;
+        }
+        scheduleDrain(w);
+    }
+
+    private void scheduleDrain(Watcher w) {
+        synchronized (w) {
+            if (w.draining || w.pending.isEmpty()) {
+                return;
+            }
+            w.draining = true;
+        }
+        delivery.execute(() -> drain(w));
+    }
+
+    private void drain(Watcher w) {
+        while (true) {
+            List<WatchEvent> batch;
+            synchronized (w) {
+                if (w.closed || w.pending.isEmpty() || !w.sink.ready()) {
+                    w.draining = false;
+                    return;
+                }
+                batch = new ArrayList<>(Math.min(SEND_BATCH, w.pending.size()));
+                while (batch.size() < SEND_BATCH && !w.pending.isEmpty()) {
+                    batch.add(w.pending.poll());
+                }
+            }
+            w.sink.send(batch);
+        }
+    }
+
+    private void remove(Watcher w) {
+        if (w.prefix) {
+            byPrefix.remove(w);
+        } else {
+            byKey.computeIfPresent(w.key, (k, set) -> {
+                set.remove(w);
+                return set.isEmpty() ? null : set;
+            });
+        }
+    }
+}

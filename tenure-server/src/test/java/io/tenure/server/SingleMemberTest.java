@@ -1,0 +1,338 @@
+package io.tenure.server;
+
+import com.google.protobuf.ByteString;
+import io.grpc.Context;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
+import io.tenure.core.LockView;
+import io.tenure.proto.v1.Event;
+import io.tenure.proto.v1.LeaseKeepAliveRequest;
+import io.tenure.proto.v1.LeaseKeepAliveResponse;
+import io.tenure.proto.v1.LeaseRevokeRequest;
+import io.tenure.proto.v1.LeaseTimeToLiveRequest;
+import io.tenure.proto.v1.LeaseTimeToLiveResponse;
+import io.tenure.proto.v1.LockRequest;
+import io.tenure.proto.v1.LockResponse;
+import io.tenure.proto.v1.StatusRequest;
+import io.tenure.proto.v1.StatusResponse;
+import io.tenure.proto.v1.TryLockRequest;
+import io.tenure.proto.v1.TryLockResponse;
+import io.tenure.proto.v1.UnlockRequest;
+import io.tenure.proto.v1.WatchRequest;
+import io.tenure.proto.v1.WatchResponse;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** One real member over gRPC on 127.0.0.1, with its Raft log fsynced in a temporary directory. */
+class SingleMemberTest {
+    @TempDir
+    Path dataDir;
+    RunningMember member;
+
+    @BeforeEach
+    void start() throws Exception {
+        member = RunningMember.start(dataDir);
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        member.close();
+    }
+
+    private LockResponse lock(String name, long lease, long timeoutMs) {
+        return member.blocking().lock(LockRequest.newBuilder().setName(name).setLeaseId(lease).setTimeoutMs(timeoutMs).build());
+    }
+
+    private void unlock(String name, long lease, long token) {
+        member.blocking().unlock(UnlockRequest.newBuilder().setKey(name).setLeaseId(lease).setFencingToken(token).build());
+    }
+
+    @Test
+    void thirtyTwoClientsHandOneLockAroundWithoutOverlapOrStaleWrite() throws Exception {
+        int clients = 32;
+        int cycles = 200;
+        FencedRegister register = new FencedRegister();
+        ExecutorService pool = Executors.newFixedThreadPool(clients);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int c = 0; c < clients; c++) {
+                int client = c;
+                done.add(pool.submit(() -> {
+                    long lease = member.grantLease("client-" + client, 60_000);
+                    for (int i = 0; i < cycles; i++) {
+                        LockResponse granted = lock("hot", lease, -1);
+                        assertThat(granted.getAcquired()).isTrue();
+                        register.enter();
+                        register.increment(granted.getFencingToken());
+                        register.leave();
+                        unlock("hot", lease, granted.getFencingToken());
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(5, TimeUnit.MINUTES);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(register.overlaps()).as("overlapping holders").isZero();
+        assertThat(register.refusals()).as("stale tokens refused by the fenced register").isZero();
+        assertThat(register.value()).isEqualTo((long) clients * cycles);
+        assertThat(member.server.member().locks().describe("hot")).isNull();
+    }
+
+    @Test
+    void lockWithTimeoutReturnsNotAcquiredAndLeavesNoWaiter() {
+        long holder = member.grantLease("holder", 60_000);
+        long waiter = member.grantLease("waiter", 60_000);
+        LockResponse held = lock("jobs/nightly", holder, 0);
+        assertThat(held.getAcquired()).isTrue();
+
+        LockResponse timedOut = lock("jobs/nightly", waiter, 200);
+
+        assertThat(timedOut.getAcquired()).isFalse();
+        assertThat(timedOut.getFencingToken()).isZero();
+        assertThat(timedOut.getHolder()).isEqualTo("holder");
+        LockView view = member.server.member().locks().describe("jobs/nightly");
+        assertThat(view.leaseId()).isEqualTo(holder);
+        assertThat(view.waiters()).isEmpty();
+        assertThat(member.server.member().locks().parkedCount()).isZero();
+    }
+
+    @Test
+    void tryLockNeverWaitsAndNamesTheHolder() {
+        long a = member.grantLease("a", 60_000);
+        long b = member.grantLease("b", 60_000);
+        TryLockResponse first = member.blocking().tryLock(TryLockRequest.newBuilder().setName("k").setLeaseId(a).build());
+        TryLockResponse second = member.blocking().tryLock(TryLockRequest.newBuilder().setName("k").setLeaseId(b).build());
+        TryLockResponse again = member.blocking().tryLock(TryLockRequest.newBuilder().setName("k").setLeaseId(a).build());
+        assertThat(first.getAcquired()).isTrue();
+        assertThat(second.getAcquired()).isFalse();
+        assertThat(second.getHolder()).isEqualTo("a");
+        assertThat(again.getAcquired()).isTrue();
+        assertThat(again.getFencingToken()).as("reentrant: the same grant").isEqualTo(first.getFencingToken());
+        assertThat(member.server.member().locks().describe("k").waiters()).isEmpty();
+    }
+
+    @Test
+    void anExpiredLeaseFreesItsLockAndTheNextWaiterGetsALargerToken() throws Exception {
+        long mortal = member.grantLease("mortal", 1_000);
+        long next = member.grantLease("next", 60_000);
+        LockResponse first = lock("leader-duty", mortal, 0);
+        assertThat(first.getAcquired()).isTrue();
+
+        // Nobody keeps `mortal` alive: the leader expires it through the log about a second later.
+        LockResponse second = member.blocking().withDeadlineAfter(20, TimeUnit.SECONDS)
+                .lock(LockRequest.newBuilder().setName("leader-duty").setLeaseId(next).setTimeoutMs(-1).build());
+
+        assertThat(second.getAcquired()).isTrue();
+        assertThat(second.getFencingToken()).isGreaterThan(first.getFencingToken());
+        LeaseTimeToLiveResponse gone = member.blocking().leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setId(mortal).build());
+        assertThat(gone.getTtl()).isEqualTo(-1);
+        assertThatThrownBy(() -> unlock("leader-duty", mortal, first.getFencingToken()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+    }
+
+    @Test
+    void keepAlivesHoldALeasePastItsTtl() throws Exception {
+        long lease = member.grantLease("kept", 1_000);
+        assertThat(lock("kept-lock", lease, 0).getAcquired()).isTrue();
+        BlockingQueue<LeaseKeepAliveResponse> acks = new LinkedBlockingQueue<>();
+        StreamObserver<LeaseKeepAliveRequest> stream = member.async().leaseKeepAlive(new StreamObserver<>() {
+            @Override public void onNext(LeaseKeepAliveResponse r) { acks.add(r); }
+            @Override public void onError(Throwable t) { }
+            @Override public void onCompleted() { }
+        });
+        // Renew at TTL/3 for three TTLs, as a client does.
+        java.util.concurrent.ScheduledExecutorService renewer = Executors.newSingleThreadScheduledExecutor();
+        renewer.scheduleAtFixedRate(() -> stream.onNext(LeaseKeepAliveRequest.newBuilder().setId(lease).build()),
+                0, 300, TimeUnit.MILLISECONDS);
+        try {
+            for (int i = 0; i < 10; i++) {
+                LeaseKeepAliveResponse ack = acks.poll(5, TimeUnit.SECONDS);
+                assertThat(ack).isNotNull();
+                assertThat(ack.getId()).isEqualTo(lease);
+                assertThat(ack.getTtlMs()).isEqualTo(1_000);
+            }
+        } finally {
+            renewer.shutdownNow();
+            renewer.awaitTermination(5, TimeUnit.SECONDS);
+        }
+        acks.clear();
+        stream.onNext(LeaseKeepAliveRequest.newBuilder().setId(123456789L).build());
+        assertThat(acks.poll(5, TimeUnit.SECONDS).getTtl()).as("unknown lease answers ttl 0").isZero();
+        stream.onCompleted();
+        assertThat(member.server.member().locks().describe("kept-lock").leaseId()).isEqualTo(lease);
+        LeaseTimeToLiveResponse ttl = member.blocking().leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setId(lease).setKeys(true).build());
+        assertThat(ttl.getKeysList()).containsExactly("kept-lock");
+        assertThat(ttl.getGrantedTtlMs()).isEqualTo(1_000);
+        assertThat(ttl.getClientId()).isEqualTo("kept");
+    }
+
+    @Test
+    void aWaiterWhoseCallerGoesAwayLeavesNoWaiterBehind() throws Exception {
+        long holder = member.grantLease("holder", 60_000);
+        long quitter = member.grantLease("quitter", 60_000);
+        long token = lock("q", holder, 0).getFencingToken();
+
+        Context.CancellableContext call = Context.current().withCancellation();
+        call.run(() -> member.async().lock(LockRequest.newBuilder().setName("q").setLeaseId(quitter).setTimeoutMs(-1).build(),
+                new StreamObserver<>() {
+                    @Override public void onNext(LockResponse r) { }
+                    @Override public void onError(Throwable t) { }
+                    @Override public void onCompleted() { }
+                }));
+        Await.until(Duration.ofSeconds(10), "the quitter waits in the queue",
+                () -> member.server.member().locks().describe("q").waiters().size() == 1);
+        call.cancel(null);
+        Await.until(Duration.ofSeconds(10), "the abandoned wait is withdrawn",
+                () -> member.server.member().locks().describe("q").waiters().isEmpty()
+                        && member.server.member().locks().parkedCount() == 0);
+
+        unlock("q", holder, token);
+        assertThat(member.server.member().locks().describe("q")).as("nobody inherits the lock").isNull();
+    }
+
+    @Test
+    void revokingALeaseHandsItsLockToTheNextWaiter() throws Exception {
+        long first = member.grantLease("first", 60_000);
+        long second = member.grantLease("second", 60_000);
+        long token = lock("r", first, 0).getFencingToken();
+        CompletableFuture<LockResponse> waiting = CompletableFuture.supplyAsync(() -> lock("r", second, -1));
+        Await.until(Duration.ofSeconds(10), "second waits", () -> member.server.member().locks().describe("r").waiters().size() == 1);
+
+        member.blocking().leaseRevoke(LeaseRevokeRequest.newBuilder().setId(first).build());
+
+        LockResponse granted = waiting.get(10, TimeUnit.SECONDS);
+        assertThat(granted.getAcquired()).isTrue();
+        assertThat(granted.getFencingToken()).isGreaterThan(token);
+    }
+
+    @Test
+    void watchSeesPutOnAcquireAndDeleteOnReleaseInOrderAndReplaysFromARevision() throws Exception {
+        BlockingQueue<WatchResponse> live = new LinkedBlockingQueue<>();
+        StreamObserver<WatchRequest> watch = member.async().watch(collector(live));
+        watch.onNext(WatchRequest.newBuilder().setKey("w").setWatchId(1).setPrevKv(true).build());
+        assertThat(live.poll(10, TimeUnit.SECONDS).getCreated()).isTrue();
+
+        long lease = member.grantLease("watched-holder", 60_000);
+        LockResponse granted = member.blocking().lock(LockRequest.newBuilder().setName("w").setLeaseId(lease)
+                .setMetadata(ByteString.copyFromUtf8("migration 42")).build());
+        unlock("w", lease, granted.getFencingToken());
+
+        List<Event> events = take(live, 2);
+        assertThat(events).extracting(Event::getType).containsExactly(Event.EventType.PUT, Event.EventType.DELETE);
+        Event put = events.get(0);
+        assertThat(put.getKv().getModRevision()).isEqualTo(granted.getFencingToken());
+        assertThat(put.getKv().getHolder()).isEqualTo("watched-holder");
+        assertThat(put.getKv().getLease()).isEqualTo(lease);
+        assertThat(put.getKv().getMetadata().toStringUtf8()).isEqualTo("migration 42");
+        assertThat(events.get(1).getKv().getModRevision()).isGreaterThan(put.getKv().getModRevision());
+        assertThat(events.get(1).getPrevKv().getHolder()).isEqualTo("watched-holder");
+        watch.onCompleted();
+
+        BlockingQueue<WatchResponse> replayed = new LinkedBlockingQueue<>();
+        StreamObserver<WatchRequest> again = member.async().watch(collector(replayed));
+        again.onNext(WatchRequest.newBuilder().setKey("w").setWatchId(7).setStartRevision(put.getKv().getModRevision()).build());
+        assertThat(replayed.poll(10, TimeUnit.SECONDS).getCreated()).isTrue();
+        List<Event> history = take(replayed, 2);
+        assertThat(history).extracting(e -> e.getKv().getModRevision())
+                .containsExactly(put.getKv().getModRevision(), events.get(1).getKv().getModRevision());
+        again.onCompleted();
+    }
+
+    @Test
+    void badInputIsRefusedWithAStatusNamingTheProblemAndChangesNothing() {
+        long lease = member.grantLease("owner", 60_000);
+        long other = member.grantLease("other", 60_000);
+        long token = lock("guarded", lease, 0).getFencingToken();
+        long revision = status().getRevision();
+
+        expect(Status.Code.INVALID_ARGUMENT, "name", () -> lock("", lease, 0));
+        expect(Status.Code.INVALID_ARGUMENT, "name", () -> lock("x".repeat(1025), lease, 0));
+        expect(Status.Code.INVALID_ARGUMENT, "metadata", () -> member.blocking().lock(LockRequest.newBuilder()
+                .setName("guarded").setLeaseId(lease).setMetadata(ByteString.copyFrom(new byte[64 * 1024 + 1])).build()));
+        expect(Status.Code.INVALID_ARGUMENT, "timeout_ms", () -> lock("guarded", other, -2));
+        expect(Status.Code.INVALID_ARGUMENT, "ttl", () -> member.grantLease("zero", 0));
+        expect(Status.Code.INVALID_ARGUMENT, "ttl", () -> member.grantLease("negative", -5));
+        expect(Status.Code.INVALID_ARGUMENT, "ttl", () -> member.grantLease("forever", 365L * 24 * 3600 * 1000));
+        expect(Status.Code.NOT_FOUND, "lease", () -> lock("guarded", 424242, 0));
+        expect(Status.Code.FAILED_PRECONDITION, "stale", () -> unlock("guarded", lease, token - 1));
+        expect(Status.Code.FAILED_PRECONDITION, "not held by lease", () -> unlock("guarded", other, token));
+        expect(Status.Code.NOT_FOUND, "lease", () -> unlock("guarded", 424242, token));
+        expect(Status.Code.NOT_FOUND, "lease", () -> member.blocking().leaseRevoke(LeaseRevokeRequest.newBuilder().setId(999).build()));
+
+        LockView view = member.server.member().locks().describe("guarded");
+        assertThat(view.leaseId()).isEqualTo(lease);
+        assertThat(view.fencingToken()).isEqualTo(token);
+        assertThat(view.waiters()).isEmpty();
+        int leases = member.server.member().stateMachine().read(s -> s.leaseCount());
+        assertThat(leases).isEqualTo(2);
+        assertThat(status().getRevision()).as("rejections change no state, only the applied position").isGreaterThanOrEqualTo(revision);
+    }
+
+    @Test
+    void statusNamesTheLeaderAndTheAppliedIndex() {
+        member.grantLease("status-check", 60_000); // the first entry of a fresh log is index 0, Raft's own
+        StatusResponse status = status();
+        assertThat(status.getLeader()).isEqualTo("n1");
+        assertThat(status.getMemberName()).isEqualTo("n1");
+        assertThat(status.getMemberId()).isEqualTo(MemberInfo.idOf("n1"));
+        assertThat(status.getLeaderEndpoint()).isEqualTo("127.0.0.1:" + member.server.clientPort());
+        assertThat(status.getRaftTerm()).isPositive();
+        assertThat(status.getAppliedIndex()).isPositive();
+        assertThat(status.getCommitIndex()).isGreaterThanOrEqualTo(status.getAppliedIndex());
+        assertThat(status.getHeader().getClusterId()).isEqualTo(status.getClusterId()).isNotZero();
+    }
+
+    private StatusResponse status() {
+        return member.blocking().status(StatusRequest.getDefaultInstance());
+    }
+
+    private static void expect(Status.Code code, String messagePart, Runnable call) {
+        assertThatThrownBy(call::run)
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(code);
+                    assertThat(e.getStatus().getDescription()).contains(messagePart);
+                });
+    }
+
+    private static StreamObserver<WatchResponse> collector(BlockingQueue<WatchResponse> into) {
+        return new StreamObserver<>() {
+            @Override public void onNext(WatchResponse r) { into.add(r); }
+            @Override public void onError(Throwable t) { }
+            @Override public void onCompleted() { }
+        };
+    }
+
+    private static List<Event> take(BlockingQueue<WatchResponse> responses, int count) throws InterruptedException {
+        List<Event> events = new ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (events.size() < count) {
+            WatchResponse r = responses.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            assertThat(r).as("watch response within 10 s").isNotNull();
+            events.addAll(r.getEventsList());
+        }
+        return events;
+    }
+}
