@@ -38,11 +38,13 @@ public final class Member implements TenureStateMachine.Listener {
     private final long clusterId;
     private final long memberId;
     private final Runnable onRaftShutdown;
+    private final java.util.function.Consumer<Throwable> onLogFailure;
     private volatile long revision;
     private volatile int clientPort;
 
     Member(ServerConfig config, RaftServer raft, RaftGroupId groupId, TenureStateMachine stateMachine,
-           Proposer proposer, LeaseKeeper leases, Locks locks, WatchHub watches, long clusterId, Runnable onRaftShutdown) {
+           Proposer proposer, LeaseKeeper leases, Locks locks, WatchHub watches, long clusterId, Runnable onRaftShutdown,
+           java.util.function.Consumer<Throwable> onLogFailure) {
         this.config = config;
         this.raft = raft;
         this.groupId = groupId;
@@ -54,6 +56,7 @@ public final class Member implements TenureStateMachine.Listener {
         this.clusterId = clusterId;
         this.memberId = MemberInfo.idOf(config.memberName());
         this.onRaftShutdown = onRaftShutdown;
+        this.onLogFailure = onLogFailure;
         this.revision = stateMachine.read(s -> s.revision());
     }
 
@@ -140,6 +143,18 @@ public final class Member implements TenureStateMachine.Listener {
         return status.build();
     }
 
+    /** Whether the Raft server and this member's division are running (not failed, not closed). */
+    public boolean alive() {
+        if (raft.getLifeCycleState().isClosingOrClosed() || raft.getLifeCycleState() == org.apache.ratis.util.LifeCycle.State.EXCEPTION) {
+            return false;
+        }
+        try {
+            return division().getInfo().isAlive();
+        } catch (UncheckedIOException e) {
+            return false;
+        }
+    }
+
     /** Whether this member is the leader and has applied an entry of its term. */
     public boolean leaderReady() {
         return division().getInfo().isLeaderReady();
@@ -156,6 +171,11 @@ public final class Member implements TenureStateMachine.Listener {
     @Override
     public void leadership(boolean ready) {
         leases.leadership(ready);
+    }
+
+    @Override
+    public void logFailed(Throwable cause) {
+        onLogFailure.accept(cause);
     }
 
     @Override

@@ -51,8 +51,6 @@ public final class TenureServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TenureServer.class);
     /** The Raft group every Tenure member of a cluster named {@code tenure} joins. */
     static final String CLUSTER_NAME = "tenure";
-    /** How long start waits for this member to lead (single member) before it gives up. */
-    private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
 
     private final ServerConfig config;
     private final RaftServer raft;
@@ -77,7 +75,7 @@ public final class TenureServer implements AutoCloseable {
         Locks locks = new Locks(proposer, stateMachine, timer);
         this.watches = new WatchHub(stateMachine, delivery);
         this.member = new Member(config, raft, groupId, stateMachine, proposer, leases, locks, watches,
-                MemberInfo.idOf(CLUSTER_NAME), this::raftStopped);
+                MemberInfo.idOf(CLUSTER_NAME), this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
     }
 
@@ -154,15 +152,25 @@ public final class TenureServer implements AutoCloseable {
     }
 
     private void awaitLeader() throws IOException {
-        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+        // A lone member elects itself within two election timeouts; far longer means it cannot
+        // (Ratis keeps retrying, for example on a log cut short behind its snapshot).
+        Duration limit = Duration.ofMillis(Math.max(5_000, 10 * config.electionTimeout().toMillis()));
+        long deadline = System.nanoTime() + limit.toNanos();
         // Ratis has no "became leader" future to wait on from outside; check at a short interval
         // until the member leads and has applied an entry of its term, with a deadline.
         while (!member.leaderReady() || !leases.leading()) {
             if (System.nanoTime() > deadline) {
-                throw new IOException("member " + config.memberName() + " did not become leader within " + READY_TIMEOUT.toSeconds() + " s");
+                throw new IOException("cannot start member " + config.memberName() + " on data directory "
+                        + config.dataDir().toAbsolutePath() + ": it did not become leader within " + limit.toSeconds()
+                        + " s although it is the only member; its log may be damaged (see the errors logged above)");
             }
             if (failure != null) {
-                throw new IOException("member " + config.memberName() + " stopped while starting: " + failure);
+                throw new IOException("cannot start member " + config.memberName() + " on data directory " + config.dataDir().toAbsolutePath() + ": " + failure);
+            }
+            if (!member.alive()) {
+                throw new IOException("cannot start member " + config.memberName() + " on data directory "
+                        + config.dataDir().toAbsolutePath() + ": the Raft server failed while recovering its log"
+                        + " (a damaged or cut-short log; see the log lines above)");
             }
             try {
                 terminated.await(20, TimeUnit.MILLISECONDS);
@@ -211,9 +219,19 @@ public final class TenureServer implements AutoCloseable {
     }
 
     private void raftStopped() {
-        if (!closing.get()) {
-            failure = "the Raft server shut down (a fatal storage error, or a pause longer than the close threshold)";
-            LOG.error("event=member_failed reason=\"{}\"", failure);
+        fail("the Raft server shut down (a fatal storage error, or a pause longer than the close threshold)");
+    }
+
+    /** A write that cannot be made durable stops the member: it must never acknowledge one. */
+    private void logFailed(Throwable cause) {
+        fail("the Raft log could not be written or read (" + rootMessage(cause) + "); check the disk and the data directory "
+                + config.dataDir().toAbsolutePath());
+    }
+
+    private void fail(String reason) {
+        if (!closing.get() && failure == null) {
+            failure = reason;
+            LOG.error("event=member_failed reason=\"{}\"", reason);
             Thread t = new Thread(this::close, "tenure-stop");
             t.setDaemon(true);
             t.start();
@@ -226,13 +244,15 @@ public final class TenureServer implements AutoCloseable {
         if (!closing.compareAndSet(false, true)) {
             return;
         }
+        // Proposals stop first: calls cut short by the shutdown must not withdraw their waits
+        // through the log, so a client that retries elsewhere keeps its place in the queue.
+        proposer.close();
+        leases.close();
         Server s = grpc;
         if (s != null) {
             s.shutdown();
         }
         watches.closeAll("the member is shutting down");
-        leases.close();
-        proposer.close();
         try {
             raft.close();
         } catch (IOException | RuntimeException e) {

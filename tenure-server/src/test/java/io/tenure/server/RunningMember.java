@@ -43,8 +43,9 @@ final class RunningMember implements AutoCloseable {
 
     @Override
     public void close() throws InterruptedException {
+        // The member first, as in a restart: clients' calls are cut by the member, not withdrawn by them.
+        server.close();
         channel.shutdownNow();
         channel.awaitTermination(5, TimeUnit.SECONDS);
-        server.close();
     }
 }

@@ -68,6 +68,9 @@ public final class TenureStateMachine extends BaseStateMachine {
 
         /** The Raft server shut down (closed by request, or on a fatal error such as a long pause). */
         void shutdown();
+
+        /** The Raft log could not be written (a failed fsync, a full disk, a damaged log): the member must stop. */
+        void logFailed(Throwable cause);
     }
 
     private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
@@ -309,6 +312,15 @@ public final class TenureStateMachine extends BaseStateMachine {
         Listener l = listener;
         if (l != null && !groupMemberId.getPeerId().equals(newLeaderId)) {
             l.leadership(false);
+        }
+    }
+
+    @Override
+    public void notifyLogFailed(Throwable cause, LogEntryProto failedEntry) {
+        LOG.error("event=log_failed index={} reason=\"{}\"", failedEntry == null ? -1 : failedEntry.getIndex(), String.valueOf(cause));
+        Listener l = listener;
+        if (l != null) {
+            l.logFailed(cause);
         }
     }
 

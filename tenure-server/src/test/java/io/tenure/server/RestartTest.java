@@ -1,0 +1,172 @@
+package io.tenure.server;
+
+import io.tenure.core.LockView;
+import io.tenure.proto.v1.LeaseTimeToLiveRequest;
+import io.tenure.proto.v1.LockRequest;
+import io.tenure.proto.v1.LockResponse;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** A member restarted on its data directory: from snapshot plus log, and refusing a damaged one. */
+class RestartTest {
+    @TempDir
+    Path dataDir;
+
+    private ServerConfig config() {
+        return ServerConfig.defaults().withDataDir(dataDir).withClientPort(0).withPeerPort(0).withSnapshotEvery(100);
+    }
+
+    /** Fills the member with 150 held locks (a snapshot at 100 entries) and one queued waiter. */
+    private long fill(RunningMember m, long holder, long waiter) {
+        long maxToken = 0;
+        for (int i = 0; i < 150; i++) {
+            LockResponse r = m.blocking().lock(LockRequest.newBuilder().setName("key-" + i).setLeaseId(holder).build());
+            maxToken = Math.max(maxToken, r.getFencingToken());
+        }
+        m.async().lock(LockRequest.newBuilder().setName("key-0").setLeaseId(waiter).setTimeoutMs(-1).build(), new NoReply<>());
+        Await.until(java.time.Duration.ofSeconds(10), "the waiter queues",
+                () -> m.server.member().locks().describe("key-0").waiters().size() == 1);
+        return maxToken;
+    }
+
+    @Test
+    void restartRestoresLocksLeasesAndQueuesFromSnapshotAndLog() throws Exception {
+        long holder;
+        long waiter;
+        long maxToken;
+        LockView before;
+        try (RunningMember m = RunningMember.start(config())) {
+            holder = m.grantLease("holder", 120_000);
+            waiter = m.grantLease("waiter", 120_000);
+            maxToken = fill(m, holder, waiter);
+            before = m.server.member().locks().describe("key-77");
+        }
+        assertThat(snapshots()).as("a snapshot was taken past the threshold").isNotEmpty();
+
+        try (RunningMember m = RunningMember.start(config())) {
+            LockView after = m.server.member().locks().describe("key-77");
+            assertThat(after.leaseId()).isEqualTo(holder);
+            assertThat(after.fencingToken()).isEqualTo(before.fencingToken());
+            assertThat(m.server.member().locks().describe("key-0").waiters())
+                    .extracting(LockView.Waiter::leaseId).containsExactly(waiter);
+            assertThat(m.blocking().leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setId(holder).build()).getTtlMs())
+                    .as("a restarted member counts the TTL from its restart").isGreaterThan(100_000);
+            long fresh = m.grantLease("fresh", 60_000);
+            LockResponse next = m.blocking().lock(LockRequest.newBuilder().setName("brand-new").setLeaseId(fresh).build());
+            assertThat(next.getFencingToken()).isGreaterThan(maxToken);
+        }
+    }
+
+    @Test
+    void aCorruptSnapshotStopsStartUpWithAClearMessage() throws Exception {
+        try (RunningMember m = RunningMember.start(config())) {
+            long holder = m.grantLease("holder", 120_000);
+            long waiter = m.grantLease("waiter", 120_000);
+            fill(m, holder, waiter);
+        }
+        Path snapshot = snapshots().get(0);
+        try (RandomAccessFile f = new RandomAccessFile(snapshot.toFile(), "rw")) {
+            f.seek(f.length() / 2);
+            int b = f.read();
+            f.seek(f.length() / 2);
+            f.write(b ^ 0xff);
+        }
+        assertThatThrownBy(() -> RunningMember.start(config()))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("snapshot")
+                .hasMessageContaining("corrupt");
+    }
+
+    @Test
+    void aTruncatedLogStopsStartUp() throws Exception {
+        try (RunningMember m = RunningMember.start(ServerConfig.defaults().withDataDir(dataDir).withClientPort(0).withPeerPort(0))) {
+            long holder = m.grantLease("holder", 120_000);
+            for (int i = 0; i < 20; i++) {
+                m.blocking().lock(LockRequest.newBuilder().setName("key-" + i).setLeaseId(holder).build());
+            }
+        }
+        Path segment = logSegments().get(0);
+        long size = Files.size(segment);
+        try (RandomAccessFile f = new RandomAccessFile(segment.toFile(), "rw")) {
+            f.seek(size / 3);
+            f.write(new byte[] {(byte) 0xde, (byte) 0xad, (byte) 0xbe, (byte) 0xef, 1, 2, 3, 4});
+        }
+        assertThatThrownBy(() -> RunningMember.start(ServerConfig.defaults().withDataDir(dataDir).withClientPort(0).withPeerPort(0)))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("cannot start member n1")
+                ;
+    }
+
+    @Test
+    void aLogCutShortLosesNoAcknowledgedLockSilently() throws Exception {
+        ServerConfig plain = ServerConfig.defaults().withDataDir(dataDir).withClientPort(0).withPeerPort(0);
+        long holder;
+        try (RunningMember m = RunningMember.start(plain)) {
+            holder = m.grantLease("holder", 120_000);
+            for (int i = 0; i < 20; i++) {
+                m.blocking().lock(LockRequest.newBuilder().setName("key-" + i).setLeaseId(holder).build());
+            }
+        }
+        Path segment = logSegments().get(logSegments().size() - 1);
+        try (RandomAccessFile f = new RandomAccessFile(segment.toFile(), "rw")) {
+            f.setLength(nonZeroLength(segment) / 2);
+        }
+        // Either start-up refuses the damaged log, or every acknowledged lock is still there.
+        try (RunningMember m = RunningMember.start(plain)) {
+            for (int i = 0; i < 20; i++) {
+                assertThat(m.server.member().locks().describe("key-" + i)).as("key-" + i).isNotNull();
+            }
+        } catch (IOException refused) {
+            assertThat(refused).hasMessageContaining("cannot start member n1");
+        }
+    }
+
+    private static long nonZeroLength(Path file) throws IOException {
+        byte[] bytes = Files.readAllBytes(file);
+        int end = bytes.length;
+        while (end > 0 && bytes[end - 1] == 0) {
+            end--;
+        }
+        return end;
+    }
+
+    @Test
+    void aDataDirectoryOfAnotherMemberIsRefusedUntouched() throws Exception {
+        try (RunningMember m = RunningMember.start(config())) {
+            m.grantLease("someone", 60_000);
+        }
+        String identity = Files.readString(dataDir.resolve("member.properties"));
+        assertThatThrownBy(() -> RunningMember.start(config().withMemberName("n2")))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("belongs to member 'n1', not 'n2'");
+        assertThat(Files.readString(dataDir.resolve("member.properties"))).isEqualTo(identity);
+    }
+
+    private List<Path> snapshots() throws IOException {
+        try (Stream<Path> files = Files.walk(dataDir)) {
+            return files.filter(p -> p.getFileName().toString().matches("snapshot\\.\\d+_\\d+")).sorted().toList();
+        }
+    }
+
+    private List<Path> logSegments() throws IOException {
+        try (Stream<Path> files = Files.walk(dataDir)) {
+            return files.filter(p -> p.getFileName().toString().startsWith("log_")).sorted().toList();
+        }
+    }
+
+    private static final class NoReply<T> implements io.grpc.stub.StreamObserver<T> {
+        @Override public void onNext(T value) { }
+        @Override public void onError(Throwable t) { }
+        @Override public void onCompleted() { }
+    }
+}
