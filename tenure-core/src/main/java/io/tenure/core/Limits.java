@@ -22,6 +22,9 @@ public final class Limits {
         if (key == null || key.isEmpty()) {
             return field + " must not be empty";
         }
+        if (!wellFormed(key)) {
+            return field + " is not valid Unicode (an unpaired surrogate)";
+        }
         int bytes = key.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > MAX_KEY_BYTES) {
             return field + " is " + bytes + " bytes, over the limit of " + MAX_KEY_BYTES;
@@ -44,9 +47,28 @@ public final class Limits {
     }
 
     public static String checkClientId(String field, String clientId) {
+        if (clientId != null && !wellFormed(clientId)) {
+            return field + " is not valid Unicode (an unpaired surrogate)";
+        }
         if (clientId != null && clientId.getBytes(StandardCharsets.UTF_8).length > MAX_CLIENT_ID_BYTES) {
             return field + " is over the limit of " + MAX_CLIENT_ID_BYTES + " bytes";
         }
         return null;
+    }
+
+    /** Whether every surrogate is paired, so the text has a UTF-8 form and survives a round trip. */
+    static boolean wellFormed(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isHighSurrogate(c)) {
+                if (i + 1 == s.length() || !Character.isLowSurrogate(s.charAt(i + 1))) {
+                    return false;
+                }
+                i++;
+            } else if (Character.isLowSurrogate(c)) {
+                return false;
+            }
+        }
+        return true;
     }
 }

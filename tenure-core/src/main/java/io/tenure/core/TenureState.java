@@ -215,6 +215,10 @@ public final class TenureState {
     }
 
     private Result cancel(LockCancel c) {
+        String problem = Limits.checkKey("name", c.key());
+        if (problem != null) {
+            return rejected(Code.INVALID_ARGUMENT, problem);
+        }
         Lock lock = locks.get(c.key());
         if (lock != null) {
             if (lock.holder.id == c.leaseId()) {
@@ -229,6 +233,10 @@ public final class TenureState {
     }
 
     private Result release(LockRelease c) {
+        String problem = Limits.checkKey("key", c.key());
+        if (problem != null) {
+            return rejected(Code.INVALID_ARGUMENT, problem);
+        }
         Lock lock = locks.get(c.key());
         if (lock != null && lock.holder.id == c.leaseId() && lock.token == c.fencingToken()) {
             long next = handOver(lock);
@@ -341,6 +349,12 @@ public final class TenureState {
 
     public int lockCount() {
         return locks.size();
+    }
+
+    /** The position of the lease's latest grant or renewal, or -1 when it does not exist. */
+    public long renewedAt(long leaseId) {
+        Lease lease = leases.get(leaseId);
+        return lease == null ? -1 : lease.renewedAt;
     }
 
     public LeaseView lease(long leaseId) {
@@ -458,7 +472,8 @@ public final class TenureState {
         }
 
         KeyValue keyValue() {
-            return new KeyValue(key, holder.clientId, metadata, holder.id, createRevision, token, version);
+            // A copy: events leave the state, and the state must not change through them.
+            return new KeyValue(key, holder.clientId, metadata.clone(), holder.id, createRevision, token, version);
         }
 
         LockView view() {

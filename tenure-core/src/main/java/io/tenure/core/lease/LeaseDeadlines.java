@@ -14,8 +14,8 @@ import java.util.PriorityQueue;
  * applied (I5), no TTL is reset wholesale on a leader change, and a dead client's lease ends
  * about TTL after its last renewal, plus a failover at most.
  *
- * <p>Time is an input: every method takes {@code now} in nanoseconds of a monotonic clock.
- * Not thread-safe.
+ * <p>Time is an input: every method takes {@code now} in nanoseconds of a monotonic clock, and
+ * compares readings by their difference, as {@link System#nanoTime()} requires. Not thread-safe.
  */
 public final class LeaseDeadlines {
 
@@ -28,7 +28,7 @@ public final class LeaseDeadlines {
 
     private final Map<Long, Entry> entries = new HashMap<>();
     /** Deadlines in order; superseded slots are skipped when they reach the front. */
-    private final PriorityQueue<Slot> queue = new PriorityQueue<>((a, b) -> Long.compare(a.deadline, b.deadline));
+    private final PriorityQueue<Slot> queue = new PriorityQueue<>((a, b) -> Long.signum(a.deadline - b.deadline));
 
     /** The lease was granted or renewed at log position {@code renewedAt}, applied here at {@code now}. */
     public void renewed(long leaseId, long ttlMillis, long renewedAt, long now) {
@@ -51,7 +51,7 @@ public final class LeaseDeadlines {
      */
     public List<Due> due(long now, long retryNanos) {
         List<Due> due = new ArrayList<>();
-        while (!queue.isEmpty() && queue.peek().deadline <= now) {
+        while (!queue.isEmpty() && queue.peek().deadline - now <= 0) {
             Slot slot = queue.poll();
             Entry entry = entries.get(slot.leaseId);
             if (entry == null || entry.deadline != slot.deadline) {
@@ -89,7 +89,9 @@ public final class LeaseDeadlines {
     }
 
     private void schedule(long leaseId, long renewedAt, long deadline) {
-        entries.put(leaseId, new Entry(renewedAt, deadline));
-        queue.add(new Slot(deadline, leaseId));
+        Entry previous = entries.put(leaseId, new Entry(renewedAt, deadline));
+        if (previous == null || previous.deadline != deadline) {
+            queue.add(new Slot(deadline, leaseId));
+        }
     }
 }

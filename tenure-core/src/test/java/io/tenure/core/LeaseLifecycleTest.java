@@ -1,0 +1,207 @@
+package io.tenure.core;
+
+import io.tenure.core.Command.LeaseExpire;
+import io.tenure.core.Command.LeaseRenew;
+import io.tenure.core.Command.LeaseRevoke;
+import io.tenure.core.Command.LockAcquire;
+import io.tenure.core.Effect.WaitEnded;
+import io.tenure.core.Effect.WaiterGranted;
+import io.tenure.core.Result.Code;
+import io.tenure.core.Result.EndReason;
+import io.tenure.core.Result.LeaseEnded;
+import io.tenure.core.Result.LeasesRenewed;
+import io.tenure.core.Result.Rejected;
+import io.tenure.core.Result.Skipped;
+import io.tenure.core.watch.WatchEvent;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.function.Consumer;
+
+import static io.tenure.core.Replica.effects;
+import static io.tenure.core.Replica.expect;
+import static io.tenure.core.Replica.watched;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
+
+/** Leases: grant, renewal, conditional expiry and revocation, and what ending one does to its locks and waits. */
+class LeaseLifecycleTest {
+    private final Replica replica = new Replica();
+
+    /** Lease 1 holds "a" (lease 2 waiting) and "b" (nobody waiting), and waits for "c" (held by 3) ahead of lease 4. */
+    private static void leaseOneHoldsTwoAndWaitsForOne(Replica r) {
+        for (long id = 1; id <= 4; id++) {
+            r.grantLease(id);
+        }
+        r.acquire("a", 1);
+        r.acquire("b", 1);
+        r.acquire("c", 3);
+        r.enqueue("a", 2);
+        r.enqueue("c", 1);
+        r.enqueue("c", 4);
+    }
+
+    @Test
+    void grantRecordsTheLeaseAtItsPosition() {
+        long position = replica.nextPosition();
+
+        replica.grantLease(7, 5_000, "worker");
+
+        assertThat(replica.lease(7)).isEqualTo(new LeaseView(7, 5_000, "worker", position, position, List.of(), List.of()));
+        assertThat(replica.state.leaseCount()).isEqualTo(1);
+    }
+
+    @Test
+    void expiryReleasesTheLeasesLocksAndEndsItsWaits() {
+        leaseOneHoldsTwoAndWaitsForOne(replica);
+        long renewedAt = replica.lease(1).renewedAt();
+        long position = replica.nextPosition();
+
+        Applied expiry = replica.apply(new LeaseExpire(1, renewedAt));
+
+        assertThat(expiry.result()).isEqualTo(new LeaseEnded(1, EndReason.EXPIRED, List.of("a", "b")));
+        assertThat(effects(expiry, WaiterGranted.class)).containsExactly(new WaiterGranted("a", 2, position));
+        assertThat(effects(expiry, WaitEnded.class)).containsExactly(new WaitEnded("c", 1));
+        assertThat(watched(expiry)).extracting(WatchEvent::key, WatchEvent::type)
+                .containsExactly(tuple("a", WatchEvent.Type.PUT),
+                        tuple("b", WatchEvent.Type.DELETE));
+
+        assertThat(replica.lease(1)).isNull();
+        assertThat(replica.state.leases()).extracting(LeaseView::leaseId).containsExactly(2L, 3L, 4L);
+        assertThat(replica.lock("a").leaseId()).isEqualTo(2);
+        assertThat(replica.lock("b")).isNull();
+        assertThat(replica.waiters("c")).containsExactly(4L);
+        assertThat(replica.lease(2).held()).containsExactly("a");
+        assertThat(replica.lease(2).waiting()).isEmpty();
+    }
+
+    @Test
+    void revokeEndsTheLeaseTheSameWayWithReasonRevoked() {
+        leaseOneHoldsTwoAndWaitsForOne(replica);
+
+        Applied revoke = replica.apply(new LeaseRevoke(1));
+
+        assertThat(revoke.result()).isEqualTo(new LeaseEnded(1, EndReason.REVOKED, List.of("a", "b")));
+        assertThat(effects(revoke, WaiterGranted.class)).extracting(WaiterGranted::leaseId).containsExactly(2L);
+        assertThat(effects(revoke, WaitEnded.class)).containsExactly(new WaitEnded("c", 1));
+        assertThat(replica.lease(1)).isNull();
+        assertThat(replica.waiters("c")).containsExactly(4L);
+    }
+
+    @Test
+    void expiryComputedAgainstAnOlderRenewalIsSkippedAndChangesNothing() {
+        Consumer<Replica> setup = r -> {
+            leaseOneHoldsTwoAndWaitsForOne(r);
+            r.apply(new LeaseRenew(new long[] {1}));
+        };
+        Replica renewed = Replica.with(setup);
+        Replica untouched = Replica.with(setup);
+        long grantedAt = renewed.lease(1).grantedAt();
+        assertThat(renewed.lease(1).renewedAt()).isGreaterThan(grantedAt);
+
+        Applied stale = renewed.apply(new LeaseExpire(1, grantedAt));
+        untouched.apply(Replica.HARMLESS);
+
+        assertThat(stale.result()).isInstanceOf(Skipped.class);
+        assertThat(((Skipped) stale.result()).why()).contains("renewed");
+        assertThat(stale.effects()).isEmpty();
+        assertThat(renewed.snapshot()).isEqualTo(untouched.snapshot());
+        assertThat(renewed.view()).isEqualTo(untouched.view());
+
+        // The expiry conditional on the latest renewal does end it.
+        assertThat(renewed.expire(1).reason()).isEqualTo(EndReason.EXPIRED);
+    }
+
+    @Test
+    void expiryConditionalOnALaterPointThanTheRenewalIsSkippedToo() {
+        replica.grantLease(1);
+        long renewedAt = replica.lease(1).renewedAt();
+
+        assertThat(replica.run(new LeaseExpire(1, renewedAt + 1))).isInstanceOf(Skipped.class);
+        assertThat(replica.lease(1)).isNotNull();
+    }
+
+    @Test
+    void expiringAnUnknownOrEndedLeaseIsSkipped() {
+        Consumer<Replica> setup = r -> {
+            r.grantLease(1);
+            r.grantLease(2);
+            r.acquire("k", 2);
+            r.revoke(1);
+        };
+        Replica touched = Replica.with(setup);
+        Replica untouched = Replica.with(setup);
+
+        Applied never = touched.apply(new LeaseExpire(99, 0));
+        Applied ended = touched.apply(new LeaseExpire(1, Replica.position(1, 0)));
+        untouched.apply(Replica.HARMLESS);
+        untouched.apply(Replica.HARMLESS);
+
+        assertThat(never.result()).isInstanceOf(Skipped.class);
+        assertThat(ended.result()).isInstanceOf(Skipped.class);
+        assertThat(never.effects()).isEmpty();
+        assertThat(ended.effects()).isEmpty();
+        assertThat(touched.snapshot()).isEqualTo(untouched.snapshot());
+    }
+
+    @Test
+    void renewalMovesTheRenewalPointAndReportsEachTtlOrZeroForUnknownLeases() {
+        replica.grantLease(1, 2_000, "a");
+        replica.grantLease(2, 3_000, "b");
+        long grantedAt = replica.lease(1).grantedAt();
+        long position = replica.nextPosition();
+
+        LeasesRenewed renewed = expect(replica.run(new LeaseRenew(new long[] {2, 99, 1})), LeasesRenewed.class);
+
+        assertThat(renewed.leaseIds()).containsExactly(2, 99, 1);
+        assertThat(renewed.ttlMillis()).containsExactly(3_000, 0, 2_000);
+        assertThat(replica.lease(1).renewedAt()).isEqualTo(position);
+        assertThat(replica.lease(2).renewedAt()).isEqualTo(position);
+        assertThat(replica.lease(1).grantedAt()).isEqualTo(grantedAt);
+        assertThat(replica.lease(99)).as("a renewal never creates a lease").isNull();
+    }
+
+    @Test
+    void renewedAtIsTheLatestRenewalPointOrMinusOneOnceTheLeaseIsGone() {
+        replica.grantLease(1);
+        assertThat(replica.state.renewedAt(1)).isEqualTo(replica.lease(1).grantedAt());
+        long position = replica.nextPosition();
+        replica.run(new LeaseRenew(new long[] {1}));
+
+        assertThat(replica.state.renewedAt(1)).isEqualTo(position).isEqualTo(replica.lease(1).renewedAt());
+        assertThat(replica.state.renewedAt(2)).isEqualTo(-1);
+        replica.expire(1);
+        assertThat(replica.state.renewedAt(1)).isEqualTo(-1);
+    }
+
+    @Test
+    void anEndedLeaseCanNeitherAcquireNorBeRevokedAgain() {
+        replica.grantLease(1);
+        replica.revoke(1);
+
+        Result acquire = replica.run(new LockAcquire("k", 1, null, true));
+        Result revoke = replica.run(new LeaseRevoke(1));
+
+        assertThat(acquire).isInstanceOf(Rejected.class);
+        assertThat(((Rejected) acquire).code()).isEqualTo(Code.NOT_FOUND);
+        assertThat(revoke).isInstanceOf(Rejected.class);
+        assertThat(((Rejected) revoke).code()).isEqualTo(Code.NOT_FOUND);
+        assertThat(replica.lock("k")).isNull();
+    }
+
+    @Test
+    void aWaiterWhoseLeaseEndsIsNeverGranted() {
+        for (long id = 1; id <= 3; id++) {
+            replica.grantLease(id);
+        }
+        long token = replica.acquire("k", 1).fencingToken();
+        replica.enqueue("k", 2);
+        replica.enqueue("k", 3);
+        replica.expire(2);
+
+        Applied release = replica.apply(new Command.LockRelease("k", 1, token));
+
+        assertThat(effects(release, WaiterGranted.class)).extracting(WaiterGranted::leaseId).containsExactly(3L);
+        assertThat(replica.lock("k").leaseId()).isEqualTo(3);
+    }
+}
