@@ -1,0 +1,70 @@
+package io.tenure.cli;
+
+import io.tenure.client.TenureException;
+import java.io.PrintWriter;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.IVersionProvider;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.UnmatchedArgumentException;
+
+/** The {@code tenure} command: a member of a Tenure cluster, and a client of one. */
+@Command(name = "tenure", mixinStandardHelpOptions = true, versionProvider = TenureCli.Version.class,
+        description = "Tenure: a Raft-replicated lock and lease service with fencing tokens.",
+        subcommands = {ServerCommand.class, LockCommand.class, StatusCommand.class},
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {
+            "0:success (tenure lock: COMMAND's own status, 0..255)",
+            "1:error",
+            "2:usage error",
+            "3:tenure lock: the lease was lost",
+            "4:tenure lock: the lock was not acquired within --timeout"
+        })
+public final class TenureCli {
+    static final int EXIT_OK = 0;
+    static final int EXIT_ERROR = 1;
+    static final int EXIT_USAGE = 2;
+    static final int EXIT_LEASE_LOST = 3;
+    static final int EXIT_LOCK_NOT_ACQUIRED = 4;
+
+    public static void main(String[] args) {
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The command line with Tenure's error handling, for {@link #main} and tests. */
+    static CommandLine commandLine() {
+        CommandLine commandLine = new CommandLine(new TenureCli());
+        commandLine.setParameterExceptionHandler(TenureCli::usageError);
+        commandLine.setExecutionExceptionHandler((failure, failed, parseResult) -> {
+            PrintWriter err = failed.getErr();
+            String what = failure instanceof TenureException || failure instanceof java.io.IOException
+                    ? failure.getMessage()
+                    : failure.toString();
+            err.println(failed.getCommandSpec().qualifiedName() + ": " + what);
+            err.flush();
+            return EXIT_ERROR;
+        });
+        return commandLine;
+    }
+
+    /** The message and a pointer to --help, instead of the whole usage text. */
+    private static int usageError(ParameterException problem, String[] args) {
+        CommandLine failed = problem.getCommandLine();
+        PrintWriter err = failed.getErr();
+        err.println(failed.getCommandSpec().qualifiedName() + ": " + problem.getMessage());
+        UnmatchedArgumentException.printSuggestions(problem, err);
+        err.println("Try '" + failed.getCommandSpec().qualifiedName() + " --help' for more information.");
+        err.flush();
+        return EXIT_USAGE;
+    }
+
+    /** The version recorded in the jar's manifest at build time. */
+    static final class Version implements IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String version = TenureCli.class.getPackage().getImplementationVersion();
+            return new String[] {"tenure " + (version != null ? version : "(development build)"),
+                    "Java " + Runtime.version()};
+        }
+    }
+}

@@ -1,0 +1,158 @@
+package io.tenure.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+import picocli.CommandLine.ParseResult;
+
+/** Argument parsing and validation: everything here is decided before any server is contacted. */
+class CommandLineTest {
+    private final StringWriter out = new StringWriter();
+    private final StringWriter err = new StringWriter();
+
+    private int run(String... args) {
+        CommandLine commandLine = TenureCli.commandLine();
+        commandLine.setOut(new PrintWriter(out, true));
+        commandLine.setErr(new PrintWriter(err, true));
+        return commandLine.execute(args);
+    }
+
+    private static <T> T parsed(Class<T> type, String... args) {
+        ParseResult result = TenureCli.commandLine().parseArgs(args);
+        return type.cast(result.subcommand().commandSpec().userObject());
+    }
+
+    @Test
+    void lockReadsNameOptionsAndTheCommandAfterTheDoubleDash() {
+        LockCommand lock = parsed(LockCommand.class, "lock", "jobs", "--ttl", "5s", "--timeout", "0",
+                "--client-id", "me", "--metadata", "batch 7", "--endpoints", "a:1,b:2", "--", "sh", "-c", "exit 3");
+
+        assertThat(lock.name).isEqualTo("jobs");
+        assertThat(lock.ttl).isEqualTo(Duration.ofSeconds(5));
+        assertThat(lock.timeout).isZero();
+        assertThat(lock.clientId).isEqualTo("me");
+        assertThat(lock.metadata).isEqualTo("batch 7");
+        assertThat(lock.endpoints.endpoints).containsExactly("a:1", "b:2");
+        assertThat(lock.command).containsExactly("sh", "-c", "exit 3");
+    }
+
+    @Test
+    void lockDefaults() {
+        LockCommand lock = parsed(LockCommand.class, "lock", "jobs", "--", "true");
+
+        assertThat(lock.ttl).isEqualTo(Duration.ofSeconds(10));
+        assertThat(lock.timeout).isEqualTo(Duration.ofSeconds(30));
+        assertThat(lock.endpoints.endpoints).containsExactly("127.0.0.1:7070");
+        assertThat(lock.clientId).isNull();
+        assertThat(LockCommand.defaultClientId()).matches(".+@.+:" + ProcessHandle.current().pid());
+    }
+
+    @Test
+    void lockTimeoutForeverWaitsWithoutLimit() {
+        assertThat(parsed(LockCommand.class, "lock", "jobs", "--timeout", "forever", "--", "true").timeout).isNull();
+    }
+
+    @Test
+    void aZeroTtlIsAUsageErrorNamingTtl() {
+        assertThat(run("lock", "jobs", "--ttl", "0s", "--", "true")).isEqualTo(2);
+        assertThat(err.toString()).contains("--ttl").contains("more than 0");
+    }
+
+    @Test
+    void aNegativeOrMalformedTtlIsAUsageErrorNamingTtl() {
+        assertThat(run("lock", "jobs", "--ttl=-5s", "--", "true")).isEqualTo(2);
+        assertThat(err.toString()).contains("--ttl").contains("negative");
+
+        err.getBuffer().setLength(0);
+        assertThat(run("lock", "jobs", "--ttl", "10", "--", "true")).isEqualTo(2);
+        assertThat(err.toString()).contains("--ttl").contains("500ms, 10s, 2m");
+    }
+
+    @Test
+    void lockWithoutACommandIsAUsageError() {
+        assertThat(run("lock", "jobs")).isEqualTo(2);
+        assertThat(err.toString()).contains("COMMAND");
+    }
+
+    @Test
+    void aMalformedEndpointIsAUsageErrorNamingEndpoints() {
+        assertThat(run("status", "--endpoints", "nonsense")).isEqualTo(2);
+        assertThat(err.toString()).contains("--endpoints").contains("nonsense");
+    }
+
+    @Test
+    void serverOptionsOverrideTheDefaults() {
+        ServerCommand server = parsed(ServerCommand.class, "server", "--data-dir", "/tmp/t1", "--client-port", "0",
+                "--peer-port", "9071", "--host", "0.0.0.0", "--member", "n2");
+
+        var config = server.config();
+        assertThat(config.dataDir()).isEqualTo(Path.of("/tmp/t1"));
+        assertThat(config.clientPort()).isZero();
+        assertThat(config.peerPort()).isEqualTo(9071);
+        assertThat(config.host()).isEqualTo("0.0.0.0");
+        assertThat(config.memberName()).isEqualTo("n2");
+        assertThat(parsed(ServerCommand.class, "server").config()).isEqualTo(io.tenure.server.ServerConfig.defaults());
+    }
+
+    @Test
+    void invalidServerSettingsAreUsageErrorsNamingTheOption() {
+        assertThat(run("server", "--client-port", "70000")).isEqualTo(2);
+        assertThat(err.toString()).contains("--client-port");
+
+        err.getBuffer().setLength(0);
+        assertThat(run("server", "--member", "bad name!")).isEqualTo(2);
+        assertThat(err.toString()).contains("--member");
+
+        err.getBuffer().setLength(0);
+        assertThat(run("server", "--client-port", "7075", "--peer-port", "7075")).isEqualTo(2);
+        assertThat(err.toString()).contains("must differ");
+
+        err.getBuffer().setLength(0);
+        assertThat(run("server", "--client-port", "many")).isEqualTo(2);
+        assertThat(err.toString()).contains("--client-port");
+    }
+
+    @Test
+    void unknownOptionsAndMissingSubcommandsAreUsageErrors() {
+        assertThat(run("lock", "jobs", "--tll", "5s", "--", "true")).isEqualTo(2);
+        assertThat(err.toString()).contains("--tll");
+        assertThat(run()).isEqualTo(2);
+        assertThat(run("frobnicate")).isEqualTo(2);
+    }
+
+    @Test
+    void helpListsTheSubcommandsAndTheExitCodes() {
+        assertThat(run("--help")).isZero();
+        assertThat(out.toString()).contains("server", "lock", "status", "Exit codes");
+
+        out.getBuffer().setLength(0);
+        assertThat(run("lock", "--help")).isZero();
+        assertThat(out.toString())
+                .contains("TENURE_FENCING_TOKEN", "--ttl", "--timeout", "--endpoints", "--client-id", "--metadata")
+                .contains("3", "the lease was lost")
+                .contains("4", "not acquired within --timeout");
+    }
+
+    @Test
+    void versionPrintsTheToolName() {
+        assertThat(run("--version")).isZero();
+        assertThat(out.toString()).startsWith("tenure ");
+    }
+
+    @Test
+    void anUnreachableClusterIsAnErrorNotAUsageError() {
+        // Port 1 on loopback refuses connections at once.
+        assertThat(run("status", "--endpoints", "127.0.0.1:1")).isEqualTo(1);
+        assertThat(err.toString()).contains("127.0.0.1:1").contains("unavailable");
+    }
+
+    @Test
+    void subcommandsAreRegistered() {
+        assertThat(TenureCli.commandLine().getSubcommands().keySet()).containsExactlyInAnyOrder("server", "lock", "status");
+    }
+}

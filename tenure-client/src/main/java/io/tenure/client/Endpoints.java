@@ -1,0 +1,102 @@
+package io.tenure.client;
+
+import io.grpc.Channel;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+
+/**
+ * The members a client may talk to, one channel each, and which of them is preferred. Every call
+ * goes to the preferred member; a member that answers {@code UNAVAILABLE} passes the preference
+ * to the next one, so all callers move together instead of each rediscovering the failure.
+ */
+final class Endpoints implements AutoCloseable {
+    private final List<String> targets;
+    private final List<ManagedChannel> channels;
+    private final AtomicInteger preferred = new AtomicInteger();
+
+    Endpoints(List<String> targets, Function<String, ManagedChannel> channelFactory) {
+        if (targets.isEmpty()) {
+            throw new IllegalArgumentException("at least one endpoint is required");
+        }
+        this.targets = List.copyOf(targets);
+        List<ManagedChannel> opened = new ArrayList<>(targets.size());
+        try {
+            for (String target : this.targets) {
+                opened.add(channelFactory.apply(target));
+            }
+        } catch (RuntimeException e) {
+            opened.forEach(ManagedChannel::shutdownNow);
+            throw e;
+        }
+        this.channels = List.copyOf(opened);
+    }
+
+    /** A plaintext channel to {@code host:port} ({@code [v6addr]:port} for IPv6); connects lazily. */
+    static ManagedChannel plaintext(String endpoint) {
+        int colon = endpoint.lastIndexOf(':');
+        if (colon <= 0 || colon == endpoint.length() - 1) {
+            throw new IllegalArgumentException("endpoint '" + endpoint + "' must be host:port");
+        }
+        String host = endpoint.substring(0, colon);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        int port;
+        try {
+            port = Integer.parseInt(endpoint.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("endpoint '" + endpoint + "' has a non-numeric port");
+        }
+        if (port < 1 || port > 65535) {
+            throw new IllegalArgumentException("endpoint '" + endpoint + "' has a port outside 1-65535");
+        }
+        return Grpc.newChannelBuilderForAddress(host, port, InsecureChannelCredentials.create()).build();
+    }
+
+    int size() {
+        return targets.size();
+    }
+
+    int preferred() {
+        return preferred.get();
+    }
+
+    Channel channel(int index) {
+        return channels.get(index);
+    }
+
+    String target(int index) {
+        return targets.get(index);
+    }
+
+    int next(int index) {
+        return (index + 1) % targets.size();
+    }
+
+    /** Moves the preference past a member that failed, unless another caller already moved it. */
+    void failedOver(int failed) {
+        preferred.compareAndSet(failed, next(failed));
+    }
+
+    @Override
+    public void close() {
+        channels.forEach(ManagedChannel::shutdown);
+        try {
+            for (ManagedChannel channel : channels) {
+                // Bounded: in-flight calls were cancelled by their owners; don't hang a closing JVM.
+                if (!channel.awaitTermination(2, TimeUnit.SECONDS)) {
+                    channel.shutdownNow();
+                }
+            }
+        } catch (InterruptedException e) {
+            channels.forEach(ManagedChannel::shutdownNow);
+            Thread.currentThread().interrupt();
+        }
+    }
+}

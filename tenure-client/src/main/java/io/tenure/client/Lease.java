@@ -1,0 +1,163 @@
+package io.tenure.client;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A lease granted by the server and kept alive by this client; locks are held by leases, so
+ * while a lease is lost every lock acquired with it must be presumed taken by someone else.
+ *
+ * <h2>Keep-alive and the safe window</h2>
+ * The client renews the lease every TTL/3 over one keep-alive stream. An acknowledged renewal
+ * sent at time {@code s} makes the lease safe until {@code s + TTL/2}: the server renewed it no
+ * earlier than {@code s}, so it cannot expire it before {@code s + TTL}. When that moment passes
+ * without a newer acknowledgement, the client declares the lease lost <em>before</em> the server
+ * could expire it and hand its locks to another holder:
+ *
+ * <pre>
+ *  client                                      server
+ *  s     keep-alive ───────────────────────▶  renews: expires no sooner than s + TTL
+ *        ack ◀────────────────────────────
+ *        safe until s + TTL/2
+ *        ... partition, or a stop-the-world pause: nothing acknowledged ...
+ *  s + TTL/2   lost() completes (UNREACHABLE), isValid() turns false
+ *  s + TTL     the earliest the server may expire the lease and grant its locks to others
+ * </pre>
+ *
+ * <h2>What this does not protect against</h2>
+ * A thread can check {@link #isValid()}, then be paused (GC, SIGSTOP, a swapped-out VM) for
+ * longer than the remaining margin, and resume to write after the server has expired the lease
+ * and granted the lock to another client. No client-side check closes that gap: pass the lock's
+ * {@linkplain LockHandle#fencingToken() fencing token} with every write and have the resource
+ * reject tokens lower than the highest it has seen.
+ *
+ * <h2>Ending</h2>
+ * {@link #lost()} completes exactly once: {@code UNREACHABLE} (no acknowledgement in time),
+ * {@code EXPIRED} (the server says the lease is gone), {@code REVOKED} ({@link #revoke()} or
+ * {@link #close()}), or {@code CLOSED} (the client was closed). A lost lease never becomes valid
+ * again; grant a new one. Thread-safe.
+ */
+public final class Lease implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Lease.class);
+
+    private final TenureClient client;
+    private final long id;
+    private final Duration ttl;
+    private final String clientId;
+    private final LeaseKeeper keeper;
+    /** Handed to users, so that completing or cancelling it cannot disturb the keeper's own. */
+    private final CompletableFuture<LeaseLoss> lostView;
+    private boolean revokedOnServer; // guarded by this
+
+    Lease(TenureClient client, long id, Duration ttl, String clientId, LeaseKeeper keeper) {
+        this.client = client;
+        this.id = id;
+        this.ttl = ttl;
+        this.clientId = clientId;
+        this.keeper = keeper;
+        this.lostView = keeper.lost().copy();
+    }
+
+    /** The lease id the server knows it by. */
+    public long id() {
+        return id;
+    }
+
+    /** The TTL the server granted. */
+    public Duration ttl() {
+        return ttl;
+    }
+
+    /** The holder name others see for this lease's locks. */
+    public String clientId() {
+        return clientId;
+    }
+
+    /**
+     * True while the lease is not lost and the client's monotonic clock is before
+     * {@link #safeUntilNanos()}. Checked against the clock on every call, so it turns false on
+     * time even if the keep-alive timers were delayed (a pause, a starved scheduler).
+     */
+    public boolean isValid() {
+        return keeper.isValid();
+    }
+
+    /**
+     * The moment, on the client's monotonic clock ({@link System#nanoTime()} unless another
+     * {@link MonotonicClock} was given), until which the lease is safe: the send time of the last
+     * acknowledged renewal (or of the grant) plus TTL/2. It only moves forward.
+     */
+    public long safeUntilNanos() {
+        return keeper.safeUntilNanos();
+    }
+
+    /**
+     * Completes once, with the reason, when the client stops trusting the lease; never completes
+     * while it is valid. Stop the work bound to the lease when it does. Dependents run on a
+     * client thread: keep them short, or hand off to an executor.
+     */
+    public CompletableFuture<LeaseLoss> lost() {
+        return lostView;
+    }
+
+    /**
+     * Revokes the lease: keep-alives stop, {@link #lost()} completes with {@code REVOKED} (unless
+     * the lease was already lost), and the server releases every lock the lease holds, handing
+     * each to its next waiter. A lease the server no longer knows counts as revoked.
+     *
+     * @throws UnavailableException if no member could be reached; the lease is lost for this
+     *                              client all the same, the server expires it after its TTL, and a
+     *                              later call tries again
+     */
+    public void revoke() {
+        keeper.stop(LeaseLoss.Reason.REVOKED, "revoked by the client");
+        synchronized (this) {
+            if (revokedOnServer) {
+                return;
+            }
+            try {
+                client.revokeOnServer(id);
+            } catch (LeaseNotFoundException alreadyGone) {
+                log.debug("lease {} was already gone when revoked: {}", id, alreadyGone.getMessage());
+            }
+            revokedOnServer = true;
+        }
+    }
+
+    /** Revokes the lease like {@link #revoke()}, but logs instead of throwing when it cannot. */
+    @Override
+    public void close() {
+        try {
+            revoke();
+        } catch (TenureException e) {
+            log.warn("lease {} could not be revoked ({}); the server expires it after its TTL of {} ms",
+                    id, e.getMessage(), ttl.toMillis());
+        }
+    }
+
+    LeaseKeeper keeper() {
+        return keeper;
+    }
+
+    TenureClient client() {
+        return client;
+    }
+
+    /** The exception for operations that need this lease while it is not valid. */
+    LeaseLostException lostException() {
+        LeaseLoss loss = keeper.loss();
+        if (loss == null) {
+            // The window closed but no timer has noticed yet; describe it the way the keeper would.
+            loss = new LeaseLoss(LeaseLoss.Reason.UNREACHABLE,
+                    "no keep-alive acknowledged within TTL/2 of the last acknowledged one");
+        }
+        return new LeaseLostException(id, loss);
+    }
+
+    @Override
+    public String toString() {
+        return "Lease{id=" + id + ", ttl=" + ttl.toMillis() + "ms, clientId='" + clientId + "', valid=" + isValid() + "}";
+    }
+}

@@ -1,0 +1,418 @@
+package io.tenure.client;
+
+import io.grpc.Status;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import io.tenure.proto.v1.LeaseKeepAliveRequest;
+import io.tenure.proto.v1.LeaseKeepAliveResponse;
+import io.tenure.proto.v1.LockServiceGrpc;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps one lease alive over one {@code LeaseKeepAlive} stream and decides, from the injected
+ * clock alone, when the lease may no longer be trusted (ARCHITECTURE.md, I6):
+ *
+ * <ul>
+ *   <li>a keep-alive is sent every TTL/3, counted from the send of the grant;</li>
+ *   <li>an acknowledgement makes the lease safe until <em>the send time</em> of the keep-alive
+ *       it answers plus TTL/2: the server renewed no earlier than that send, so it cannot expire
+ *       the lease before send + TTL, and the other half is margin for pauses and clock drift;</li>
+ *   <li>the lease is lost (UNREACHABLE) as soon as that moment passes without a newer
+ *       acknowledgement, EXPIRED when an acknowledgement says ttl = 0, and never comes back;</li>
+ *   <li>a broken stream is reopened at once (on the next endpoint), then with doubling backoff,
+ *       and the reopened stream immediately carries a keep-alive: that is the retry of the one
+ *       the break swallowed. Reopening stops when the safe window closes.</li>
+ * </ul>
+ *
+ * <p>Acknowledgements are matched to sends in stream order. Should a server ever answer out of
+ * order, an ack is credited to an earlier send than its own, which only shortens the window.
+ *
+ * <p>Thread safety: timers and gRPC callbacks enter through methods that take the monitor; the
+ * loss is published (future completed, listeners run) after the monitor is released, so user
+ * code reacting to a loss never runs while this keeper is locked by another thread.
+ */
+final class LeaseKeeper {
+    private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
+    /** The second reconnect waits this long, and each later one twice the previous (the first is immediate). */
+    static final Duration FIRST_RECONNECT_BACKOFF = Duration.ofMillis(25);
+
+    private final long leaseId;
+    private final long ttlNanos;
+    private final Endpoints endpoints;
+    private final MonotonicClock clock;
+    private final ScheduledExecutorService scheduler;
+    private final LeaseKeepAliveRequest keepAlive;
+    private final CompletableFuture<LeaseLoss> lost = new CompletableFuture<>();
+    private final Set<Consumer<LeaseLoss>> lossListeners = ConcurrentHashMap.newKeySet();
+
+    // Written under the monitor; volatile so validity checks never wait for a keeper busy sending.
+    private volatile long lastAckedSendNanos;
+    private volatile long safeUntilNanos;
+    private volatile LeaseLoss loss;
+
+    // Guarded by this.
+    private LeaseLoss unpublished;
+    private long nextTickNanos;
+    private KeepAliveStream stream; // null while reconnecting
+    private int breaksInARow;
+    private ScheduledFuture<?> tickTimer;
+    private ScheduledFuture<?> lossTimer;
+    private ScheduledFuture<?> reconnectTimer;
+
+    /**
+     * @param grantSentNanos when the grant request was sent: the grant is the first renewal, and
+     *                       the server granted no earlier than this
+     */
+    LeaseKeeper(long leaseId, Duration ttl, long grantSentNanos,
+                Endpoints endpoints, MonotonicClock clock, ScheduledExecutorService scheduler) {
+        this.leaseId = leaseId;
+        this.ttlNanos = ttl.toNanos();
+        this.endpoints = endpoints;
+        this.clock = clock;
+        this.scheduler = scheduler;
+        this.keepAlive = LeaseKeepAliveRequest.newBuilder().setId(leaseId).build();
+        this.lastAckedSendNanos = grantSentNanos;
+        this.safeUntilNanos = grantSentNanos + ttlNanos / 2;
+        this.nextTickNanos = grantSentNanos + ttlNanos / 3;
+    }
+
+    /** Opens the stream and starts the timers; the lease may already be lost if the grant took TTL/2. */
+    void start() {
+        synchronized (this) {
+            long now = clock.nanoTime();
+            if (!passedSafeWindow(now)) {
+                armLossTimer(now);
+                scheduleTick(now);
+                openStream();
+            }
+        }
+        publishLoss();
+    }
+
+    boolean isValid() {
+        return loss == null && clock.nanoTime() - safeUntilNanos < 0;
+    }
+
+    long safeUntilNanos() {
+        return safeUntilNanos;
+    }
+
+    long lastAckedSendNanos() {
+        return lastAckedSendNanos;
+    }
+
+    /** Completes once, with the first loss; never completes while the lease is trusted. */
+    CompletableFuture<LeaseLoss> lost() {
+        return lost;
+    }
+
+    /** The loss, or null while the lease is trusted (the safe window may still have just passed). */
+    LeaseLoss loss() {
+        return loss;
+    }
+
+    /**
+     * Calls {@code listener} once when the lease is lost (at once if it already is), unless the
+     * returned action runs first. Unlike a dependent of {@link #lost()}, a removed listener
+     * leaves nothing behind, so per-call listeners on a long-lived lease do not accumulate.
+     */
+    Runnable onLoss(Consumer<LeaseLoss> listener) {
+        lossListeners.add(listener);
+        LeaseLoss current = loss;
+        if (current != null && lossListeners.remove(listener)) {
+            listener.accept(current);
+        }
+        return () -> lossListeners.remove(listener);
+    }
+
+    /** Stops keeping the lease alive and declares it lost for {@code reason}; no-op once lost. */
+    void stop(LeaseLoss.Reason reason, String message) {
+        synchronized (this) {
+            markLost(reason, message);
+        }
+        publishLoss();
+    }
+
+    // Entry points (timers, stream callbacks) change state under the monitor, then publish a
+    // loss, if they declared one, after releasing it.
+
+    private void tick() {
+        synchronized (this) {
+            tickLocked();
+        }
+        publishLoss();
+    }
+
+    private void onAck(KeepAliveStream from, LeaseKeepAliveResponse ack) {
+        synchronized (this) {
+            ackLocked(from, ack);
+        }
+        publishLoss();
+    }
+
+    private void onBroken(KeepAliveStream from, Throwable failure) {
+        synchronized (this) {
+            brokenLocked(from, failure);
+        }
+        publishLoss();
+    }
+
+    private void reconnect() {
+        synchronized (this) {
+            reconnectLocked();
+        }
+        publishLoss();
+    }
+
+    private void onLossDeadline() {
+        synchronized (this) {
+            if (loss == null) {
+                long now = clock.nanoTime();
+                if (!passedSafeWindow(now)) {
+                    armLossTimer(now); // fired early (timer and clock disagree): wait for the real deadline
+                }
+            }
+        }
+        publishLoss();
+    }
+
+    private void tickLocked() {
+        if (loss != null) {
+            return;
+        }
+        long now = clock.nanoTime();
+        if (passedSafeWindow(now)) {
+            return;
+        }
+        long period = ttlNanos / 3;
+        // After a pause, skip the ticks that were missed instead of sending a burst.
+        do {
+            nextTickNanos += period;
+        } while (nextTickNanos - now <= 0);
+        scheduleTick(now);
+        if (stream != null) {
+            send(stream, now);
+        } // else a reconnect is pending and sends on the new stream
+    }
+
+    private void ackLocked(KeepAliveStream from, LeaseKeepAliveResponse ack) {
+        if (loss != null || from != stream) {
+            return; // an answer on a stream we already gave up
+        }
+        Long sentAt = from.pendingSends.pollFirst();
+        if (sentAt == null) {
+            log.warn("lease {}: keep-alive answer without a request in flight; ignored", leaseId);
+            return;
+        }
+        long now = clock.nanoTime();
+        // A late answer cannot revive a lease whose window has closed: the server may already
+        // have expired it.
+        if (passedSafeWindow(now)) {
+            return;
+        }
+        if (ack.getTtl() <= 0 && ack.getTtlMs() <= 0) {
+            markLost(LeaseLoss.Reason.EXPIRED, "the server no longer has lease " + leaseId
+                    + " (keep-alive answered ttl=0)");
+            return;
+        }
+        long ackTtlNanos = ack.getTtlMs() > 0
+                ? TimeUnit.MILLISECONDS.toNanos(ack.getTtlMs())
+                : TimeUnit.SECONDS.toNanos(ack.getTtl());
+        long until = sentAt + ackTtlNanos / 2;
+        if (until - safeUntilNanos > 0) {
+            lastAckedSendNanos = sentAt;
+            safeUntilNanos = until;
+            armLossTimer(now);
+        }
+        breaksInARow = 0;
+    }
+
+    private void brokenLocked(KeepAliveStream from, Throwable failure) {
+        if (loss != null || from != stream) {
+            return;
+        }
+        stream = null;
+        Status status = failure == null
+                ? Status.UNAVAILABLE.withDescription("the server ended the keep-alive stream")
+                : Status.fromThrowable(failure);
+        if (status.getCode() == Status.Code.NOT_FOUND) {
+            markLost(LeaseLoss.Reason.EXPIRED, "the server no longer has lease " + leaseId + ": "
+                    + status.getDescription());
+            return;
+        }
+        // A member that broke the stream is suspect; the next one may serve us.
+        endpoints.failedOver(from.endpoint);
+        breaksInARow++;
+        long delay = reconnectDelayNanos(breaksInARow);
+        log.debug("lease {}: keep-alive stream to {} broke ({}); reopening in {} ms",
+                leaseId, endpoints.target(from.endpoint), status, TimeUnit.NANOSECONDS.toMillis(delay));
+        reconnectTimer = schedule(this::reconnect, delay);
+    }
+
+    private void reconnectLocked() {
+        if (loss != null || stream != null) {
+            return;
+        }
+        long now = clock.nanoTime();
+        if (passedSafeWindow(now)) {
+            return;
+        }
+        openStream();
+        if (stream != null) {
+            send(stream, now); // retry the keep-alive the broken stream swallowed
+        }
+    }
+
+    /** Declares the lease lost if its safe window has closed at {@code now}; caller holds the monitor. */
+    private boolean passedSafeWindow(long now) {
+        if (now - safeUntilNanos < 0) {
+            return false;
+        }
+        markLost(LeaseLoss.Reason.UNREACHABLE, "no keep-alive of lease " + leaseId
+                + " was acknowledged within TTL/2 (" + TimeUnit.NANOSECONDS.toMillis(ttlNanos / 2)
+                + " ms) of sending the last acknowledged one, " + TimeUnit.NANOSECONDS.toMillis(now - lastAckedSendNanos)
+                + " ms ago; the server may expire it soon");
+        return true;
+    }
+
+    private void openStream() {
+        int endpoint = endpoints.preferred();
+        KeepAliveStream opening = new KeepAliveStream(endpoint);
+        // Current before the call starts: with a direct executor its callbacks may run inside it.
+        stream = opening;
+        try {
+            LockServiceGrpc.newStub(endpoints.channel(endpoint)).leaseKeepAlive(opening);
+        } catch (RuntimeException e) {
+            brokenLocked(opening, e);
+        }
+    }
+
+    private void send(KeepAliveStream to, long now) {
+        // Record before sending: the answer may arrive before onNext returns.
+        to.pendingSends.addLast(now);
+        try {
+            to.requests.onNext(keepAlive);
+        } catch (RuntimeException e) {
+            // The call was already closed; reopen now rather than wait for its onError.
+            brokenLocked(to, e);
+        }
+    }
+
+    private long reconnectDelayNanos(int breaks) {
+        if (breaks <= 1) {
+            return 0;
+        }
+        long delay = FIRST_RECONNECT_BACKOFF.toNanos() << Math.min(breaks - 2, 20);
+        return Math.min(delay, ttlNanos / 6);
+    }
+
+    private void scheduleTick(long now) {
+        tickTimer = schedule(this::tick, nextTickNanos - now);
+    }
+
+    private void armLossTimer(long now) {
+        if (lossTimer != null) {
+            lossTimer.cancel(false);
+        }
+        lossTimer = schedule(this::onLossDeadline, safeUntilNanos - now);
+    }
+
+    private ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
+        try {
+            return scheduler.schedule(task, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            markLost(LeaseLoss.Reason.CLOSED, "the client's scheduler was shut down");
+            return null;
+        }
+    }
+
+    /** Caller holds the monitor; the loss is published by {@link #publishLoss()} after it is released. */
+    private void markLost(LeaseLoss.Reason reason, String message) {
+        if (loss != null) {
+            return;
+        }
+        LeaseLoss declared = new LeaseLoss(reason, message);
+        loss = declared;
+        unpublished = declared;
+        for (ScheduledFuture<?> timer : new ScheduledFuture<?>[] {tickTimer, lossTimer, reconnectTimer}) {
+            if (timer != null) {
+                timer.cancel(false);
+            }
+        }
+        KeepAliveStream closing = stream;
+        stream = null;
+        if (closing != null && closing.requests != null) {
+            closing.requests.cancel("lease " + leaseId + " is no longer kept alive: " + reason, null);
+        }
+    }
+
+    private void publishLoss() {
+        LeaseLoss declared;
+        synchronized (this) {
+            declared = unpublished;
+            unpublished = null;
+        }
+        if (declared == null) {
+            return;
+        }
+        if (declared.reason() == LeaseLoss.Reason.UNREACHABLE || declared.reason() == LeaseLoss.Reason.EXPIRED) {
+            log.warn("lease {} lost ({}): {}", leaseId, declared.reason(), declared.message());
+        } else {
+            log.debug("lease {} ended ({}): {}", leaseId, declared.reason(), declared.message());
+        }
+        lost.complete(declared);
+        for (Consumer<LeaseLoss> listener : lossListeners) {
+            if (lossListeners.remove(listener)) {
+                try {
+                    listener.accept(declared);
+                } catch (RuntimeException e) {
+                    log.warn("lease {}: a loss listener failed", leaseId, e);
+                }
+            }
+        }
+    }
+
+    /** One keep-alive stream; the keeper ignores the callbacks of every stream but the current one. */
+    private final class KeepAliveStream
+            implements ClientResponseObserver<LeaseKeepAliveRequest, LeaseKeepAliveResponse> {
+        final int endpoint;
+        /** Send times of keep-alives not yet answered on this stream, oldest first. Guarded by the keeper. */
+        final ArrayDeque<Long> pendingSends = new ArrayDeque<>();
+        ClientCallStreamObserver<LeaseKeepAliveRequest> requests;
+
+        KeepAliveStream(int endpoint) {
+            this.endpoint = endpoint;
+        }
+
+        @Override
+        public void beforeStart(ClientCallStreamObserver<LeaseKeepAliveRequest> requestStream) {
+            this.requests = requestStream;
+        }
+
+        @Override
+        public void onNext(LeaseKeepAliveResponse ack) {
+            onAck(this, ack);
+        }
+
+        @Override
+        public void onError(Throwable failure) {
+            onBroken(this, failure);
+        }
+
+        @Override
+        public void onCompleted() {
+            onBroken(this, null);
+        }
+    }
+}

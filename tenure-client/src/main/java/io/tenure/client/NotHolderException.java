@@ -1,0 +1,12 @@
+package io.tenure.client;
+
+/**
+ * The server refused an operation that requires holding a lock ({@code FAILED_PRECONDITION}):
+ * the (key, lease, fencing token) triple does not name the current holder, so the request was
+ * stale or foreign and changed nothing.
+ */
+public class NotHolderException extends TenureException {
+    public NotHolderException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

@@ -1,0 +1,73 @@
+package io.tenure.client;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * In-process servers running {@link ScriptedLockService}s, and a client on fake time connected to
+ * them. Everything runs on the calling thread (direct executors), so a test that advances fake
+ * time sees every consequence before {@code advance} returns.
+ */
+final class InProcessMembers implements AutoCloseable {
+    final FakeTime time = new FakeTime();
+    final List<ScriptedLockService> services = new ArrayList<>();
+    private final List<Server> servers = new ArrayList<>();
+    private final List<String> endpoints = new ArrayList<>();
+    private final List<TenureClient> clients = new ArrayList<>();
+
+    InProcessMembers(int count) {
+        Map<Long, Long> leases = new ConcurrentHashMap<>();
+        for (int i = 0; i < count; i++) {
+            String endpoint = "member-" + i + "-" + UUID.randomUUID();
+            ScriptedLockService service = new ScriptedLockService("n" + (i + 1), leases);
+            try {
+                servers.add(InProcessServerBuilder.forName(endpoint).directExecutor().addService(service).build().start());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            services.add(service);
+            endpoints.add(endpoint);
+        }
+    }
+
+    ScriptedLockService service(int index) {
+        return services.get(index);
+    }
+
+    TenureClient client() {
+        TenureClient client = TenureClient.builder()
+                .endpoints(endpoints)
+                .clock(time)
+                .scheduler(time)
+                .channelFactory(InProcessMembers::channel)
+                .build();
+        clients.add(client);
+        return client;
+    }
+
+    private static ManagedChannel channel(String endpoint) {
+        return InProcessChannelBuilder.forName(endpoint).directExecutor().build();
+    }
+
+    @Override
+    public void close() {
+        clients.forEach(TenureClient::close);
+        try {
+            for (Server server : servers) {
+                server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

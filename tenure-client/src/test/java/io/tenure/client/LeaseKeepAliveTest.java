@@ -1,0 +1,270 @@
+package io.tenure.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.grpc.Status;
+import io.tenure.proto.v1.LeaseGrantRequest;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The lease-loss rule (ARCHITECTURE.md, I6) on fake time: keep-alive every TTL/3, loss when no
+ * acknowledgement arrived within TTL/2 of the send of the last acknowledged one.
+ */
+class LeaseKeepAliveTest {
+    /** Divisible by 3 and by 2 in whole milliseconds, so every expected moment is exact. */
+    private static final Duration TTL = Duration.ofSeconds(9);
+    private static final Duration THIRD = TTL.dividedBy(3);
+    private static final Duration HALF = TTL.dividedBy(2);
+    private static final Duration NANO = Duration.ofNanos(1);
+
+    private final InProcessMembers members = new InProcessMembers(1);
+    private final ScriptedLockService server = members.service(0);
+    private final FakeTime time = members.time;
+    private final TenureClient client = members.client();
+
+    @AfterEach
+    void tearDown() {
+        members.close();
+    }
+
+    @Test
+    void grantSendsTtlInMillisecondsAndWholeSecondsRoundedUp() throws InterruptedException {
+        Lease lease = client.grantLease(Duration.ofMillis(1500), "worker-1");
+
+        LeaseGrantRequest grant = server.grants.poll(5, TimeUnit.SECONDS);
+        assertThat(grant).isNotNull();
+        assertThat(grant.getTtlMs()).isEqualTo(1500);
+        assertThat(grant.getTtl()).isEqualTo(2);
+        assertThat(grant.getClientId()).isEqualTo("worker-1");
+        assertThat(grant.getId()).isPositive();
+        assertThat(lease.id()).isEqualTo(grant.getId());
+        assertThat(lease.ttl()).isEqualTo(Duration.ofMillis(1500));
+        assertThat(lease.isValid()).isTrue();
+        assertThat(lease.safeUntilNanos()).isEqualTo(FakeTime.EPOCH + Duration.ofMillis(750).toNanos());
+    }
+
+    @Test
+    void sendsAKeepAliveEveryThirdOfTheTtlAndEachAckExtendsTheSafeWindow() {
+        Lease lease = client.grantLease(TTL, "worker-1");
+
+        time.advanceTo(THIRD.minus(NANO));
+        assertThat(server.keepAlivesReceived).isEmpty();
+
+        time.advanceTo(THIRD);
+        assertThat(server.keepAlivesReceived).hasSize(1);
+        assertThat(server.keepAlivesReceived.peek().getId()).isEqualTo(lease.id());
+        assertThat(lease.safeUntilNanos()).isEqualTo(at(THIRD.plus(HALF)));
+
+        time.advanceTo(THIRD.multipliedBy(5));
+        assertThat(server.keepAlivesReceived).hasSize(5);
+        assertThat(lease.safeUntilNanos()).isEqualTo(at(THIRD.multipliedBy(5).plus(HALF)));
+        assertThat(lease.isValid()).isTrue();
+        assertThat(lease.lost()).isNotDone();
+        assertThat(server.streamsOpened).hasValue(1);
+    }
+
+    @Test
+    void lostAsUnreachableWhenNothingIsAcknowledgedWithinHalfTheTtl() throws Exception {
+        Lease lease = client.grantLease(TTL, "worker-1");
+        server.keepAlives = ScriptedLockService.KeepAlives.SILENT;
+
+        // The keep-alive at TTL/3 goes unanswered; the grant's own window still holds.
+        time.advanceTo(HALF.minus(NANO));
+        assertThat(server.keepAlivesReceived).hasSize(1);
+        assertThat(lease.isValid()).isTrue();
+        assertThat(lease.lost()).isNotDone();
+
+        time.advanceTo(HALF);
+        assertThat(lease.isValid()).isFalse();
+        LeaseLoss loss = lease.lost().get(5, TimeUnit.SECONDS);
+        assertThat(loss.reason()).isEqualTo(LeaseLoss.Reason.UNREACHABLE);
+        assertThat(loss.message()).contains(String.valueOf(lease.id()));
+        // Declared before the server could expire the lease (grant + TTL at the earliest).
+        assertThat(time.elapsedNanos()).isLessThan(TTL.toNanos());
+    }
+
+    @Test
+    void safeWindowCountsFromTheSendOfTheKeepAliveNotFromItsAcknowledgement() throws Exception {
+        Lease lease = client.grantLease(TTL, "worker-1");
+        server.keepAlives = ScriptedLockService.KeepAlives.HOLD;
+
+        time.advanceTo(THIRD);                               // keep-alive sent at TTL/3, answer held
+        time.advanceTo(THIRD.plus(Duration.ofSeconds(1)));   // ... and acknowledged a second later
+        server.keepAlives = ScriptedLockService.KeepAlives.SILENT;
+        server.releaseHeldAcks();
+
+        assertThat(lease.safeUntilNanos()).isEqualTo(at(THIRD.plus(HALF)));
+        time.advanceTo(THIRD.plus(HALF).minus(NANO));
+        assertThat(lease.isValid()).isTrue();
+        time.advanceTo(THIRD.plus(HALF));
+        assertThat(lease.isValid()).isFalse();
+        assertThat(lease.lost().get(5, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLoss.Reason.UNREACHABLE);
+    }
+
+    @Test
+    void anAcknowledgementArrivingAfterTheWindowClosedDoesNotReviveTheLease() throws Exception {
+        Lease lease = client.grantLease(TTL, "worker-1");
+        server.keepAlives = ScriptedLockService.KeepAlives.HOLD;
+
+        time.advanceTo(THIRD);
+        time.advanceTo(HALF);
+        server.releaseHeldAcks();
+
+        assertThat(lease.lost().get(5, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLoss.Reason.UNREACHABLE);
+        assertThat(lease.isValid()).isFalse();
+        assertThat(lease.safeUntilNanos()).isEqualTo(at(HALF));
+    }
+
+    @Test
+    void afterAPauseTheLeaseReadsInvalidBeforeAnyTimerHasRun() throws Exception {
+        Lease lease = client.grantLease(TTL, "worker-1");
+
+        // A stop-the-world pause: the clock moves past the window, no timer has run yet.
+        time.jump(HALF);
+
+        assertThat(lease.isValid()).isFalse();
+        assertThat(lease.lost()).isNotDone();
+        time.runDueTasks();
+        assertThat(lease.lost().get(5, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLoss.Reason.UNREACHABLE);
+        // The keep-alive tick that was due during the pause found the window closed and sent nothing.
+        assertThat(server.keepAlivesReceived).isEmpty();
+    }
+
+    @Test
+    void anAckWithTtlZeroMeansTheServerExpiredTheLease() throws Exception {
+        Lease lease = client.grantLease(TTL, "worker-1");
+        server.keepAlives = ScriptedLockService.KeepAlives.EXPIRED;
+
+        time.advanceTo(THIRD);
+
+        LeaseLoss loss = lease.lost().get(5, TimeUnit.SECONDS);
+        assertThat(loss.reason()).isEqualTo(LeaseLoss.Reason.EXPIRED);
+        assertThat(loss.message()).contains("ttl=0");
+        assertThat(lease.isValid()).isFalse();
+        // No keep-alive is sent for a lost lease.
+        time.advanceTo(TTL);
+        assertThat(server.keepAlivesReceived).hasSize(1);
+    }
+
+    @Test
+    void aBrokenStreamIsReopenedAtOnceAndTheKeepAliveRetriedInsideTheWindow() {
+        Lease lease = client.grantLease(TTL, "worker-1");
+        time.advanceTo(Duration.ofSeconds(1));
+
+        server.breakStreams(Status.UNAVAILABLE.withDescription("leader changed"));
+        time.runDueTasks();
+
+        assertThat(server.streamsOpened).hasValue(2);
+        assertThat(server.keepAlivesReceived).hasSize(1);
+        assertThat(lease.safeUntilNanos()).isEqualTo(at(Duration.ofSeconds(1).plus(HALF)));
+        // Past the grant's own window, alive thanks to the retry; the regular ticks continue.
+        time.advanceTo(HALF.plus(Duration.ofSeconds(1)));
+        assertThat(lease.isValid()).isTrue();
+        assertThat(lease.lost()).isNotDone();
+    }
+
+    @Test
+    void repeatedBreaksAreRetriedWithDoublingBackoffUntilTheWindowCloses() throws Exception {
+        Lease lease = client.grantLease(TTL, "worker-1");
+        server.keepAlives = ScriptedLockService.KeepAlives.BREAK;
+
+        time.advanceTo(HALF);
+
+        // Stream 1 breaks on the keep-alive at 3 s; reopened at once (3.000 s), then after 25, 50,
+        // 100, 200 and 400 ms (3.025, 3.075, 3.175, 3.375, 3.775 s); the next, at 4.575 s, would
+        // fall after the window closes at 4.5 s. Each stream carried exactly one keep-alive.
+        assertThat(server.streamsOpened).hasValue(7);
+        assertThat(server.keepAlivesReceived).hasSize(7);
+        assertThat(lease.lost().get(5, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLoss.Reason.UNREACHABLE);
+        time.advanceTo(TTL);
+        assertThat(server.streamsOpened).hasValue(7);
+    }
+
+    @Test
+    void aStreamFailingWithNotFoundMeansTheLeaseIsGone() throws Exception {
+        Lease lease = client.grantLease(TTL, "worker-1");
+
+        server.breakStreams(Status.NOT_FOUND.withDescription("lease not found"));
+
+        LeaseLoss loss = lease.lost().get(5, TimeUnit.SECONDS);
+        assertThat(loss.reason()).isEqualTo(LeaseLoss.Reason.EXPIRED);
+        assertThat(loss.message()).contains("lease not found");
+    }
+
+    @Test
+    void revokeTellsTheServerStopsKeepAlivesAndCompletesLostAsRevoked() throws Exception {
+        Lease lease = client.grantLease(TTL, "worker-1");
+
+        lease.revoke();
+        lease.revoke();
+        lease.close();
+
+        assertThat(server.revokes).containsExactly(lease.id());
+        assertThat(lease.lost().get(5, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLoss.Reason.REVOKED);
+        assertThat(lease.isValid()).isFalse();
+        time.advanceTo(TTL);
+        assertThat(server.keepAlivesReceived).isEmpty();
+    }
+
+    @Test
+    void revokeAfterALossKeepsTheFirstReasonButStillFreesTheLeaseOnTheServer() throws Exception {
+        Lease lease = client.grantLease(TTL, "worker-1");
+        server.keepAlives = ScriptedLockService.KeepAlives.SILENT;
+        time.advanceTo(HALF);
+
+        lease.revoke();
+
+        assertThat(lease.lost().get(5, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLoss.Reason.UNREACHABLE);
+        assertThat(server.revokes).containsExactly(lease.id());
+    }
+
+    @Test
+    void closingTheClientEndsItsLeasesAsClosed() throws Exception {
+        Lease lease = client.grantLease(TTL, "worker-1");
+
+        client.close();
+
+        assertThat(lease.lost().get(5, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLoss.Reason.CLOSED);
+        assertThat(lease.isValid()).isFalse();
+        assertThatThrownBy(() -> client.grantLease(TTL, "worker-1")).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void completingTheReturnedLostFutureDoesNotFoolTheLease() {
+        Lease lease = client.grantLease(TTL, "worker-1");
+
+        lease.lost().cancel(false);
+
+        assertThat(lease.isValid()).isTrue();
+        time.advanceTo(THIRD);
+        assertThat(server.keepAlivesReceived).hasSize(1);
+    }
+
+    @Test
+    void aLeaseLostWhileWaitingForALockWithdrawsTheWait() throws Exception {
+        Lease lease = client.grantLease(TTL, "worker-1");
+        server.lockAnswer = request -> null; // never granted
+        server.keepAlives = ScriptedLockService.KeepAlives.SILENT;
+
+        CompletableFuture<LockHandle> waiting = client.lockAsync("jobs", lease, null, null);
+        assertThat(server.locks.poll(5, TimeUnit.SECONDS).getTimeoutMs()).isEqualTo(-1);
+        assertThat(waiting).isNotDone();
+
+        time.advanceTo(HALF);
+
+        assertThatThrownBy(() -> waiting.get(5, TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class)
+                .cause().isInstanceOf(LeaseLostException.class);
+        server.parkedLockCancelled.get(5, TimeUnit.SECONDS);
+    }
+
+    private static long at(Duration offset) {
+        return FakeTime.EPOCH + offset.toNanos();
+    }
+}

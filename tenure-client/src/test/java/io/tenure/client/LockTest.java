@@ -1,0 +1,193 @@
+package io.tenure.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.grpc.Status;
+import io.tenure.proto.v1.LockRequest;
+import io.tenure.proto.v1.LockResponse;
+import io.tenure.proto.v1.TryLockResponse;
+import io.tenure.proto.v1.UnlockRequest;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class LockTest {
+    private static final Duration TTL = Duration.ofSeconds(9);
+    private static final long TOKEN = (42L << 16) + 3;
+
+    private final InProcessMembers members = new InProcessMembers(1);
+    private final ScriptedLockService server = members.service(0);
+    private final TenureClient client = members.client();
+    private final Lease lease = client.grantLease(TTL, "worker-1");
+
+    @AfterEach
+    void tearDown() {
+        members.close();
+    }
+
+    @Test
+    void aGrantedLockCarriesKeyFencingTokenAndLease() throws InterruptedException {
+        server.lockAnswer = request -> LockResponse.newBuilder()
+                .setKey(request.getName()).setAcquired(true).setFencingToken(TOKEN).build();
+
+        LockHandle handle = client.lock("invoices", lease, Duration.ofMillis(1500), "batch 7".getBytes(StandardCharsets.UTF_8));
+
+        LockRequest sent = server.locks.poll(5, TimeUnit.SECONDS);
+        assertThat(sent.getName()).isEqualTo("invoices");
+        assertThat(sent.getLeaseId()).isEqualTo(lease.id());
+        assertThat(sent.getTimeoutMs()).isEqualTo(1500);
+        assertThat(sent.getMetadata().toStringUtf8()).isEqualTo("batch 7");
+        assertThat(handle.key()).isEqualTo("invoices");
+        assertThat(handle.fencingToken()).isEqualTo(TOKEN);
+        assertThat(handle.lease()).isSameAs(lease);
+        assertThat(handle.isValid()).isTrue();
+    }
+
+    @Test
+    void timeoutNullOrNegativeWaitsForeverAndZeroTriesOnce() throws InterruptedException {
+        client.lock("a", lease, null, null);
+        client.lock("a", lease, Duration.ofSeconds(-1), null);
+        client.lock("a", lease, Duration.ZERO, null);
+        client.lock("a", lease, Duration.ofNanos(1), null);
+
+        assertThat(server.locks.poll(5, TimeUnit.SECONDS).getTimeoutMs()).isEqualTo(-1);
+        assertThat(server.locks.poll(5, TimeUnit.SECONDS).getTimeoutMs()).isEqualTo(-1);
+        assertThat(server.locks.poll(5, TimeUnit.SECONDS).getTimeoutMs()).isZero();
+        assertThat(server.locks.poll(5, TimeUnit.SECONDS).getTimeoutMs()).isEqualTo(1);
+    }
+
+    @Test
+    void aLockNotGrantedInTimeThrowsNamingTheHolder() {
+        server.lockAnswer = request -> LockResponse.newBuilder()
+                .setKey(request.getName()).setAcquired(false).setHolder("worker-2").setWaiters(3).build();
+
+        assertThatThrownBy(() -> client.lock("invoices", lease, Duration.ofSeconds(1), null))
+                .isInstanceOfSatisfying(LockNotAcquiredException.class, e -> {
+                    assertThat(e.key()).isEqualTo("invoices");
+                    assertThat(e.holder()).isEqualTo("worker-2");
+                    assertThat(e.waiters()).isEqualTo(3);
+                    assertThat(e).hasMessageContaining("worker-2");
+                });
+    }
+
+    @Test
+    void releaseSendsOneUnlockWithKeyLeaseAndToken() throws InterruptedException {
+        server.lockAnswer = request -> LockResponse.newBuilder()
+                .setKey(request.getName()).setAcquired(true).setFencingToken(TOKEN).build();
+        LockHandle handle = client.lock("invoices", lease, null, null);
+
+        handle.release();
+        handle.release();
+        handle.close();
+
+        UnlockRequest unlock = server.unlocks.poll(5, TimeUnit.SECONDS);
+        assertThat(unlock.getKey()).isEqualTo("invoices");
+        assertThat(unlock.getLeaseId()).isEqualTo(lease.id());
+        assertThat(unlock.getFencingToken()).isEqualTo(TOKEN);
+        assertThat(server.unlocks).isEmpty();
+        assertThat(handle.isValid()).isFalse();
+        assertThat(lease.isValid()).isTrue();
+    }
+
+    @Test
+    void aReleaseTheServerCallsStaleIsNotAnErrorForTheHandle() {
+        LockHandle handle = client.lock("invoices", lease, null, null);
+        server.unlockFailure = Status.FAILED_PRECONDITION.withDescription("lease does not hold 'invoices' at that token");
+
+        handle.release();
+
+        assertThat(handle.isValid()).isFalse();
+        assertThat(server.unlocks).hasSize(1);
+    }
+
+    @Test
+    void aReleaseThatReachedNoMemberThrowsAndCanBeRetried() {
+        LockHandle handle = client.lock("invoices", lease, null, null);
+        server.unlockFailure = Status.UNAVAILABLE.withDescription("no leader");
+
+        assertThatThrownBy(handle::release).isInstanceOf(UnavailableException.class).hasMessageContaining("no leader");
+        assertThat(handle.isValid()).isFalse();
+
+        server.unlockFailure = null;
+        handle.release();
+        handle.release();
+        assertThat(server.unlocks).hasSize(2);
+    }
+
+    @Test
+    void tryLockReturnsEmptyWhenAnotherLeaseHoldsTheLock() {
+        server.tryLockAnswer = request -> TryLockResponse.newBuilder()
+                .setKey(request.getName()).setAcquired(false).setHolder("worker-2").build();
+
+        assertThat(client.tryLock("invoices", lease, null)).isEmpty();
+
+        server.tryLockAnswer = request -> TryLockResponse.newBuilder()
+                .setKey(request.getName()).setAcquired(true).setFencingToken(TOKEN).build();
+        assertThat(client.tryLock("invoices", lease, null)).get()
+                .satisfies(handle -> assertThat(handle.fencingToken()).isEqualTo(TOKEN));
+    }
+
+    @Test
+    void serverRefusalsBecomeTypedExceptionsWithTheServersText() {
+        server.lockAnswer = request -> {
+            throw Status.INVALID_ARGUMENT.withDescription("name: must not be empty").asRuntimeException();
+        };
+        assertThatThrownBy(() -> client.lock("", lease, null, null))
+                .isInstanceOf(InvalidArgumentException.class).hasMessage("name: must not be empty");
+
+        server.lockAnswer = request -> {
+            throw Status.NOT_FOUND.withDescription("lease 7 not found").asRuntimeException();
+        };
+        assertThatThrownBy(() -> client.lock("a", lease, null, null))
+                .isInstanceOf(LeaseNotFoundException.class).hasMessage("lease 7 not found");
+
+        server.lockAnswer = request -> {
+            throw Status.PERMISSION_DENIED.withDescription("no").asRuntimeException();
+        };
+        assertThatThrownBy(() -> client.lock("a", lease, null, null))
+                .isExactlyInstanceOf(TenureException.class).hasMessageContaining("PERMISSION_DENIED").hasMessageContaining("no");
+    }
+
+    @Test
+    void aLeaseThatIsNoLongerValidIsRefusedWithoutAskingTheServer() {
+        lease.revoke();
+
+        assertThatThrownBy(() -> client.lock("a", lease, null, null))
+                .isInstanceOfSatisfying(LeaseLostException.class,
+                        e -> assertThat(e.loss().reason()).isEqualTo(LeaseLoss.Reason.REVOKED));
+        assertThatThrownBy(() -> client.tryLock("a", lease, null)).isInstanceOf(LeaseLostException.class);
+        assertThat(server.locks).isEmpty();
+    }
+
+    @Test
+    void aHandleIsInvalidOnceItsLeaseIsLost() {
+        LockHandle handle = client.lock("invoices", lease, null, null);
+        server.keepAlives = ScriptedLockService.KeepAlives.SILENT;
+
+        members.time.advance(TTL.dividedBy(2));
+
+        assertThat(handle.isValid()).isFalse();
+    }
+
+    @Test
+    void cancellingAnAsyncLockWithdrawsTheWaitOnTheServer() throws Exception {
+        server.lockAnswer = request -> null;
+
+        CompletableFuture<LockHandle> waiting = client.lockAsync("invoices", lease, null, null);
+        waiting.cancel(false);
+
+        server.parkedLockCancelled.get(5, TimeUnit.SECONDS);
+        assertThat(lease.isValid()).isTrue();
+    }
+
+    @Test
+    void aLeaseBelongsToTheClientThatGrantedIt() {
+        TenureClient other = members.client();
+
+        assertThatThrownBy(() -> other.lock("a", lease, null, null)).isInstanceOf(IllegalArgumentException.class);
+    }
+}

@@ -1,0 +1,206 @@
+package io.tenure.client;
+
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.tenure.proto.v1.LeaseGrantRequest;
+import io.tenure.proto.v1.LeaseGrantResponse;
+import io.tenure.proto.v1.LeaseKeepAliveRequest;
+import io.tenure.proto.v1.LeaseKeepAliveResponse;
+import io.tenure.proto.v1.LeaseRevokeRequest;
+import io.tenure.proto.v1.LeaseRevokeResponse;
+import io.tenure.proto.v1.LockRequest;
+import io.tenure.proto.v1.LockResponse;
+import io.tenure.proto.v1.LockServiceGrpc;
+import io.tenure.proto.v1.StatusRequest;
+import io.tenure.proto.v1.StatusResponse;
+import io.tenure.proto.v1.TryLockRequest;
+import io.tenure.proto.v1.TryLockResponse;
+import io.tenure.proto.v1.UnlockRequest;
+import io.tenure.proto.v1.UnlockResponse;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+
+/**
+ * A LockService whose answers the test scripts: it records every request and can stop
+ * acknowledging keep-alives, hold them, answer ttl=0, or break streams. Not a lock server.
+ */
+final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
+    enum KeepAlives {
+        /** Acknowledge each keep-alive at once with the lease's TTL. */
+        ACK,
+        /** Receive keep-alives and never answer them. */
+        SILENT,
+        /** Keep the acknowledgements until {@link #releaseHeldAcks()}. */
+        HOLD,
+        /** Answer ttl = 0: the lease is gone. */
+        EXPIRED,
+        /** Fail the stream with UNAVAILABLE on each keep-alive. */
+        BREAK
+    }
+
+    final String name;
+    volatile KeepAlives keepAlives = KeepAlives.ACK;
+    /** Answers Lock requests; returning null parks the call until the client cancels it. */
+    volatile Function<LockRequest, LockResponse> lockAnswer =
+            request -> LockResponse.newBuilder().setKey(request.getName()).setAcquired(true).setFencingToken(1L << 16).build();
+    volatile Function<TryLockRequest, TryLockResponse> tryLockAnswer =
+            request -> TryLockResponse.newBuilder().setKey(request.getName()).setAcquired(true).setFencingToken(1L << 16).build();
+    /** When set, Unlock fails with it. */
+    volatile Status unlockFailure;
+    /** When set, Status fails with it. */
+    volatile Status statusFailure;
+
+    final BlockingQueue<LeaseGrantRequest> grants = new LinkedBlockingQueue<>();
+    final BlockingQueue<LeaseKeepAliveRequest> keepAlivesReceived = new LinkedBlockingQueue<>();
+    final BlockingQueue<Long> revokes = new LinkedBlockingQueue<>();
+    final BlockingQueue<LockRequest> locks = new LinkedBlockingQueue<>();
+    final BlockingQueue<UnlockRequest> unlocks = new LinkedBlockingQueue<>();
+    final AtomicInteger statusCalls = new AtomicInteger();
+    final AtomicInteger streamsOpened = new AtomicInteger();
+    /** Completes when a parked Lock call is cancelled by the client. */
+    final CompletableFuture<Void> parkedLockCancelled = new CompletableFuture<>();
+
+    /** Granted leases and their TTLs; shared by the members of one test, as replication would. */
+    private final Map<Long, Long> ttlMsByLease;
+    private final List<StreamObserver<LeaseKeepAliveResponse>> openStreams = new CopyOnWriteArrayList<>();
+    private final Queue<Runnable> heldAcks = new ConcurrentLinkedQueue<>();
+
+    ScriptedLockService(String name, Map<Long, Long> ttlMsByLease) {
+        this.name = name;
+        this.ttlMsByLease = ttlMsByLease;
+    }
+
+    /** Sends the acknowledgements kept in {@link KeepAlives#HOLD} mode. */
+    void releaseHeldAcks() {
+        Runnable ack;
+        while ((ack = heldAcks.poll()) != null) {
+            ack.run();
+        }
+    }
+
+    /** Fails every open keep-alive stream with {@code status}. */
+    void breakStreams(Status status) {
+        for (StreamObserver<LeaseKeepAliveResponse> stream : openStreams) {
+            openStreams.remove(stream);
+            stream.onError(status.asRuntimeException());
+        }
+    }
+
+    @Override
+    public void leaseGrant(LeaseGrantRequest request, StreamObserver<LeaseGrantResponse> responses) {
+        grants.add(request);
+        ttlMsByLease.put(request.getId(), request.getTtlMs());
+        responses.onNext(LeaseGrantResponse.newBuilder()
+                .setId(request.getId()).setTtl(request.getTtl()).setTtlMs(request.getTtlMs()).build());
+        responses.onCompleted();
+    }
+
+    @Override
+    public StreamObserver<LeaseKeepAliveRequest> leaseKeepAlive(StreamObserver<LeaseKeepAliveResponse> responses) {
+        streamsOpened.incrementAndGet();
+        openStreams.add(responses);
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(LeaseKeepAliveRequest request) {
+                keepAlivesReceived.add(request);
+                long ttlMs = ttlMsByLease.getOrDefault(request.getId(), 0L);
+                LeaseKeepAliveResponse renewed = LeaseKeepAliveResponse.newBuilder()
+                        .setId(request.getId()).setTtl((ttlMs + 999) / 1000).setTtlMs(ttlMs).build();
+                switch (keepAlives) {
+                    case ACK -> responses.onNext(renewed);
+                    case SILENT -> { }
+                    case HOLD -> heldAcks.add(() -> answerIfStillOpen(responses, renewed));
+                    case EXPIRED -> responses.onNext(LeaseKeepAliveResponse.newBuilder().setId(request.getId()).build());
+                    case BREAK -> {
+                        openStreams.remove(responses);
+                        responses.onError(Status.UNAVAILABLE.withDescription("member " + name + " is not ready").asRuntimeException());
+                    }
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                openStreams.remove(responses);
+            }
+
+            @Override
+            public void onCompleted() {
+                openStreams.remove(responses);
+                responses.onCompleted();
+            }
+        };
+    }
+
+    /** A held answer may find the client gone, as it would on a real server. */
+    private static void answerIfStillOpen(StreamObserver<LeaseKeepAliveResponse> responses, LeaseKeepAliveResponse ack) {
+        if (!((ServerCallStreamObserver<LeaseKeepAliveResponse>) responses).isCancelled()) {
+            responses.onNext(ack);
+        }
+    }
+
+    @Override
+    public void leaseRevoke(LeaseRevokeRequest request, StreamObserver<LeaseRevokeResponse> responses) {
+        revokes.add(request.getId());
+        ttlMsByLease.remove(request.getId());
+        responses.onNext(LeaseRevokeResponse.getDefaultInstance());
+        responses.onCompleted();
+    }
+
+    @Override
+    public void lock(LockRequest request, StreamObserver<LockResponse> responses) {
+        locks.add(request);
+        LockResponse answer;
+        try {
+            answer = lockAnswer.apply(request);
+        } catch (RuntimeException refusal) {
+            responses.onError(refusal);
+            return;
+        }
+        if (answer == null) {
+            ((ServerCallStreamObserver<LockResponse>) responses)
+                    .setOnCancelHandler(() -> parkedLockCancelled.complete(null));
+            return;
+        }
+        responses.onNext(answer);
+        responses.onCompleted();
+    }
+
+    @Override
+    public void tryLock(TryLockRequest request, StreamObserver<TryLockResponse> responses) {
+        responses.onNext(tryLockAnswer.apply(request));
+        responses.onCompleted();
+    }
+
+    @Override
+    public void unlock(UnlockRequest request, StreamObserver<UnlockResponse> responses) {
+        unlocks.add(request);
+        Status failure = unlockFailure;
+        if (failure != null) {
+            responses.onError(failure.asRuntimeException());
+            return;
+        }
+        responses.onNext(UnlockResponse.getDefaultInstance());
+        responses.onCompleted();
+    }
+
+    @Override
+    public void status(StatusRequest request, StreamObserver<StatusResponse> responses) {
+        statusCalls.incrementAndGet();
+        Status failure = statusFailure;
+        if (failure != null) {
+            responses.onError(failure.asRuntimeException());
+            return;
+        }
+        responses.onNext(StatusResponse.newBuilder().setMemberName(name).setLeader(name).build());
+        responses.onCompleted();
+    }
+}
