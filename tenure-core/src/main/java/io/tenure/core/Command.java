@@ -41,6 +41,12 @@ public sealed interface Command {
      */
     record LockCancel(String key, long leaseId) implements Command {}
 
+    /**
+     * Records where a member serves clients, so any member can name the leader's endpoint. Each
+     * member announces its own once it has a leader, and again when it changes.
+     */
+    record MemberEndpoint(String member, String clientEndpoint) implements Command {}
+
     /** Releases a lock held by (lease, token), handing it to the next live waiter. */
     record LockRelease(String key, long leaseId, long fencingToken) implements Command {}
 }

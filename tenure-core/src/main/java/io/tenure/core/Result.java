@@ -22,6 +22,9 @@ public sealed interface Result {
 
     record LeaseGranted(long leaseId, long ttlMillis) implements Result {}
 
+    /** A member's client endpoint was recorded. */
+    record EndpointRecorded(String member, String clientEndpoint) implements Result {}
+
     /** Per renewed id, its TTL in milliseconds, or 0 when the lease does not exist (any more). */
     record LeasesRenewed(long[] leaseIds, long[] ttlMillis) implements Result {}
 

@@ -28,7 +28,8 @@ import java.util.zip.CheckedOutputStream;
  */
 final class SnapshotFormat {
     static final int MAGIC = 0x544E5253; // "TNRS"
-    static final int VERSION = 1;
+    /** 2 added the member endpoints; version 1 snapshots are still read. */
+    static final int VERSION = 2;
 
     private SnapshotFormat() {}
 
@@ -74,6 +75,12 @@ final class SnapshotFormat {
             out.writeLong(e.getValue().leaseId());
             out.writeLong(e.getValue().nextToken());
         }
+
+        out.writeInt(state.endpointMap().size());
+        for (Map.Entry<String, String> e : state.endpointMap().entrySet()) {
+            writeString(out, e.getKey());
+            writeString(out, e.getValue());
+        }
         out.flush();
         // The checksum itself is written past the checked stream.
         DataOutputStream tail = new DataOutputStream(target);
@@ -90,9 +97,9 @@ final class SnapshotFormat {
                 throw new SnapshotFormatException("not a Tenure snapshot (bad magic number)");
             }
             int version = in.readInt();
-            if (version != VERSION) {
+            if (version != VERSION && version != 1) {
                 throw new SnapshotFormatException("snapshot format version " + version
-                        + " is not supported by this build, which reads version " + VERSION);
+                        + " is not supported by this build, which reads versions 1 to " + VERSION);
             }
             long appliedPosition = in.readLong();
             long lastStamp = in.readLong();
@@ -127,6 +134,12 @@ final class SnapshotFormat {
             for (int i = 0; i < releaseCount; i++) {
                 long token = in.readLong();
                 state.recentReleaseMap().put(token, new Release(readString(in), in.readLong(), in.readLong()));
+            }
+            if (version >= 2) {
+                int endpointCount = count(in, "member endpoint");
+                for (int i = 0; i < endpointCount; i++) {
+                    state.endpointMap().put(readString(in), readString(in));
+                }
             }
             int expected = (int) crc.getValue();
             int stored = new DataInputStream(buffered).readInt();

@@ -58,6 +58,8 @@ public final class TenureState {
         }
     };
     private final EventLog events;
+    /** Member name → client endpoint, as each member announced it. */
+    private final TreeMap<String, String> endpoints = new TreeMap<>();
 
     private long appliedPosition;
     private long lastStamp;
@@ -108,6 +110,8 @@ public final class TenureState {
             return revokeLease(c);
         } else if (command instanceof LeaseExpire c) {
             return expireLease(c);
+        } else if (command instanceof Command.MemberEndpoint c) {
+            return recordEndpoint(c);
         }
         throw new IllegalArgumentException("unknown command " + command.getClass().getName());
     }
@@ -133,6 +137,15 @@ public final class TenureState {
 
     private static String clientIdOf(LeaseGrant c) {
         return c.clientId() == null ? "" : c.clientId();
+    }
+
+    private Result recordEndpoint(Command.MemberEndpoint c) {
+        if (c.member() == null || c.member().isEmpty() || c.clientEndpoint() == null
+                || c.member().length() > 64 || c.clientEndpoint().length() > 256) {
+            return rejected(Code.INVALID_ARGUMENT, "member endpoint needs a member name (at most 64 characters) and an endpoint (at most 256)");
+        }
+        endpoints.put(c.member(), c.clientEndpoint());
+        return new Result.EndpointRecorded(c.member(), c.clientEndpoint());
     }
 
     private Result renewLeases(LeaseRenew c) {
@@ -343,6 +356,11 @@ public final class TenureState {
         return events;
     }
 
+    /** Member name → client endpoint, as announced. */
+    public Map<String, String> memberEndpoints() {
+        return java.util.Collections.unmodifiableMap(endpoints);
+    }
+
     public int leaseCount() {
         return leases.size();
     }
@@ -408,6 +426,10 @@ public final class TenureState {
 
     TreeMap<String, Lock> lockMap() {
         return locks;
+    }
+
+    TreeMap<String, String> endpointMap() {
+        return endpoints;
     }
 
     LinkedHashMap<Long, Release> recentReleaseMap() {

@@ -23,31 +23,40 @@ final class DataDirectory {
     private static final String IDENTITY = "member.properties";
 
     private final Path dir;
-    private final boolean isNew;
+    private final boolean formatted;
     private final Properties identity;
 
-    private DataDirectory(Path dir, boolean isNew, Properties identity) {
+    private DataDirectory(Path dir, boolean formatted, Properties identity) {
         this.dir = dir;
-        this.isNew = isNew;
+        this.formatted = formatted;
         this.identity = identity;
     }
 
-    static DataDirectory open(Path dir, String cluster, String member) throws IOException {
-        Files.createDirectories(dir);
+    /**
+     * Opens (creating when new) the data directory of {@code member} of {@code cluster}, whose
+     * Raft group has id {@code groupUuid}.
+     *
+     * @throws IOException naming the problem when the directory is another member's or cluster's, or damaged
+     */
+    static DataDirectory open(Path dir, String cluster, String member, String groupUuid) throws IOException {
         Path file = dir.resolve(IDENTITY);
         Path raft = dir.resolve("raft");
+        if (Files.exists(dir) && !Files.isDirectory(dir)) {
+            throw new IOException("data directory " + dir.toAbsolutePath() + " is a file, not a directory");
+        }
         if (!Files.exists(file)) {
             if (Files.exists(raft)) {
                 throw new IOException("data directory " + dir.toAbsolutePath() + " has a raft/ directory but no "
                         + IDENTITY + ": it is damaged or not Tenure's; refusing to start");
             }
+            Files.createDirectories(dir);
             Properties p = new Properties();
             p.setProperty("cluster", cluster);
             p.setProperty("member", member);
             p.setProperty("layout", Integer.toString(LAYOUT_VERSION));
             p.setProperty("initialized", "false");
             write(file, p);
-            return new DataDirectory(dir, true, p);
+            return new DataDirectory(dir, false, p);
         }
         Properties p = new Properties();
         try (InputStream in = Files.newInputStream(file)) {
@@ -66,28 +75,31 @@ final class DataDirectory {
             throw new IOException("data directory " + dir.toAbsolutePath() + " belongs to member '" + p.getProperty("member")
                     + "', not '" + member + "'");
         }
-        if (!"true".equals(p.getProperty("initialized"))) {
-            // The first start stopped before it served anyone: nothing was acknowledged, start afresh.
+        boolean formatted = Files.exists(raft.resolve(groupUuid).resolve("current").resolve("raft-meta"));
+        if ("true".equals(p.getProperty("initialized"))) {
+            if (!formatted) {
+                throw new IOException("data directory " + dir.toAbsolutePath() + " is damaged: its Raft storage ("
+                        + raft.resolve(groupUuid) + ") is missing");
+            }
+        } else if (!formatted) {
+            // The first start stopped before Ratis had formatted its storage: nothing was written yet.
             deleteTree(raft);
-            return new DataDirectory(dir, true, p);
         }
-        if (!Files.isDirectory(raft)) {
-            throw new IOException("data directory " + dir.toAbsolutePath() + " is damaged: raft/ is missing");
-        }
-        return new DataDirectory(dir, false, p);
+        return new DataDirectory(dir, formatted, p);
     }
 
-    boolean isNew() {
-        return isNew;
+    /** Whether Ratis storage exists here (recover it) or must be created (format). */
+    boolean formatted() {
+        return formatted;
     }
 
     Path raftDir() {
         return dir.resolve("raft");
     }
 
-    /** Records that the member served once: from now on the directory is recovered, never re-created. */
+    /** Records that Ratis storage was created: from now on the directory is recovered, never re-created. */
     void markInitialized() throws IOException {
-        if (isNew) {
+        if (!"true".equals(identity.getProperty("initialized"))) {
             identity.setProperty("initialized", "true");
             write(dir.resolve(IDENTITY), identity);
         }

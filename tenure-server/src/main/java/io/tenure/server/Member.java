@@ -9,6 +9,13 @@ import io.tenure.server.raft.Entry;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
 import io.tenure.server.watch.WatchHub;
+import io.tenure.core.Command;
+import io.tenure.core.Result;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
@@ -17,7 +24,13 @@ import org.apache.ratis.server.protocol.TermIndex;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One member's running parts, wired together: the Raft server and state machine, the proposer,
@@ -37,13 +50,20 @@ public final class Member implements TenureStateMachine.Listener {
     private final WatchHub watches;
     private final long clusterId;
     private final long memberId;
+    private final RaftClient admin;
     private final Runnable onRaftShutdown;
     private final java.util.function.Consumer<Throwable> onLogFailure;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Member.class);
+    private static final long READ_BARRIER_TIMEOUT_MS = 3_000;
+    private final ClientId readClient = ClientId.randomId();
+    private final AtomicLong readCalls = new AtomicLong();
+    private volatile boolean announcing;
     private volatile long revision;
     private volatile int clientPort;
 
     Member(ServerConfig config, RaftServer raft, RaftGroupId groupId, TenureStateMachine stateMachine,
-           Proposer proposer, LeaseKeeper leases, Locks locks, WatchHub watches, long clusterId, Runnable onRaftShutdown,
+           Proposer proposer, LeaseKeeper leases, Locks locks, WatchHub watches, long clusterId, RaftClient admin,
+           Runnable onRaftShutdown,
            java.util.function.Consumer<Throwable> onLogFailure) {
         this.config = config;
         this.raft = raft;
@@ -55,6 +75,7 @@ public final class Member implements TenureStateMachine.Listener {
         this.watches = watches;
         this.clusterId = clusterId;
         this.memberId = MemberInfo.idOf(config.memberName());
+        this.admin = admin;
         this.onRaftShutdown = onRaftShutdown;
         this.onLogFailure = onLogFailure;
         this.revision = stateMachine.read(s -> s.revision());
@@ -109,11 +130,66 @@ public final class Member implements TenureStateMachine.Listener {
         }
     }
 
-    /** The Status answer: who leads, the term, and how far this member has applied. */
-    public StatusResponse status(ResponseHeader header) {
+    /** This member's client endpoint, as it announces it to the others. */
+    public String clientEndpoint() {
+        return config.host() + ":" + clientPort;
+    }
+
+    /**
+     * Completes once this member has applied everything committed when it was called (Ratis's
+     * ReadIndex, asked of the leader by a follower): reads after it are linearizable. Fails with
+     * {@link NotServingException} when no leader answers.
+     */
+    public CompletableFuture<Void> readBarrier() {
+        RaftClientRequest request = RaftClientRequest.newBuilder()
+                .setClientId(readClient)
+                .setServerId(RaftPeerId.valueOf(config.memberName()))
+                .setGroupId(groupId)
+                .setCallId(readCalls.incrementAndGet())
+                .setMessage(Message.EMPTY)
+                .setType(RaftClientRequest.readRequestType())
+                .setTimeoutMs(READ_BARRIER_TIMEOUT_MS)
+                .build();
+        CompletableFuture<RaftClientReply> reply;
+        try {
+            reply = raft.submitClientRequestAsync(request);
+        } catch (IOException e) {
+            reply = CompletableFuture.failedFuture(e);
+        }
+        return reply.orTimeout(READ_BARRIER_TIMEOUT_MS, TimeUnit.MILLISECONDS).handle((r, error) -> {
+            if (error == null && r.isSuccess()) {
+                return null;
+            }
+            Throwable cause = error != null ? error : r.getException();
+            throw new NotServingException("no linearizable read now (no leader reachable?): " + cause, cause);
+        });
+    }
+
+    /** The current members, each with its client endpoint (when announced) and whether it leads. */
+    public List<io.tenure.proto.v1.Member> members() {
         RaftServer.Division division = division();
         RaftPeerId leader = division.getInfo().getLeaderId();
+        Map<String, String> endpoints = stateMachine.read(s -> new java.util.TreeMap<>(s.memberEndpoints()));
+        List<io.tenure.proto.v1.Member> members = new ArrayList<>();
+        for (RaftPeer peer : division.getGroup().getPeers()) {
+            String name = peer.getId().toString();
+            members.add(io.tenure.proto.v1.Member.newBuilder()
+                    .setName(name)
+                    .setId(MemberInfo.idOf(name))
+                    .setPeerAddress(peer.getAddress() == null ? "" : peer.getAddress())
+                    .setClientEndpoint(endpoints.getOrDefault(name, name.equals(config.memberName()) ? clientEndpoint() : ""))
+                    .setLeader(peer.getId().equals(leader))
+                    .build());
+        }
+        members.sort(java.util.Comparator.comparing(io.tenure.proto.v1.Member::getName));
+        return members;
+    }
+
+    /** The Status answer: who leads (name and client endpoint), the term, and how far this member has applied. */
+    public StatusResponse status(ResponseHeader header) {
+        RaftServer.Division division = division();
         TermIndex applied = stateMachine.getLastAppliedTermIndex();
+        List<io.tenure.proto.v1.Member> members = members();
         StatusResponse.Builder status = StatusResponse.newBuilder()
                 .setHeader(header)
                 .setClusterId(clusterId)
@@ -123,24 +199,85 @@ public final class Member implements TenureStateMachine.Listener {
                 .setRevision(revision)
                 .setAppliedIndex(applied == null ? 0 : applied.getIndex())
                 .setCommitIndex(division.getRaftLog().getLastCommittedIndex())
-                .setVersion(VERSION);
-        if (leader != null) {
-            status.setLeader(leader.toString());
-            if (leader.toString().equals(config.memberName())) {
-                status.setLeaderEndpoint(config.host() + ":" + clientPort);
+                .setVersion(VERSION)
+                .addAllMembers(members);
+        for (io.tenure.proto.v1.Member m : members) {
+            if (m.getLeader()) {
+                status.setLeader(m.getName()).setLeaderEndpoint(m.getClientEndpoint());
             }
-        }
-        for (RaftPeer peer : division.getGroup().getPeers()) {
-            io.tenure.proto.v1.Member.Builder m = io.tenure.proto.v1.Member.newBuilder()
-                    .setName(peer.getId().toString())
-                    .setId(MemberInfo.idOf(peer.getId().toString()))
-                    .setPeerAddress(peer.getAddress() == null ? "" : peer.getAddress());
-            if (peer.getId().toString().equals(config.memberName())) {
-                m.setClientEndpoint(config.host() + ":" + clientPort);
-            }
-            status.addMembers(m);
         }
         return status.build();
+    }
+
+    /**
+     * Announces this member's client endpoint through the log until the replicated state shows it,
+     * so every member can name it; re-checked every second, which also covers a changed endpoint.
+     */
+    void startAnnouncing(ScheduledExecutorService timer) {
+        timer.scheduleWithFixedDelay(() -> {
+            try {
+                String mine = clientEndpoint();
+                String known = stateMachine.read(s -> s.memberEndpoints().get(config.memberName()));
+                if (!mine.equals(known) && division().getInfo().getLeaderId() != null && !announcing) {
+                    announcing = true;
+                    proposer.propose(new Command.MemberEndpoint(config.memberName(), mine))
+                            .whenComplete((applied, error) -> announcing = false);
+                }
+            } catch (RuntimeException e) {
+                LOG.debug("event=announce_failed reason=\"{}\"", e.toString());
+            }
+        }, 0, 1, TimeUnit.SECONDS);
+    }
+
+    /**
+     * Adds a voting member through a Raft configuration change; the leader brings it up to date
+     * before it counts. Blocking: call it off the request threads.
+     */
+    public List<io.tenure.proto.v1.Member> addMember(String name, String peerAddress) throws IOException {
+        if (name == null || !name.matches("[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")) {
+            throw RequestRejected.invalid("name", "name must be 1-63 letters, digits, '_', '.' or '-', starting with a letter or digit");
+        }
+        if (peerAddress == null || !peerAddress.matches("[^\\s:]+:\\d{1,5}")) {
+            throw RequestRejected.invalid("peer_address", "peer_address must be host:port, got '" + peerAddress + "'");
+        }
+        List<RaftPeer> current = new ArrayList<>(division().getGroup().getPeers());
+        for (RaftPeer peer : current) {
+            if (peer.getId().toString().equals(name)) {
+                throw new RequestRejected(Result.Code.ALREADY_EXISTS, "name", "member '" + name + "' already exists");
+            }
+            if (peerAddress.equals(peer.getAddress())) {
+                throw new RequestRejected(Result.Code.ALREADY_EXISTS, "peer_address",
+                        "peer address " + peerAddress + " is already member '" + peer.getId() + "''s");
+            }
+        }
+        current.add(RaftPeer.newBuilder().setId(name).setAddress(peerAddress).build());
+        changeConfiguration(current, "add member '" + name + "'");
+        return members();
+    }
+
+    /** Removes a member through a Raft configuration change. Blocking: call it off the request threads. */
+    public List<io.tenure.proto.v1.Member> removeMember(String name) throws IOException {
+        List<RaftPeer> current = new ArrayList<>(division().getGroup().getPeers());
+        boolean removed = current.removeIf(peer -> peer.getId().toString().equals(name));
+        if (!removed) {
+            throw new RequestRejected(Result.Code.NOT_FOUND, "name", "member '" + name + "' is not a member");
+        }
+        if (current.isEmpty()) {
+            throw new RequestRejected(Result.Code.FAILED_PRECONDITION, "name",
+                    "member '" + name + "' is the last voting member; a cluster cannot remove all its members");
+        }
+        changeConfiguration(current, "remove member '" + name + "'");
+        return members();
+    }
+
+    private void changeConfiguration(List<RaftPeer> peers, String what) throws IOException {
+        RaftClientReply reply = admin.admin().setConfiguration(peers);
+        if (!reply.isSuccess()) {
+            throw new NotServingException("could not " + what + ": "
+                    + (reply.getException() == null ? "the configuration change failed" : reply.getException().getMessage()));
+        }
+        LOG.info("event=membership_changed change=\"{}\" members={}", what,
+                peers.stream().map(p -> p.getId().toString()).toList());
     }
 
     /** Whether the Raft server and this member's division are running (not failed, not closed). */
@@ -163,7 +300,7 @@ public final class Member implements TenureStateMachine.Listener {
     @Override
     public void applied(Entry entry, long index, List<Applied> results) {
         revision = stateMachine.read(s -> s.revision());
-        proposer.applied(entry, results);
+        proposer.applied(entry, index, results);
         locks.applied(results);
         watches.applied(results);
     }
@@ -171,6 +308,14 @@ public final class Member implements TenureStateMachine.Listener {
     @Override
     public void leadership(boolean ready) {
         leases.leadership(ready);
+    }
+
+    @Override
+    public void reloaded(long index) {
+        revision = stateMachine.read(s -> s.revision());
+        proposer.skippedUpTo(index);
+        locks.resync();
+        watches.closeAll("this member caught up by installing a snapshot; resume the watch from the revision after the last one received");
     }
 
     @Override

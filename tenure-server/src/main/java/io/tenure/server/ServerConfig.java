@@ -2,7 +2,12 @@ package io.tenure.server;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
+import java.util.regex.Pattern;
 
 /**
  * The settings of one Tenure member. Every setting has a default that is safe for a single
@@ -10,11 +15,16 @@ import java.util.Objects;
  *
  * @param memberName      this member's name, also the Raft peer id (default {@code n1})
  * @param dataDir         where the Raft log, snapshots and the member identity live ({@code ./tenure-data})
- * @param host            the address both ports bind to ({@code 127.0.0.1})
+ * @param host            the address the client port binds to ({@code 127.0.0.1}); with no peers, the peer port too
  * @param clientPort      gRPC port for clients (7070; 0 picks a free port)
- * @param peerPort        Raft port for peer traffic (7071; 0 picks a free port)
+ * @param peerPort        Raft port for peer traffic (7071; 0 picks a free port); with peers, the port of
+ *                        this member's own entry in {@code peers}
  * @param snapshotEvery   take a snapshot and purge the log after this many log entries (50,000)
  * @param electionTimeout the Raft election timeout lower bound (1 s); the upper bound is twice it
+ * @param clusterName     the cluster's name; a data directory of another cluster is refused ({@code tenure})
+ * @param peers           the initial members, name to Raft address host:port, this member among them;
+ *                        empty for a single member
+ * @param join            start as a new member of a running cluster, to be added with {@code tenure member add}
  */
 public record ServerConfig(
         String memberName,
@@ -23,42 +33,112 @@ public record ServerConfig(
         int clientPort,
         int peerPort,
         long snapshotEvery,
-        Duration electionTimeout) {
+        Duration electionTimeout,
+        String clusterName,
+        Map<String, String> peers,
+        boolean join) {
 
     public static final String DEFAULT_MEMBER = "n1";
     public static final Path DEFAULT_DATA_DIR = Path.of("tenure-data");
     public static final String DEFAULT_HOST = "127.0.0.1";
     public static final int DEFAULT_CLIENT_PORT = 7070;
     public static final int DEFAULT_PEER_PORT = 7071;
+    public static final String DEFAULT_CLUSTER = "tenure";
     /** Large enough that snapshots are rare under load, small enough that a restart replays seconds, not minutes. */
     public static final long DEFAULT_SNAPSHOT_EVERY = 50_000;
     /** Ratis's 150 ms default causes spurious elections on a busy 2-core machine (RATIS.md). */
     public static final Duration DEFAULT_ELECTION_TIMEOUT = Duration.ofSeconds(1);
+    /**
+     * The shortest lease a cluster grants, in election timeouts. A failover takes up to about
+     * three election timeouts (detect the dead leader, elect, reconnect); a kept-alive lease must
+     * survive it inside the client's TTL/2 safety window with room to spare, so TTL/2 covers five.
+     */
+    public static final int MIN_TTL_ELECTION_TIMEOUTS = 10;
+
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,62}");
 
     public ServerConfig {
         Objects.requireNonNull(memberName, "memberName");
         Objects.requireNonNull(dataDir, "dataDir");
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(electionTimeout, "electionTimeout");
+        Objects.requireNonNull(clusterName, "clusterName");
+        peers = Collections.unmodifiableMap(new LinkedHashMap<>(peers));
     }
 
     public static ServerConfig defaults() {
         return new ServerConfig(DEFAULT_MEMBER, DEFAULT_DATA_DIR, DEFAULT_HOST, DEFAULT_CLIENT_PORT,
-                DEFAULT_PEER_PORT, DEFAULT_SNAPSHOT_EVERY, DEFAULT_ELECTION_TIMEOUT);
+                DEFAULT_PEER_PORT, DEFAULT_SNAPSHOT_EVERY, DEFAULT_ELECTION_TIMEOUT, DEFAULT_CLUSTER, Map.of(), false);
     }
 
-    public ServerConfig withMemberName(String v) { return new ServerConfig(v, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout); }
-    public ServerConfig withDataDir(Path v) { return new ServerConfig(memberName, v, host, clientPort, peerPort, snapshotEvery, electionTimeout); }
-    public ServerConfig withHost(String v) { return new ServerConfig(memberName, dataDir, v, clientPort, peerPort, snapshotEvery, electionTimeout); }
-    public ServerConfig withClientPort(int v) { return new ServerConfig(memberName, dataDir, host, v, peerPort, snapshotEvery, electionTimeout); }
-    public ServerConfig withPeerPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, v, snapshotEvery, electionTimeout); }
-    public ServerConfig withSnapshotEvery(long v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, v, electionTimeout); }
-    public ServerConfig withElectionTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, v); }
+    public ServerConfig withMemberName(String v) { return new ServerConfig(v, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join); }
+    public ServerConfig withDataDir(Path v) { return new ServerConfig(memberName, v, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join); }
+    public ServerConfig withHost(String v) { return new ServerConfig(memberName, dataDir, v, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join); }
+    public ServerConfig withClientPort(int v) { return new ServerConfig(memberName, dataDir, host, v, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join); }
+    public ServerConfig withPeerPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, v, snapshotEvery, electionTimeout, clusterName, peers, join); }
+    public ServerConfig withSnapshotEvery(long v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, v, electionTimeout, clusterName, peers, join); }
+    public ServerConfig withElectionTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, v, clusterName, peers, join); }
+    public ServerConfig withClusterName(String v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, v, peers, join); }
+    public ServerConfig withJoin(boolean v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, v); }
+
+    /** The initial members; this member's peer port becomes the port of its own entry. */
+    public ServerConfig withPeers(Map<String, String> v) {
+        String own = v.get(memberName);
+        int port = own == null ? peerPort : portOf(own);
+        return new ServerConfig(memberName, dataDir, host, clientPort, port, snapshotEvery, electionTimeout, clusterName, v, join);
+    }
+
+    /**
+     * Parses {@code n1=host:port,n2=host:port,...}.
+     *
+     * @throws IllegalArgumentException naming the malformed part
+     */
+    public static Map<String, String> parsePeers(String text) {
+        Map<String, String> peers = new LinkedHashMap<>();
+        if (text == null || text.isBlank()) {
+            throw new IllegalArgumentException("peers must list the members as name=host:port,...");
+        }
+        for (String part : text.split(",", -1)) {
+            String item = part.trim();
+            int eq = item.indexOf('=');
+            if (eq <= 0 || eq == item.length() - 1) {
+                throw new IllegalArgumentException("peers entry '" + item + "' is not name=host:port");
+            }
+            String name = item.substring(0, eq).trim();
+            String address = item.substring(eq + 1).trim();
+            checkAddress("peers entry '" + item + "'", address);
+            if (peers.put(name, address) != null) {
+                throw new IllegalArgumentException("peers names member '" + name + "' twice");
+            }
+        }
+        return peers;
+    }
+
+    /** Whether this member starts or joins a cluster of several members. */
+    public boolean clustered() {
+        return peers.size() > 1 || join;
+    }
+
+    /** This member's Raft address as peers reach it. */
+    public String peerAddress() {
+        String own = peers.get(memberName);
+        return own != null ? own : host + ":" + peerPort;
+    }
+
+    /** The shortest lease TTL this member grants: 1 s alone, {@link #MIN_TTL_ELECTION_TIMEOUTS} election timeouts in a cluster. */
+    public Duration minTtl() {
+        Duration cluster = electionTimeout.multipliedBy(MIN_TTL_ELECTION_TIMEOUTS);
+        return clustered() && cluster.toMillis() > 1000 ? cluster : Duration.ofSeconds(1);
+    }
 
     /** @throws IllegalArgumentException naming the first invalid setting */
     public ServerConfig validate() {
-        if (!memberName.matches("[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")) {
+        if (!NAME.matcher(memberName).matches()) {
             throw new IllegalArgumentException("member name '" + memberName
+                    + "' must be 1-63 letters, digits, '_', '.' or '-', starting with a letter or digit");
+        }
+        if (!NAME.matcher(clusterName).matches()) {
+            throw new IllegalArgumentException("cluster name '" + clusterName
                     + "' must be 1-63 letters, digits, '_', '.' or '-', starting with a letter or digit");
         }
         checkPort("client port", clientPort);
@@ -72,6 +152,36 @@ public record ServerConfig(
         if (electionTimeout.toMillis() < 100 || electionTimeout.toSeconds() > 60) {
             throw new IllegalArgumentException("election timeout must be between 100ms and 60s, got " + electionTimeout);
         }
+        if (!peers.isEmpty()) {
+            Map<String, String> byAddress = new HashMap<>();
+            for (Map.Entry<String, String> peer : peers.entrySet()) {
+                if (!NAME.matcher(peer.getKey()).matches()) {
+                    throw new IllegalArgumentException("peers: member name '" + peer.getKey()
+                            + "' must be 1-63 letters, digits, '_', '.' or '-', starting with a letter or digit");
+                }
+                checkAddress("peers entry '" + peer.getKey() + "=" + peer.getValue() + "'", peer.getValue());
+                String other = byAddress.put(peer.getValue(), peer.getKey());
+                if (other != null) {
+                    throw new IllegalArgumentException("peers: members '" + other + "' and '" + peer.getKey()
+                            + "' are both given " + peer.getValue());
+                }
+            }
+            if (!peers.containsKey(memberName)) {
+                throw new IllegalArgumentException("member name '" + memberName + "' is not among the peers ("
+                        + String.join(", ", peers.keySet()) + ")");
+            }
+            if (portOf(peers.get(memberName)) != peerPort) {
+                throw new IllegalArgumentException("peer port " + peerPort + " differs from this member's entry in peers ("
+                        + peers.get(memberName) + ")");
+            }
+            for (Map.Entry<String, String> peer : peers.entrySet()) {
+                if (clientPort != 0 && portOf(peer.getValue()) == clientPort
+                        && hostOf(peer.getValue()).equals(host)) {
+                    throw new IllegalArgumentException("client port " + clientPort + " is the peer port of member '"
+                            + peer.getKey() + "' (" + peer.getValue() + ")");
+                }
+            }
+        }
         return this;
     }
 
@@ -79,5 +189,29 @@ public record ServerConfig(
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException(what + " must be between 0 and 65535, got " + port);
         }
+    }
+
+    private static void checkAddress(String what, String address) {
+        int colon = address.lastIndexOf(':');
+        if (colon <= 0 || colon == address.length() - 1) {
+            throw new IllegalArgumentException(what + ": address '" + address + "' is not host:port");
+        }
+        int port;
+        try {
+            port = Integer.parseInt(address.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(what + ": port '" + address.substring(colon + 1) + "' is not a number");
+        }
+        if (port < 1 || port > 65535) {
+            throw new IllegalArgumentException(what + ": port must be between 1 and 65535, got " + port);
+        }
+    }
+
+    static int portOf(String address) {
+        return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+    }
+
+    static String hostOf(String address) {
+        return address.substring(0, address.lastIndexOf(':'));
     }
 }

@@ -3,20 +3,25 @@ package io.tenure.server;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.tenure.core.TenureState;
+import io.tenure.server.grpc.GrpcClusterService;
 import io.tenure.server.grpc.GrpcLockService;
 import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.lock.Locks;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
 import io.tenure.server.watch.WatchHub;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.util.SizeInBytes;
 import org.apache.ratis.util.TimeDuration;
@@ -27,6 +32,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
@@ -49,8 +55,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class TenureServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TenureServer.class);
-    /** The Raft group every Tenure member of a cluster named {@code tenure} joins. */
-    static final String CLUSTER_NAME = "tenure";
+    /** A forwarded entry is retried this often, this far apart, across a leader change (about 5 s). */
+    private static final int FORWARD_ATTEMPTS = 25;
+    private static final long FORWARD_RETRY_SLEEP_MS = 200;
 
     private final ServerConfig config;
     private final RaftServer raft;
@@ -58,52 +65,79 @@ public final class TenureServer implements AutoCloseable {
     private final Proposer proposer;
     private final LeaseKeeper leases;
     private final WatchHub watches;
+    private final RaftClient forwarder;
     private final ScheduledExecutorService timer;
     private final ExecutorService delivery;
+    /** Membership changes block until committed; they get their own thread. */
+    private final ExecutorService admin = Executors.newSingleThreadExecutor(daemon("tenure-admin"));
     private final CountDownLatch terminated = new CountDownLatch(1);
     private final AtomicBoolean closing = new AtomicBoolean();
     private volatile String failure;
     private volatile Server grpc;
 
-    private TenureServer(ServerConfig config, RaftServer raft, TenureStateMachine stateMachine, RaftGroupId groupId) {
+    private TenureServer(ServerConfig config, RaftServer raft, TenureStateMachine stateMachine, RaftGroup group,
+                         RaftProperties properties) {
         this.config = config;
         this.raft = raft;
         this.timer = new ScheduledThreadPoolExecutor(1, daemon("tenure-timer"));
         this.delivery = Executors.newSingleThreadExecutor(daemon("tenure-watch"));
-        this.proposer = new Proposer(raft, groupId, RaftPeerId.valueOf(config.memberName()));
-        this.leases = new LeaseKeeper(proposer, stateMachine, timer, System::nanoTime);
+        this.forwarder = RaftClient.newBuilder()
+                .setRaftGroup(group)
+                .setProperties(properties)
+                .setClientId(ClientId.randomId())
+                // Bounded: Ratis's default retries forever with no sleep and spins during a partition.
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(FORWARD_ATTEMPTS,
+                        TimeDuration.valueOf(FORWARD_RETRY_SLEEP_MS, TimeUnit.MILLISECONDS)))
+                .build();
+        this.proposer = new Proposer(raft, group.getGroupId(), RaftPeerId.valueOf(config.memberName()), forwarder,
+                () -> lastAppliedIndex(stateMachine));
+        this.leases = new LeaseKeeper(proposer, stateMachine, timer, System::nanoTime, config.minTtl());
         Locks locks = new Locks(proposer, stateMachine, timer);
         this.watches = new WatchHub(stateMachine, delivery);
-        this.member = new Member(config, raft, groupId, stateMachine, proposer, leases, locks, watches,
-                MemberInfo.idOf(CLUSTER_NAME), this::raftStopped, this::logFailed);
+        this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, leases, locks, watches,
+                MemberInfo.idOf(config.clusterName()), forwarder, this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
     }
 
+    private static long lastAppliedIndex(TenureStateMachine stateMachine) {
+        var applied = stateMachine.getLastAppliedTermIndex();
+        return applied == null ? -1 : applied.getIndex();
+    }
+
     /**
-     * Starts a member and returns once it serves clients.
+     * Starts a member and returns once it serves clients. A single member first becomes leader;
+     * a member of a cluster serves at once and answers UNAVAILABLE until it knows a leader.
      *
-     * @throws IOException           when the data directory is unusable (another member's, damaged,
-     *                               a corrupt snapshot or log) or a port cannot be bound; the message says which
+     * @throws IOException           when the data directory is unusable (another member's or
+     *                               cluster's, damaged, a corrupt snapshot or log) or a port cannot
+     *                               be bound; the message says which
      * @throws IllegalArgumentException for an invalid configuration, naming the setting
      */
     public static TenureServer start(ServerConfig config) throws IOException {
         config.validate();
-        DataDirectory data = DataDirectory.open(config.dataDir(), CLUSTER_NAME, config.memberName());
-        RaftGroupId groupId = RaftGroupId.valueOf(UUID.nameUUIDFromBytes(("tenure-cluster:" + CLUSTER_NAME).getBytes(StandardCharsets.UTF_8)));
-        int peerPort = config.peerPort() == 0 ? freePort(config.host()) : config.peerPort();
-        RaftPeer self = RaftPeer.newBuilder()
-                .setId(config.memberName())
-                .setAddress(config.host() + ":" + peerPort)
-                .build();
+        RaftGroupId groupId = RaftGroupId.valueOf(UUID.nameUUIDFromBytes(
+                ("tenure-cluster:" + config.clusterName()).getBytes(StandardCharsets.UTF_8)));
+        DataDirectory data = DataDirectory.open(config.dataDir(), config.clusterName(), config.memberName(), groupId.getUuid().toString());
+        if (config.peerPort() == 0) {
+            config = config.withPeerPort(freePort(config.host()));
+        }
+        List<RaftPeer> peers = new ArrayList<>();
+        if (config.peers().isEmpty()) {
+            peers.add(RaftPeer.newBuilder().setId(config.memberName()).setAddress(config.peerAddress()).build());
+        } else {
+            config.peers().forEach((name, address) -> peers.add(RaftPeer.newBuilder().setId(name).setAddress(address).build()));
+        }
+        RaftGroup group = RaftGroup.valueOf(groupId, peers);
         TenureStateMachine stateMachine = new TenureStateMachine(System::nanoTime, TenureState.DEFAULT_EVENT_LOG_CAPACITY);
+        RaftProperties properties = raftProperties(config, data);
         RaftServer raft = RaftServer.newBuilder()
-                .setServerId(self.getId())
-                .setGroup(RaftGroup.valueOf(groupId, List.of(self)))
+                .setServerId(RaftPeerId.valueOf(config.memberName()))
+                .setGroup(group)
                 .setStateMachine(stateMachine)
-                .setProperties(raftProperties(config, data, peerPort))
-                .setOption(data.isNew() ? RaftStorage.StartupOption.FORMAT : RaftStorage.StartupOption.RECOVER)
+                .setProperties(properties)
+                .setOption(data.formatted() ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT)
                 .build();
-        TenureServer server = new TenureServer(config, raft, stateMachine, groupId);
+        TenureServer server = new TenureServer(config, raft, stateMachine, group, properties);
         try {
             raft.start();
         } catch (IOException | RuntimeException e) {
@@ -111,24 +145,30 @@ public final class TenureServer implements AutoCloseable {
             throw new IOException("cannot start member " + config.memberName() + " on data directory "
                     + config.dataDir().toAbsolutePath() + ": " + rootMessage(e), e);
         }
+        data.markInitialized();
         try {
-            server.awaitLeader();
+            if (!config.clustered()) {
+                server.awaitLeader();
+            }
             server.startGrpc();
         } catch (IOException | RuntimeException e) {
             server.close();
             throw e;
         }
-        data.markInitialized();
-        LOG.info("event=serving member={} client={}:{} peer={}:{} data_dir={}", config.memberName(), config.host(),
-                server.clientPort(), config.host(), peerPort, config.dataDir().toAbsolutePath());
+        server.member.startAnnouncing(server.timer);
+        LOG.info("event=serving member={} client={}:{} peer={} members={} data_dir={}", config.memberName(), config.host(),
+                server.clientPort(), config.peerAddress(), peers.size(), config.dataDir().toAbsolutePath());
         return server;
     }
 
-    private static RaftProperties raftProperties(ServerConfig config, DataDirectory data, int peerPort) {
+    private static RaftProperties raftProperties(ServerConfig config, DataDirectory data) {
         RaftProperties p = new RaftProperties();
         RaftServerConfigKeys.setStorageDir(p, List.of(data.raftDir().toFile()));
-        GrpcConfigKeys.Server.setHost(p, config.host());
-        GrpcConfigKeys.Server.setPort(p, peerPort);
+        String peerAddress = config.peerAddress();
+        // Bind the peer port to this member's own address, not the wildcard (RATIS.md).
+        GrpcConfigKeys.Server.setHost(p, ServerConfig.hostOf(peerAddress));
+        GrpcConfigKeys.Server.setPort(p, config.peerPort());
+        RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(3, TimeUnit.SECONDS));
         // Commands are small; Ratis's 64 MB default only enlarges what a bad peer can make us buffer.
         GrpcConfigKeys.setMessageSizeMax(p, SizeInBytes.valueOf("8MB"));
         long election = config.electionTimeout().toMillis();
@@ -184,6 +224,7 @@ public final class TenureServer implements AutoCloseable {
     private void startGrpc() throws IOException {
         Server server = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.clientPort()))
                 .addService(new GrpcLockService(member))
+                .addService(new GrpcClusterService(member, admin))
                 .maxInboundMessageSize(4 << 20)
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
@@ -254,6 +295,11 @@ public final class TenureServer implements AutoCloseable {
         }
         watches.closeAll("the member is shutting down");
         try {
+            forwarder.close();
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("event=raft_client_close_failed reason=\"{}\"", e.toString());
+        }
+        try {
             raft.close();
         } catch (IOException | RuntimeException e) {
             LOG.warn("event=raft_close_failed reason=\"{}\"", e.toString());
@@ -270,6 +316,7 @@ public final class TenureServer implements AutoCloseable {
         }
         timer.shutdownNow();
         delivery.shutdownNow();
+        admin.shutdownNow();
         terminated.countDown();
         LOG.info("event=stopped member={}", config.memberName());
     }

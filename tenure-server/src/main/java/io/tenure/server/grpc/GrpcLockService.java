@@ -28,7 +28,6 @@ import io.tenure.proto.v1.UnlockResponse;
 import io.tenure.proto.v1.WatchRequest;
 import io.tenure.proto.v1.WatchResponse;
 import io.tenure.server.Member;
-import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.lock.Locks;
 import io.tenure.server.watch.WatchHub;
 
@@ -209,29 +208,28 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     @Override
     public void leaseTimeToLive(LeaseTimeToLiveRequest request, StreamObserver<LeaseTimeToLiveResponse> observer) {
-        LeaseKeeper.TimeToLive ttl;
-        try {
-            ttl = member.leases().timeToLive(request.getId());
-        } catch (RuntimeException e) {
-            observer.onError(Statuses.of(e));
-            return;
-        }
-        LeaseTimeToLiveResponse.Builder response = LeaseTimeToLiveResponse.newBuilder().setHeader(header()).setId(request.getId());
-        if (ttl == null) {
-            response.setTtl(-1).setTtlMs(-1);
-        } else {
-            LeaseView lease = ttl.lease();
-            response.setTtl(TimeUnit.MILLISECONDS.toSeconds(ttl.remainingMillis()))
-                    .setTtlMs(ttl.remainingMillis())
-                    .setGrantedTtl(seconds(lease.ttlMillis()))
-                    .setGrantedTtlMs(lease.ttlMillis())
-                    .setClientId(lease.clientId());
-            if (request.getKeys()) {
-                response.addAllKeys(lease.held()).addAllWaiting(lease.waiting());
+        member.readBarrier().thenApply(ignored -> member.leases().timeToLive(request.getId())).whenComplete((ttl, error) -> {
+            if (error != null) {
+                observer.onError(Statuses.of(error));
+                return;
             }
-        }
-        observer.onNext(response.build());
-        observer.onCompleted();
+            LeaseTimeToLiveResponse.Builder response = LeaseTimeToLiveResponse.newBuilder().setHeader(header()).setId(request.getId());
+            if (ttl == null) {
+                response.setTtl(-1).setTtlMs(-1);
+            } else {
+                LeaseView lease = ttl.lease();
+                response.setTtl(TimeUnit.MILLISECONDS.toSeconds(ttl.remainingMillis()))
+                        .setTtlMs(ttl.remainingMillis())
+                        .setGrantedTtl(seconds(lease.ttlMillis()))
+                        .setGrantedTtlMs(lease.ttlMillis())
+                        .setClientId(lease.clientId());
+                if (request.getKeys()) {
+                    response.addAllKeys(lease.held()).addAllWaiting(lease.waiting());
+                }
+            }
+            observer.onNext(response.build());
+            observer.onCompleted();
+        });
     }
 
     @Override
@@ -367,14 +365,26 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                 .build();
     }
 
+    /**
+     * Status after a linearizable read barrier, so its revision includes every write acknowledged
+     * before the call. With no leader reachable it still answers, from this member's own view,
+     * with no leader named: Status is how an operator finds out what is wrong.
+     */
     @Override
     public void status(StatusRequest request, StreamObserver<StatusResponse> observer) {
-        try {
-            observer.onNext(member.status(header()));
-            observer.onCompleted();
-        } catch (RuntimeException e) {
-            observer.onError(Statuses.of(e));
-        }
+        member.readBarrier().handle((ignored, error) -> {
+            try {
+                StatusResponse status = member.status(header());
+                if (error != null) {
+                    status = status.toBuilder().clearLeader().clearLeaderEndpoint().build();
+                }
+                observer.onNext(status);
+                observer.onCompleted();
+            } catch (RuntimeException e) {
+                observer.onError(Statuses.of(e));
+            }
+            return null;
+        });
     }
 
     private static long seconds(long millis) {

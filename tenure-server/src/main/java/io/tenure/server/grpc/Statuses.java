@@ -30,6 +30,9 @@ final class Statuses {
         if (e instanceof NotServingException) {
             return Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException();
         }
+        if (e instanceof java.io.IOException) {
+            return Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException();
+        }
         if (e instanceof CancellationException) {
             return Status.CANCELLED.withDescription(e.getMessage()).asRuntimeException();
         }

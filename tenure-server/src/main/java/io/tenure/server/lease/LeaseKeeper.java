@@ -52,13 +52,16 @@ public final class LeaseKeeper implements AutoCloseable {
     private final LongSupplier nanoClock;
     private final SecureRandom random = new SecureRandom();
     private final ScheduledFuture<?> expiryLoop;
+    private final long minTtlMillis;
 
     private final Object lock = new Object();
     private LinkedHashMap<Long, List<CompletableFuture<Long>>> pendingRenewals = new LinkedHashMap<>();
     private boolean renewalScheduled;
     private volatile boolean leading;
 
-    public LeaseKeeper(Proposer proposer, TenureStateMachine stateMachine, ScheduledExecutorService timer, LongSupplier nanoClock) {
+    public LeaseKeeper(Proposer proposer, TenureStateMachine stateMachine, ScheduledExecutorService timer, LongSupplier nanoClock,
+                       java.time.Duration minTtl) {
+        this.minTtlMillis = minTtl.toMillis();
         this.proposer = proposer;
         this.stateMachine = stateMachine;
         this.timer = timer;
@@ -76,6 +79,10 @@ public final class LeaseKeeper implements AutoCloseable {
      */
     public CompletableFuture<Granted> grant(long requestedId, long ttlMillis, String clientId) {
         String problem = Limits.checkTtl("ttl", ttlMillis);
+        if (problem == null && ttlMillis < minTtlMillis) {
+            problem = "ttl must be at least " + minTtlMillis + " ms in a cluster (ten election timeouts, so a kept-alive"
+                    + " lease survives a failover), got " + ttlMillis + " ms";
+        }
         if (problem != null) {
             return CompletableFuture.failedFuture(RequestRejected.invalid("ttl", problem));
         }
@@ -164,13 +171,13 @@ public final class LeaseKeeper implements AutoCloseable {
 
     /**
      * The lease and its remaining TTL on this member's clock, or null when the lease does not
-     * exist. Fails with {@link NotServingException} (retryable) while this member does not lead:
-     * a follower's guess would be no answer.
+     * exist. Call it after a linearizable read barrier. Every member records when it applied each
+     * renewal; a follower applies a little after the leader, so its figure may exceed the leader's
+     * by that lag.
+     * Fails with {@link NotServingException} (retryable) when this member has no deadline for the
+     * lease yet (it just restarted or caught up), rather than guess.
      */
     public TimeToLive timeToLive(long leaseId) {
-        if (!leading) {
-            throw new NotServingException("this member is not the ready leader; lease time-to-live is answered by the leader");
-        }
         LeaseView lease = stateMachine.read(s -> s.lease(leaseId));
         if (lease == null) {
             return null;

@@ -174,6 +174,33 @@ public final class Locks {
         }
     }
 
+    /**
+     * Re-checks every parked call against the state after it was replaced by an installed
+     * snapshot, whose skipped entries woke nobody here: a call whose lease now holds the lock gets
+     * it, and one whose wait is gone is withdrawn (which settles it through the log).
+     */
+    public void resync() {
+        for (WaitKey id : List.copyOf(parked.keySet())) {
+            List<Wait> waits = parked.get(id);
+            if (waits == null) {
+                continue;
+            }
+            LockView now = describe(id.key());
+            if (now != null && now.leaseId() == id.leaseId()) {
+                parked.remove(id);
+                boolean delivered = false;
+                for (Wait w : waits) {
+                    delivered |= deliver(w, Outcome.granted(now.key(), now.fencingToken()));
+                }
+                if (!delivered) {
+                    releaseUndelivered(now.key(), id.leaseId(), now.fencingToken());
+                }
+            } else if (now == null || now.waiters().stream().noneMatch(w -> w.leaseId() == id.leaseId())) {
+                waits.forEach(this::withdraw);
+            }
+        }
+    }
+
     /** How many calls are parked on this member (for status and tests). */
     public int parkedCount() {
         return parked.values().stream().mapToInt(List::size).sum();

@@ -38,6 +38,7 @@ public final class EntryCodec {
     private static final byte LOCK_ACQUIRE = 5;
     private static final byte LOCK_CANCEL = 6;
     private static final byte LOCK_RELEASE = 7;
+    private static final byte MEMBER_ENDPOINT = 8;
 
     private EntryCodec() {}
 
@@ -124,6 +125,10 @@ public final class EntryCodec {
             out.writeByte(LEASE_EXPIRE);
             out.writeLong(c.leaseId());
             out.writeLong(c.renewedAt());
+        } else if (command instanceof Command.MemberEndpoint c) {
+            out.writeByte(MEMBER_ENDPOINT);
+            writeString(out, c.member());
+            writeString(out, c.clientEndpoint());
         } else {
             throw new IllegalArgumentException("no encoding for " + command.getClass().getName());
         }
@@ -155,6 +160,8 @@ public final class EntryCodec {
                 return new LeaseRevoke(in.readLong());
             case LEASE_EXPIRE:
                 return new LeaseExpire(in.readLong(), in.readLong());
+            case MEMBER_ENDPOINT:
+                return new Command.MemberEndpoint(readString(in), readString(in));
             default:
                 throw new UnknownFormatException("unknown command type " + type + " in log entry");
         }

@@ -3,6 +3,7 @@ package io.tenure.server.raft;
 import io.tenure.core.Applied;
 import io.tenure.core.Command;
 import io.tenure.server.NotServingException;
+import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -12,6 +13,7 @@ import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
+import java.io.IOException;
 import java.security.SecureRandom;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -19,17 +21,20 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
 /**
- * Submits commands to the local Raft server, coalescing into one log entry every command that
- * arrives while earlier entries are in flight: Ratis's cost is per entry (RATIS.md), so under
- * load many commands share one append and one fsync.
+ * Submits commands to Raft, coalescing into one log entry every command that arrives while
+ * earlier entries are in flight: Ratis's cost is per entry (RATIS.md), so under load many
+ * commands share one append and one fsync. On the leader an entry is submitted in-process; a
+ * follower forwards it to the leader through a Ratis client, which follows leader changes.
  *
  * <p>A caller's future completes with the command's {@link Applied} outcome once the entry is
- * committed (on a majority's disks, fsynced) and applied here, or fails with
- * {@link NotServingException} when the entry was not committed through this member (not the
- * leader, shutting down). A failure is ambiguous: the command may still have been applied, which
- * is why every command is idempotent inside the state.
+ * committed (on a majority's disks, fsynced) and applied <em>on this member</em>, so a caller
+ * then reads its own write here. It fails with {@link NotServingException} when the entry was not
+ * committed (no leader, shutting down) or this member skipped it by installing a snapshot. A
+ * failure is ambiguous: the command may still have been applied, which is why every command is
+ * idempotent inside the state.
  */
 public final class Proposer {
     /** Entries in flight at once: enough to overlap one entry's fsync with the next one's append. */
@@ -42,6 +47,10 @@ public final class Proposer {
     private final RaftServer server;
     private final RaftGroupId groupId;
     private final RaftPeerId self;
+    private final RaftClient forwarder;
+    private final LongSupplier appliedIndex;
+    /** Batches committed (their reply came) but not yet applied here: batch → log index. */
+    private final ConcurrentHashMap<Long, Long> committedNotApplied = new ConcurrentHashMap<>();
     /** Random per process start, so entries replayed from a previous run never complete new callers. */
     private final long incarnation = new SecureRandom().nextLong();
     private final ClientId clientId = ClientId.randomId();
@@ -54,10 +63,12 @@ public final class Proposer {
     private long nextBatch;
     private volatile boolean closed;
 
-    public Proposer(RaftServer server, RaftGroupId groupId, RaftPeerId self) {
+    public Proposer(RaftServer server, RaftGroupId groupId, RaftPeerId self, RaftClient forwarder, LongSupplier appliedIndex) {
         this.server = server;
         this.groupId = groupId;
         this.self = self;
+        this.forwarder = forwarder;
+        this.appliedIndex = appliedIndex;
     }
 
     /** Proposes one command; see the class comment for how the future completes. */
@@ -75,17 +86,36 @@ public final class Proposer {
     }
 
     /** Completes the callers of an entry this process proposed; called on the apply thread. */
-    public void applied(Entry entry, List<Applied> results) {
-        if (entry.proposer() != incarnation) {
-            return;
+    public void applied(Entry entry, long index, List<Applied> results) {
+        if (entry.proposer() == incarnation) {
+            committedNotApplied.remove(entry.batch());
+            List<Pending> batch = inFlightBatches.remove(entry.batch());
+            if (batch != null) {
+                for (int i = 0; i < batch.size(); i++) {
+                    batch.get(i).result.complete(results.get(i));
+                }
+            }
         }
-        List<Pending> batch = inFlightBatches.remove(entry.batch());
-        if (batch == null) {
-            return;
+        if (!committedNotApplied.isEmpty()) {
+            skippedUpTo(index);
         }
-        for (int i = 0; i < batch.size(); i++) {
-            batch.get(i).result.complete(results.get(i));
-        }
+    }
+
+    /**
+     * This member's state jumped to {@code index} (a snapshot was installed): batches committed at
+     * or below it will never be applied here, so their outcome is unknown to this member.
+     */
+    public void skippedUpTo(long index) {
+        committedNotApplied.forEach((seq, at) -> {
+            if (at <= index && committedNotApplied.remove(seq, at)) {
+                List<Pending> batch = inFlightBatches.remove(seq);
+                if (batch != null) {
+                    NotServingException unknown = new NotServingException(
+                            "the command was committed but this member caught up by snapshot before applying it; its outcome is unknown, retry");
+                    batch.forEach(p -> p.result.completeExceptionally(unknown));
+                }
+            }
+        });
     }
 
     /** Fails everything queued or in flight; later proposals fail at once. */
@@ -100,6 +130,7 @@ public final class Proposer {
         dropped.forEach(p -> p.result.completeExceptionally(shuttingDown));
         inFlightBatches.values().forEach(b -> b.forEach(p -> p.result.completeExceptionally(shuttingDown)));
         inFlightBatches.clear();
+        committedNotApplied.clear();
     }
 
     private void flush() {
@@ -131,17 +162,11 @@ public final class Proposer {
         inFlightBatches.put(seq, batch);
         CompletableFuture<RaftClientReply> reply;
         try {
-            long term = server.getDivision(groupId).getInfo().getCurrentTerm();
-            byte[] data = EntryCodec.encode(new Entry(incarnation, seq, term, commands));
-            RaftClientRequest request = RaftClientRequest.newBuilder()
-                    .setClientId(clientId)
-                    .setServerId(self)
-                    .setGroupId(groupId)
-                    .setCallId(callIds.incrementAndGet())
-                    .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(data)))
-                    .setType(RaftClientRequest.writeRequestType())
-                    .build();
-            reply = server.submitClientRequestAsync(request);
+            RaftServer.Division division = server.getDivision(groupId);
+            long term = division.getInfo().getCurrentTerm();
+            Message message = Message.valueOf(UnsafeByteOperations.unsafeWrap(
+                    EntryCodec.encode(new Entry(incarnation, seq, term, commands))));
+            reply = division.getInfo().isLeader() ? submitHere(message) : forwarder.async().send(message);
         } catch (Exception e) {
             reply = CompletableFuture.failedFuture(e);
         }
@@ -149,13 +174,39 @@ public final class Proposer {
             synchronized (lock) {
                 inFlight--;
             }
-            List<Pending> unapplied = inFlightBatches.remove(seq);
-            if (unapplied != null) {
-                NotServingException failure = failureOf(r, error);
-                unapplied.forEach(p -> p.result.completeExceptionally(failure));
+            if (error == null && r.isSuccess()) {
+                if (inFlightBatches.containsKey(seq)) {
+                    // Committed; it completes when this member applies it (a follower lags a little).
+                    committedNotApplied.put(seq, r.getLogIndex());
+                    if (appliedIndex.getAsLong() >= r.getLogIndex()) {
+                        skippedUpTo(appliedIndex.getAsLong());
+                    }
+                }
+            } else {
+                List<Pending> unapplied = inFlightBatches.remove(seq);
+                if (unapplied != null) {
+                    NotServingException failure = failureOf(r, error);
+                    unapplied.forEach(p -> p.result.completeExceptionally(failure));
+                }
             }
             flush();
         });
+    }
+
+    /** In-process on the leader; if it stopped leading meanwhile, through the forwarding client. */
+    private CompletableFuture<RaftClientReply> submitHere(Message message) throws IOException {
+        RaftClientRequest request = RaftClientRequest.newBuilder()
+                .setClientId(clientId)
+                .setServerId(self)
+                .setGroupId(groupId)
+                .setCallId(callIds.incrementAndGet())
+                .setMessage(message)
+                .setType(RaftClientRequest.writeRequestType())
+                .build();
+        return server.submitClientRequestAsync(request).thenCompose(r ->
+                r.getNotLeaderException() != null || r.getLeaderNotReadyException() != null
+                        ? forwarder.async().send(message)
+                        : CompletableFuture.completedFuture(r));
     }
 
     private static NotServingException failureOf(RaftClientReply reply, Throwable error) {

@@ -71,6 +71,9 @@ public final class TenureStateMachine extends BaseStateMachine {
 
         /** The Raft log could not be written (a failed fsync, a full disk, a damaged log): the member must stop. */
         void logFailed(Throwable cause);
+
+        /** The state was replaced by a snapshot installed from the leader, up to {@code index}. */
+        void reloaded(long index);
     }
 
     private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
@@ -117,6 +120,21 @@ public final class TenureStateMachine extends BaseStateMachine {
     public void reinitialize() throws IOException {
         // After a snapshot was installed from the leader.
         loadLatestSnapshot();
+        Listener l = listener;
+        TermIndex last = getLastAppliedTermIndex();
+        if (l != null && last != null) {
+            l.reloaded(last.getIndex());
+        }
+    }
+
+    /**
+     * The read of a linearizable read: Ratis calls it once this member has applied up to the
+     * leader's commit index at the time of the request (ReadIndex). The caller then reads the
+     * applied state itself; there is nothing to return.
+     */
+    @Override
+    public CompletableFuture<Message> query(Message request) {
+        return CompletableFuture.completedFuture(Message.EMPTY);
     }
 
     @Override
