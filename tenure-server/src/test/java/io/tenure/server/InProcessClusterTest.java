@@ -1,0 +1,190 @@
+package io.tenure.server;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.tenure.proto.v1.ClusterServiceGrpc;
+import io.tenure.proto.v1.LeaseGrantRequest;
+import io.tenure.proto.v1.LeaseTimeToLiveRequest;
+import io.tenure.proto.v1.LockRequest;
+import io.tenure.proto.v1.LockResponse;
+import io.tenure.proto.v1.LockServiceGrpc;
+import io.tenure.proto.v1.MemberListRequest;
+import io.tenure.proto.v1.MemberRemoveRequest;
+import io.tenure.proto.v1.StatusRequest;
+import io.tenure.proto.v1.StatusResponse;
+import io.tenure.proto.v1.UnlockRequest;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Three members in one JVM over real sockets: followers forward writes, serve linearizable
+ * reads, name the leader's client endpoint, and a wait parked on a follower is woken by a grant.
+ * (Process-level failover tests are in tenure-it.)
+ */
+class InProcessClusterTest {
+    @TempDir
+    Path dir;
+    final Map<String, TenureServer> members = new LinkedHashMap<>();
+    final Map<String, ManagedChannel> channels = new LinkedHashMap<>();
+
+    @BeforeEach
+    void start() throws Exception {
+        Map<String, String> peers = new LinkedHashMap<>();
+        for (String name : List.of("n1", "n2", "n3")) {
+            peers.put(name, "127.0.0.1:" + freePort());
+        }
+        List<CompletableFuture<TenureServer>> starting = new ArrayList<>();
+        for (String name : peers.keySet()) {
+            ServerConfig config = ServerConfig.defaults().withMemberName(name).withDataDir(dir.resolve(name))
+                    .withClientPort(0).withPeers(peers);
+            starting.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    return TenureServer.start(config);
+                } catch (IOException e) {
+                    throw new IllegalStateException(e);
+                }
+            }));
+        }
+        for (CompletableFuture<TenureServer> s : starting) {
+            TenureServer server = s.get(60, TimeUnit.SECONDS);
+            String name = server.member().status(io.tenure.proto.v1.ResponseHeader.getDefaultInstance()).getMemberName();
+            members.put(name, server);
+            channels.put(name, NettyChannelBuilder.forAddress("127.0.0.1", server.clientPort()).usePlaintext().build());
+        }
+        Await.until(Duration.ofSeconds(30), "a leader whose endpoint every member knows", () -> members.keySet().stream()
+                .allMatch(n -> !statusOf(n).getLeaderEndpoint().isEmpty()));
+    }
+
+    @AfterEach
+    void stop() {
+        channels.values().forEach(ManagedChannel::shutdownNow);
+        members.values().forEach(TenureServer::close);
+    }
+
+    private LockServiceGrpc.LockServiceBlockingStub stub(String member) {
+        return LockServiceGrpc.newBlockingStub(channels.get(member)).withDeadlineAfter(30, TimeUnit.SECONDS);
+    }
+
+    private StatusResponse statusOf(String member) {
+        try {
+            return stub(member).status(StatusRequest.getDefaultInstance());
+        } catch (StatusRuntimeException e) {
+            return StatusResponse.getDefaultInstance();
+        }
+    }
+
+    private String leader() {
+        return statusOf("n1").getLeader();
+    }
+
+    private String follower() {
+        String leader = leader();
+        return members.keySet().stream().filter(n -> !n.equals(leader)).findFirst().orElseThrow();
+    }
+
+    @Test
+    void everyMemberNamesTheLeaderAndItsClientEndpoint() {
+        String leader = leader();
+        int leaderPort = members.get(leader).clientPort();
+        for (String name : members.keySet()) {
+            StatusResponse status = statusOf(name);
+            assertThat(status.getLeader()).isEqualTo(leader);
+            assertThat(status.getLeaderEndpoint()).isEqualTo("127.0.0.1:" + leaderPort);
+            assertThat(status.getMemberId()).isEqualTo(MemberInfo.idOf(name));
+            assertThat(status.getMembersList()).hasSize(3);
+        }
+    }
+
+    @Test
+    void aFollowerForwardsWritesAndReadsItsOwnWrites() {
+        String follower = follower();
+        long lease = stub(follower).leaseGrant(LeaseGrantRequest.newBuilder().setClientId("f").setTtl(30).build()).getId();
+        LockResponse granted = stub(follower).lock(LockRequest.newBuilder().setName("forwarded").setLeaseId(lease).build());
+        assertThat(granted.getAcquired()).isTrue();
+        // Linearizable on every member: each sees the lease the moment the grant was acknowledged.
+        for (String name : members.keySet()) {
+            assertThat(stub(name).leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setId(lease).setKeys(true).build())
+                    .getKeysList()).as(name).containsExactly("forwarded");
+        }
+    }
+
+    @Test
+    void aWaitParkedOnAFollowerIsWokenByAReleaseThroughAnotherMember() throws Exception {
+        String leader = leader();
+        String follower = follower();
+        long holder = stub(leader).leaseGrant(LeaseGrantRequest.newBuilder().setClientId("h").setTtl(30).build()).getId();
+        long waiter = stub(follower).leaseGrant(LeaseGrantRequest.newBuilder().setClientId("w").setTtl(30).build()).getId();
+        long token = stub(leader).lock(LockRequest.newBuilder().setName("k").setLeaseId(holder).build()).getFencingToken();
+        CompletableFuture<LockResponse> waiting = CompletableFuture.supplyAsync(() ->
+                stub(follower).lock(LockRequest.newBuilder().setName("k").setLeaseId(waiter).setTimeoutMs(-1).build()));
+        Await.until(Duration.ofSeconds(10), "the waiter queues",
+                () -> members.get(leader).member().locks().describe("k").waiters().size() == 1);
+
+        stub(leader).unlock(UnlockRequest.newBuilder().setKey("k").setLeaseId(holder).setFencingToken(token).build());
+
+        LockResponse granted = waiting.get(10, TimeUnit.SECONDS);
+        assertThat(granted.getAcquired()).isTrue();
+        assertThat(granted.getFencingToken()).isGreaterThan(token);
+    }
+
+    @Test
+    void aClusterRefusesLeasesTooShortToSurviveAFailover() {
+        assertThatThrownBy(() -> stub("n1").leaseGrant(LeaseGrantRequest.newBuilder().setTtlMs(2_000).build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                    assertThat(e.getStatus().getDescription()).contains("ttl must be at least 10000 ms");
+                });
+    }
+
+    @Test
+    void membershipErrorsAreClearAndChangeNothing() {
+        var cluster = ClusterServiceGrpc.newBlockingStub(channels.get("n1")).withDeadlineAfter(30, TimeUnit.SECONDS);
+        assertThatThrownBy(() -> cluster.memberRemove(MemberRemoveRequest.newBuilder().setName("n9").build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+        assertThatThrownBy(() -> cluster.memberAdd(io.tenure.proto.v1.MemberAddRequest.newBuilder()
+                .setName("n2").setPeerAddress("127.0.0.1:1").build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.ALREADY_EXISTS));
+        assertThat(cluster.memberList(MemberListRequest.getDefaultInstance()).getMembersList())
+                .extracting(io.tenure.proto.v1.Member::getName).containsExactly("n1", "n2", "n3");
+    }
+
+    @Test
+    void theClusterServesOnAfterItsLeaderStops() {
+        String old = leader();
+        members.remove(old).close();
+        channels.remove(old).shutdownNow();
+        String survivor = members.keySet().iterator().next();
+        Await.until(Duration.ofSeconds(30), "a new leader", () -> {
+            String l = statusOf(survivor).getLeader();
+            return !l.isEmpty() && !l.equals(old);
+        });
+        long lease = stub(survivor).leaseGrant(LeaseGrantRequest.newBuilder().setTtl(30).build()).getId();
+        assertThat(stub(survivor).lock(LockRequest.newBuilder().setName("after").setLeaseId(lease).build()).getAcquired()).isTrue();
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+}
