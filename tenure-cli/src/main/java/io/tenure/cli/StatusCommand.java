@@ -41,7 +41,8 @@ final class StatusCommand implements Callable<Integer> {
         out.println("version: " + status.getVersion());
         for (Member member : status.getMembersList()) {
             out.println("member: " + member.getName() + " id=" + Long.toUnsignedString(member.getId())
-                    + " peer=" + member.getPeerAddress() + " client=" + member.getClientEndpoint());
+                    + " peer=" + member.getPeerAddress() + " client=" + member.getClientEndpoint()
+                    + (member.getLeader() ? " leader" : ""));
         }
         out.flush();
     }

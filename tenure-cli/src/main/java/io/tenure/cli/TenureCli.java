@@ -11,11 +11,11 @@ import picocli.CommandLine.UnmatchedArgumentException;
 /** The {@code tenure} command: a member of a Tenure cluster, and a client of one. */
 @Command(name = "tenure", mixinStandardHelpOptions = true, versionProvider = TenureCli.Version.class,
         description = "Tenure: a Raft-replicated lock and lease service with fencing tokens.",
-        subcommands = {ServerCommand.class, LockCommand.class, StatusCommand.class},
+        subcommands = {ServerCommand.class, LockCommand.class, StatusCommand.class, MemberCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0:success (tenure lock: COMMAND's own status, 0..255)",
-            "1:error",
+            "1:error (no member answered, or the cluster refused the request; the message says which)",
             "2:usage error",
             "3:tenure lock: the lease was lost",
             "4:tenure lock: the lock was not acquired within --timeout"

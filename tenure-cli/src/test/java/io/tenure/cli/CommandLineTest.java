@@ -106,7 +106,7 @@ class CommandLineTest {
 
         err.getBuffer().setLength(0);
         assertThat(run("server", "--member", "bad name!")).isEqualTo(2);
-        assertThat(err.toString()).contains("--member");
+        assertThat(err.toString()).contains("Invalid value for option '--id'").contains("bad name!");
 
         err.getBuffer().setLength(0);
         assertThat(run("server", "--client-port", "7075", "--peer-port", "7075")).isEqualTo(2);
@@ -128,7 +128,7 @@ class CommandLineTest {
     @Test
     void helpListsTheSubcommandsAndTheExitCodes() {
         assertThat(run("--help")).isZero();
-        assertThat(out.toString()).contains("server", "lock", "status", "Exit codes");
+        assertThat(out.toString()).contains("server", "lock", "status", "member", "Exit codes");
 
         out.getBuffer().setLength(0);
         assertThat(run("lock", "--help")).isZero();
@@ -147,12 +147,15 @@ class CommandLineTest {
     @Test
     void anUnreachableClusterIsAnErrorNotAUsageError() {
         // Port 1 on loopback refuses connections at once.
-        assertThat(run("status", "--endpoints", "127.0.0.1:1")).isEqualTo(1);
+        assertThat(run("status", "--endpoints", "127.0.0.1:1", "--request-timeout", "300ms")).isEqualTo(1);
         assertThat(err.toString()).contains("127.0.0.1:1").contains("unavailable");
     }
 
     @Test
     void subcommandsAreRegistered() {
-        assertThat(TenureCli.commandLine().getSubcommands().keySet()).containsExactlyInAnyOrder("server", "lock", "status");
+        assertThat(TenureCli.commandLine().getSubcommands().keySet())
+                .containsExactlyInAnyOrder("server", "lock", "status", "member");
+        assertThat(TenureCli.commandLine().getSubcommands().get("member").getSubcommands().keySet())
+                .containsExactlyInAnyOrder("list", "add", "remove");
     }
 }

@@ -4,6 +4,7 @@ import io.grpc.Channel;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -19,6 +20,7 @@ final class Endpoints implements AutoCloseable {
     private final List<String> targets;
     private final List<ManagedChannel> channels;
     private final AtomicInteger preferred = new AtomicInteger();
+    private volatile boolean closed;
 
     Endpoints(List<String> targets, Function<String, ManagedChannel> channelFactory) {
         if (targets.isEmpty()) {
@@ -36,6 +38,16 @@ final class Endpoints implements AutoCloseable {
         }
         this.channels = List.copyOf(opened);
     }
+
+    /**
+     * How often a connection with calls in flight is pinged (gRPC's minimum), and how long a ping
+     * may go unanswered before the connection counts as broken. A member that is paused or whose
+     * host vanished breaks no connection by itself; the pings do, so a lock wait on it fails with
+     * {@code UNAVAILABLE} and moves on to another member instead of hanging. Tenure servers permit
+     * pings every 5 s.
+     */
+    static final Duration KEEPALIVE_TIME = Duration.ofSeconds(10);
+    static final Duration KEEPALIVE_TIMEOUT = Duration.ofSeconds(5);
 
     /** A plaintext channel to {@code host:port} ({@code [v6addr]:port} for IPv6); connects lazily. */
     static ManagedChannel plaintext(String endpoint) {
@@ -56,7 +68,11 @@ final class Endpoints implements AutoCloseable {
         if (port < 1 || port > 65535) {
             throw new IllegalArgumentException("endpoint '" + endpoint + "' has a port outside 1-65535");
         }
-        return Grpc.newChannelBuilderForAddress(host, port, InsecureChannelCredentials.create()).build();
+        return Grpc.newChannelBuilderForAddress(host, port, InsecureChannelCredentials.create())
+                .keepAliveTime(KEEPALIVE_TIME.toNanos(), TimeUnit.NANOSECONDS)
+                .keepAliveTimeout(KEEPALIVE_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS)
+                .keepAliveWithoutCalls(false)
+                .build();
     }
 
     int size() {
@@ -84,8 +100,23 @@ final class Endpoints implements AutoCloseable {
         preferred.compareAndSet(failed, next(failed));
     }
 
+    /**
+     * Where to retry after {@code failed} failed: the preferred member, which another caller may
+     * have found working meanwhile, unless that is the one that just failed; then the next one.
+     */
+    int retryAfter(int failed) {
+        failedOver(failed);
+        int candidate = preferred.get();
+        return candidate != failed ? candidate : next(failed);
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
     @Override
     public void close() {
+        closed = true;
         channels.forEach(ManagedChannel::shutdown);
         try {
             for (ManagedChannel channel : channels) {

@@ -3,88 +3,308 @@ package io.tenure.client;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
 import io.grpc.MethodDescriptor;
+import io.grpc.Status;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
+import io.tenure.proto.v1.LockRequest;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongFunction;
+import java.util.function.LongUnaryOperator;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * One unary call that starts at the preferred endpoint and, on {@code UNAVAILABLE}, moves on to
- * the next, trying each endpoint at most once. Only safe for requests the server treats
- * idempotently, which every Tenure unary call is (grants carry a client-chosen lease id, lock
- * retries keep their place). Cancelling the returned future cancels the call in flight.
+ * One unary call, retried across the endpoints until it gets an answer. It starts at the
+ * preferred endpoint; when an attempt fails with {@code UNAVAILABLE} (the member is not serving,
+ * or the connection to it broke because it died), the call moves to the next endpoint at once,
+ * and, should that fail too, keeps cycling through the endpoints with a jittered backoff that
+ * starts at {@link #FIRST_BACKOFF} and doubles up to {@link #MAX_BACKOFF}, until an attempt
+ * answers, fails otherwise, or the call's time is up. An attempt that was served for at least
+ * {@link #MAX_BACKOFF} before it failed (a long lock wait whose member died) starts the backoff
+ * over: its failure is a new one, not the latest of a series.
+ *
+ * <p>Only safe for requests the server treats idempotently, which every Tenure call is: grants
+ * carry a client-chosen lease id, a retried {@code Lock} for the same (name, lease) keeps its
+ * place in the queue or returns the grant it has, a retried release or revoke succeeds again.
+ * Each attempt sends the same request, except that a lock wait's {@code timeout_ms} is what
+ * remains of the caller's timeout ({@link #lockWait}).
+ *
+ * <p>Cancelling {@link #result()} cancels the attempt in flight (on the server, a lock wait is
+ * withdrawn) and any retry that is waiting out its backoff.
  */
 final class FailoverCall<Req, Resp> {
-    private final Endpoints endpoints;
-    private final MethodDescriptor<Req, Resp> method;
-    private final Req request;
-    private final Duration deadline;
-    private final CompletableFuture<Resp> result = new CompletableFuture<>();
-    private final AtomicReference<ClientCall<Req, Resp>> inFlight = new AtomicReference<>();
-    /** Touched only by the chain of attempts, which runs one at a time. */
-    private int attempts;
+    static final Duration FIRST_BACKOFF = Duration.ofMillis(50);
+    static final Duration MAX_BACKOFF = Duration.ofSeconds(1);
+    /** {@link LongUnaryOperator} answer for an attempt without a gRPC deadline. */
+    private static final long NO_DEADLINE = -1;
 
-    private FailoverCall(Endpoints endpoints, MethodDescriptor<Req, Resp> method, Req request, Duration deadline) {
+    private static final Logger log = LoggerFactory.getLogger(FailoverCall.class);
+
+    private final Endpoints endpoints;
+    private final MonotonicClock clock;
+    private final ScheduledExecutorService scheduler;
+    private final MethodDescriptor<Req, Resp> method;
+    /** The request of an attempt that starts at the given clock reading. */
+    private final LongFunction<Req> requestAt;
+    /** The gRPC deadline, in nanoseconds, of an attempt that starts at the given reading, or NO_DEADLINE. */
+    private final LongUnaryOperator attemptTimeout;
+    /** No attempt starts at or after this reading; ignored when unbounded. */
+    private final long giveUpAtNanos;
+    private final boolean bounded;
+    /** Asked before each retry: an exception to end the call with instead, or null to go on. */
+    private final Supplier<RuntimeException> retryVeto;
+    private final CompletableFuture<Resp> result = new CompletableFuture<>();
+
+    // Guarded by this: what a cancellation must stop.
+    private ClientCall<Req, Resp> inFlight;
+    private ScheduledFuture<?> backoffTimer;
+
+    // Touched only by the chain of attempts, which runs one at a time.
+    private volatile int attempts;
+    private int failuresInARow;
+    private long attemptStartedAt;
+
+    private FailoverCall(Endpoints endpoints, MonotonicClock clock, ScheduledExecutorService scheduler,
+                         MethodDescriptor<Req, Resp> method, LongFunction<Req> requestAt, LongUnaryOperator attemptTimeout,
+                         boolean bounded, long giveUpAtNanos, Supplier<RuntimeException> retryVeto) {
         this.endpoints = endpoints;
+        this.clock = clock;
+        this.scheduler = scheduler;
         this.method = method;
-        this.request = request;
-        this.deadline = deadline;
+        this.requestAt = requestAt;
+        this.attemptTimeout = attemptTimeout;
+        this.bounded = bounded;
+        this.giveUpAtNanos = giveUpAtNanos;
+        this.retryVeto = retryVeto;
     }
 
     /**
-     * @param deadline how long each attempt may take, or null for no limit (a lock wait bounded
-     *                 only by the lease, which the caller cancels on loss)
+     * Starts a call that does not wait on purpose: attempts may go on for {@code budget} in all.
+     * With several endpoints one attempt gets at most half of it, so that a member that accepts
+     * the call but never answers (paused, partitioned) leaves time to ask another.
      */
-    static <Req, Resp> CompletableFuture<Resp> start(
-            Endpoints endpoints, MethodDescriptor<Req, Resp> method, Req request, Duration deadline) {
-        FailoverCall<Req, Resp> call = new FailoverCall<>(endpoints, method, request, deadline);
-        call.result.whenComplete((response, failure) -> {
-            if (call.result.isCancelled()) {
-                ClientCall<Req, Resp> current = call.inFlight.get();
-                if (current != null) {
-                    current.cancel("cancelled by the caller", null);
-                }
+    static <Req, Resp> FailoverCall<Req, Resp> unary(Endpoints endpoints, MonotonicClock clock,
+            ScheduledExecutorService scheduler, MethodDescriptor<Req, Resp> method,
+            Req request, Duration budget) {
+        return unary(endpoints, clock, scheduler, method, request, budget, true);
+    }
+
+    /**
+     * As {@link #unary(Endpoints, MonotonicClock, ScheduledExecutorService, MethodDescriptor, Object, Duration)};
+     * with {@code splitBudget} false one attempt may take the whole budget, for calls that may
+     * legitimately take long (a membership change that waits for a new member to catch up).
+     */
+    static <Req, Resp> FailoverCall<Req, Resp> unary(Endpoints endpoints, MonotonicClock clock,
+            ScheduledExecutorService scheduler, MethodDescriptor<Req, Resp> method,
+            Req request, Duration budget, boolean splitBudget) {
+        long start = clock.nanoTime();
+        long budgetNanos = budget.toNanos();
+        long giveUpAt = start + budgetNanos;
+        long perAttempt = splitBudget && endpoints.size() > 1 ? budgetNanos / 2 : budgetNanos;
+        FailoverCall<Req, Resp> call = new FailoverCall<>(endpoints, clock, scheduler, method,
+                now -> request, now -> Math.min(perAttempt, Math.max(0, giveUpAt - now)),
+                true, giveUpAt, () -> null);
+        call.start();
+        return call;
+    }
+
+    /**
+     * Starts a lock wait. Every attempt asks for the same (name, lease, metadata), so the server
+     * keeps the waiter's place; {@code timeout_ms} is what remains of the original timeout at the
+     * attempt's start (-1 stays -1; once it has run out, 0, which still returns a grant the lease
+     * already has). Attempts go on until {@code grace} after the caller's timeout, or without
+     * end for -1, and stop when {@code leaseLost} says so.
+     *
+     * @param grace     how long past the wait an answer may take (the request timeout)
+     * @param leaseLost asked before each retry: the exception to end with when the lease is lost, or null
+     */
+    static <Resp> FailoverCall<LockRequest, Resp> lockWait(Endpoints endpoints, MonotonicClock clock,
+            ScheduledExecutorService scheduler,
+            MethodDescriptor<LockRequest, Resp> method,
+            LockRequest request, Duration grace, Supplier<RuntimeException> leaseLost) {
+        long start = clock.nanoTime();
+        long timeoutMs = request.getTimeoutMs();
+        FailoverCall<LockRequest, Resp> call;
+        if (timeoutMs < 0) {
+            call = new FailoverCall<>(endpoints, clock, scheduler, method,
+                    now -> request, now -> NO_DEADLINE, false, 0, leaseLost);
+        } else {
+            // Clamped so that differences of clock readings cannot overflow (73 years is forever enough).
+            long waitNanos = Math.min(TimeUnit.MILLISECONDS.toNanos(timeoutMs), Long.MAX_VALUE / 4);
+            long waitUntil = start + waitNanos;
+            long giveUpAt = waitUntil + grace.toNanos();
+            call = new FailoverCall<>(endpoints, clock, scheduler, method,
+                    now -> {
+                        long remaining = ceilMillis(Math.max(0, waitUntil - now));
+                        return remaining == timeoutMs ? request : request.toBuilder().setTimeoutMs(remaining).build();
+                    },
+                    now -> Math.max(0, giveUpAt - now), true, giveUpAt, leaseLost);
+        }
+        call.start();
+        return call;
+    }
+
+    /** Completes with the first answer, or the failure that ended the retries; cancel to stop. */
+    CompletableFuture<Resp> result() {
+        return result;
+    }
+
+    /** How many attempts were started so far. */
+    int attempts() {
+        return attempts;
+    }
+
+    private void start() {
+        result.whenComplete((response, failure) -> {
+            if (result.isCancelled()) {
+                stopInFlight();
             }
         });
-        call.attempt(endpoints.preferred());
-        return call.result;
+        attempt(endpoints.preferred());
+    }
+
+    private void stopInFlight() {
+        ClientCall<Req, Resp> call;
+        ScheduledFuture<?> timer;
+        synchronized (this) {
+            call = inFlight;
+            timer = backoffTimer;
+        }
+        if (timer != null) {
+            timer.cancel(false);
+        }
+        if (call != null) {
+            call.cancel("cancelled by the caller", null);
+        }
     }
 
     private void attempt(int endpoint) {
+        long now = clock.nanoTime();
         attempts++;
-        CallOptions options = deadline == null
+        attemptStartedAt = now;
+        Req request = requestAt.apply(now);
+        long timeout = attemptTimeout.applyAsLong(now);
+        CallOptions options = timeout == NO_DEADLINE
                 ? CallOptions.DEFAULT
-                : CallOptions.DEFAULT.withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
+                : CallOptions.DEFAULT.withDeadlineAfter(Math.max(1, timeout), TimeUnit.NANOSECONDS);
         ClientCall<Req, Resp> call = endpoints.channel(endpoint).newCall(method, options);
-        inFlight.set(call);
-        if (result.isDone()) {
-            return; // cancelled between attempts
+        synchronized (this) {
+            if (result.isDone()) {
+                return; // cancelled between attempts
+            }
+            inFlight = call;
         }
-        ClientCalls.asyncUnaryCall(call, request, new StreamObserver<>() {
-            @Override
-            public void onNext(Resp response) {
-                result.complete(response);
+        try {
+            ClientCalls.asyncUnaryCall(call, request, new Attempt(endpoint));
+        } catch (RuntimeException e) {
+            // A cancellation raced the start (gRPC refuses to start a cancelled call), or the
+            // channel is shut down.
+            if (!result.isDone()) {
+                result.completeExceptionally(StatusErrors.toException(e, endpoints.target(endpoint), method.getServiceName()));
             }
+        }
+    }
 
-            @Override
-            public void onError(Throwable failure) {
-                if (result.isDone()) {
-                    return;
-                }
-                if (StatusErrors.worthFailover(failure) && attempts < endpoints.size()) {
-                    endpoints.failedOver(endpoint);
-                    attempt(endpoints.next(endpoint));
-                } else {
-                    result.completeExceptionally(StatusErrors.toException(failure, endpoints.target(endpoint)));
-                }
-            }
+    private void failed(int endpoint, Throwable failure) {
+        if (result.isDone()) {
+            return;
+        }
+        long now = clock.nanoTime();
+        boolean retryable = StatusErrors.worthFailover(failure)
+                // An attempt that ran out of its own deadline while the call has time left: the
+                // member took the call and went silent. Another may answer.
+                || (StatusErrors.deadlineExceeded(failure) && bounded && giveUpAtNanos - now > 0);
+        if (!retryable || endpoints.isClosed()) {
+            result.completeExceptionally(StatusErrors.toException(failure, endpoints.target(endpoint), method.getServiceName()));
+            return;
+        }
+        if (now - attemptStartedAt >= MAX_BACKOFF.toNanos()) {
+            failuresInARow = 0; // it was served for a while: a fresh failure, retried at once
+        }
+        failuresInARow++;
+        long delay = backoffNanos(failuresInARow);
+        if (bounded && now + delay - giveUpAtNanos >= 0) {
+            result.completeExceptionally(StatusErrors.toException(failure, endpoints.target(endpoint), method.getServiceName()));
+            return;
+        }
+        RuntimeException veto = retryVeto.get();
+        if (veto != null) {
+            result.completeExceptionally(veto);
+            return;
+        }
+        int next = endpoints.retryAfter(endpoint);
+        if (log.isDebugEnabled()) {
+            log.debug("{} on {} failed ({}); attempt {} on {} in {} ms", method.getBareMethodName(),
+                    endpoints.target(endpoint), shortStatus(failure), attempts + 1, endpoints.target(next),
+                    TimeUnit.NANOSECONDS.toMillis(delay));
+        }
+        if (delay == 0) {
+            attempt(next);
+            return;
+        }
+        ScheduledFuture<?> timer;
+        try {
+            timer = scheduler.schedule(() -> attempt(next), delay, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            result.completeExceptionally(new TenureException("the client was closed while retrying "
+                    + method.getBareMethodName() + " (last failure: " + shortStatus(failure) + ")", e));
+            return;
+        }
+        synchronized (this) {
+            backoffTimer = timer;
+        }
+        if (result.isCancelled()) {
+            timer.cancel(false); // cancelled while the timer was being set
+        }
+    }
 
-            @Override
-            public void onCompleted() {
-                // A unary call delivers its response through onNext; nothing left to do.
-            }
-        });
+    /** No wait for the first failure of a series (try the next member now), then 50 ms doubling to 1 s, jittered. */
+    static long backoffNanos(int failuresInARow) {
+        if (failuresInARow <= 1) {
+            return 0;
+        }
+        long ceiling = Math.min(MAX_BACKOFF.toNanos(), FIRST_BACKOFF.toNanos() << Math.min(failuresInARow - 2, 20));
+        // Between half and all of it, so that clients that failed together do not retry together.
+        return ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+    }
+
+    private static String shortStatus(Throwable failure) {
+        Status status = Status.fromThrowable(failure);
+        return status.getDescription() == null ? status.getCode().name() : status.getCode() + ": " + status.getDescription();
+    }
+
+    private static long ceilMillis(long nanos) {
+        long ms = TimeUnit.NANOSECONDS.toMillis(nanos);
+        return TimeUnit.MILLISECONDS.toNanos(ms) < nanos ? ms + 1 : ms;
+    }
+
+    private final class Attempt implements StreamObserver<Resp> {
+        private final int endpoint;
+
+        Attempt(int endpoint) {
+            this.endpoint = endpoint;
+        }
+
+        @Override
+        public void onNext(Resp response) {
+            result.complete(response);
+        }
+
+        @Override
+        public void onError(Throwable failure) {
+            failed(endpoint, failure);
+        }
+
+        @Override
+        public void onCompleted() {
+            // A unary call delivers its response through onNext; nothing left to do.
+        }
     }
 }

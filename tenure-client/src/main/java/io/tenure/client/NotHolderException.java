@@ -5,7 +5,7 @@ package io.tenure.client;
  * the (key, lease, fencing token) triple does not name the current holder, so the request was
  * stale or foreign and changed nothing.
  */
-public class NotHolderException extends TenureException {
+public class NotHolderException extends FailedPreconditionException {
     public NotHolderException(String message, Throwable cause) {
         super(message, cause);
     }

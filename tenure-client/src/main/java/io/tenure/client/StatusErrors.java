@@ -1,21 +1,31 @@
 package io.tenure.client;
 
 import io.grpc.Status;
+import io.tenure.proto.v1.ClusterServiceGrpc;
 
 /** The one place where gRPC statuses become client exceptions. */
 final class StatusErrors {
     private StatusErrors() {
     }
 
+    /** Maps a failed lock or lease call; see {@link #toException(Throwable, String, String)}. */
+    static TenureException toException(Throwable failure, String endpoint) {
+        return toException(failure, endpoint, null);
+    }
+
     /**
      * Maps a failed call to the client's exception for its status, keeping the server's text.
      *
      * @param endpoint the endpoint that answered, named in transport failures where it helps
+     * @param service  the full gRPC service name of the call: {@code NOT_FOUND} and
+     *                 {@code FAILED_PRECONDITION} mean a lease and a stale release for the lock
+     *                 service, and a member and a refused change for the cluster service
      */
-    static TenureException toException(Throwable failure, String endpoint) {
+    static TenureException toException(Throwable failure, String endpoint, String service) {
         if (failure instanceof TenureException tenure) {
             return tenure;
         }
+        boolean cluster = ClusterServiceGrpc.SERVICE_NAME.equals(service);
         Status status = Status.fromThrowable(failure);
         String text = status.getDescription() != null ? status.getDescription() : status.getCode().name();
         if (status.getCause() != null && status.getCause().getMessage() != null) {
@@ -24,16 +34,27 @@ final class StatusErrors {
         }
         return switch (status.getCode()) {
             case INVALID_ARGUMENT -> new InvalidArgumentException(text, failure);
-            case NOT_FOUND -> new LeaseNotFoundException(text, failure);
-            case FAILED_PRECONDITION -> new NotHolderException(text, failure);
+            case NOT_FOUND -> cluster ? new NotFoundException(text, failure) : new LeaseNotFoundException(text, failure);
+            case FAILED_PRECONDITION -> cluster
+                    ? new FailedPreconditionException(text, failure)
+                    : new NotHolderException(text, failure);
+            case ALREADY_EXISTS -> new AlreadyExistsException(text, failure);
             case UNAVAILABLE -> new UnavailableException(endpoint + " unavailable: " + text, failure);
             case DEADLINE_EXCEEDED -> new UnavailableException(endpoint + " did not answer in time: " + text, failure);
             default -> new TenureException(status.getCode() + " from " + endpoint + ": " + text, failure);
         };
     }
 
-    /** True when another endpoint may succeed where this one failed. */
+    /**
+     * True when another endpoint, or the same one a little later, may succeed where this attempt
+     * failed: the member was not serving (not ready, no leader, shutting down) or the connection
+     * to it broke, which gRPC reports as {@code UNAVAILABLE} too.
+     */
     static boolean worthFailover(Throwable failure) {
         return Status.fromThrowable(failure).getCode() == Status.Code.UNAVAILABLE;
+    }
+
+    static boolean deadlineExceeded(Throwable failure) {
+        return Status.fromThrowable(failure).getCode() == Status.Code.DEADLINE_EXCEEDED;
     }
 }

@@ -2,12 +2,19 @@ package io.tenure.client;
 
 import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.tenure.proto.v1.ClusterServiceGrpc;
 import io.tenure.proto.v1.LeaseGrantRequest;
 import io.tenure.proto.v1.LeaseGrantResponse;
 import io.tenure.proto.v1.LeaseRevokeRequest;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
+import io.tenure.proto.v1.Member;
+import io.tenure.proto.v1.MemberAddRequest;
+import io.tenure.proto.v1.MemberListRequest;
+import io.tenure.proto.v1.MemberListResponse;
+import io.tenure.proto.v1.MemberRemoveRequest;
 import io.tenure.proto.v1.StatusRequest;
 import io.tenure.proto.v1.StatusResponse;
 import io.tenure.proto.v1.TryLockRequest;
@@ -41,10 +48,24 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>Every call goes to one preferred endpoint; when a member answers {@code UNAVAILABLE} (not
- * ready, no leader, unreachable) the call moves on to the next endpoint, trying each once, and
- * the preference moves with it. Each member forwards to the leader, so any endpoint will do.
- * Server refusals arrive as {@link TenureException} subclasses carrying the server's message.
+ * <h2>Failover</h2>
+ * Every call goes to one preferred endpoint. When a member answers {@code UNAVAILABLE} (not
+ * ready, no leader, shutting down) or the connection to it breaks (it died), the call moves on
+ * to the next endpoint at once and the preference moves with it; if that fails too, the call
+ * keeps cycling through the endpoints with a jittered backoff (50 ms doubling to 1 s) until it
+ * is answered or its time is up: the {@linkplain Builder#requestTimeout request timeout} for
+ * most calls, the lock's own timeout plus the request timeout for a lock wait. Each member
+ * forwards to the leader, so any endpoint will do. Retrying is safe because every call is
+ * idempotent on the server: a grant carries a lease id chosen here, a retried release or revoke
+ * succeeds again, and a retried lock wait keeps its place in the queue.
+ *
+ * <p>A blocking lock wait survives the death of the member it waits on: the client re-issues the
+ * same {@code Lock} (same name, lease and metadata) on another member with what remains of the
+ * timeout, and the waiter keeps its place in the lock's queue, since the queue is keyed by lock
+ * and lease. The wait ends when granted, when the timeout runs out, on a refusal other than
+ * {@code UNAVAILABLE}, or when the lease is lost.
+ *
+ * <p>Server refusals arrive as {@link TenureException} subclasses carrying the server's message.
  *
  * <p>Blocking methods throw; their {@code ...Async} forms complete exceptionally with the same
  * exceptions (wrapped in {@link CompletionException} by dependent stages), and cancelling such
@@ -54,7 +75,7 @@ import org.slf4j.LoggerFactory;
  * alive ({@link LeaseLoss.Reason#CLOSED}): revoke leases first to free their locks at once.
  */
 public final class TenureClient implements AutoCloseable {
-    /** Per-attempt limit for calls that do not wait on purpose; long enough for a leader election. */
+    /** How long a call that does not wait on purpose keeps retrying; long enough for a leader election. */
     public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(10);
 
     private static final Logger log = LoggerFactory.getLogger(TenureClient.class);
@@ -136,7 +157,7 @@ public final class TenureClient implements AutoCloseable {
         // Taken before the first attempt: the server granted no earlier, so the safe window
         // counted from here can only be shorter than the truth, never longer.
         long sentAt = clock.nanoTime();
-        return FailoverCall.start(endpoints, LockServiceGrpc.getLeaseGrantMethod(), request, requestTimeout)
+        return unary(LockServiceGrpc.getLeaseGrantMethod(), request)
                 .thenApply(granted -> startKeepingAlive(granted, clientId, sentAt));
     }
 
@@ -158,7 +179,11 @@ public final class TenureClient implements AutoCloseable {
         return Futures.await(lockAsync(name, lease, timeout, metadata), "lock '" + name + "'");
     }
 
-    /** The asynchronous form of {@link #lock}; cancelling the future withdraws the wait. */
+    /**
+     * The asynchronous form of {@link #lock}; cancelling the future withdraws the wait. When the
+     * member serving the wait dies or stops serving, the same request is re-issued on another
+     * member with the remaining timeout, keeping the waiter's place (see the class comment).
+     */
     public CompletableFuture<LockHandle> lockAsync(String name, Lease lease, Duration timeout, byte[] metadata) {
         Objects.requireNonNull(name, "name");
         checkLease(lease);
@@ -172,10 +197,11 @@ public final class TenureClient implements AutoCloseable {
         if (!lease.isValid()) {
             return CompletableFuture.failedFuture(lease.lostException());
         }
-        // The server bounds the wait; the deadline only catches a member that never answers.
-        Duration deadline = timeoutMs < 0 ? null : Duration.ofMillis(timeoutMs).plus(requestTimeout);
-        CompletableFuture<LockResponse> call =
-                FailoverCall.start(endpoints, LockServiceGrpc.getLockMethod(), request, deadline);
+        // The server bounds each attempt's wait; the client's deadline only catches a member
+        // that never answers, and ends the retries a request timeout after the wait.
+        CompletableFuture<LockResponse> call = FailoverCall.lockWait(endpoints, clock, scheduler,
+                LockServiceGrpc.getLockMethod(), request, requestTimeout,
+                () -> lease.isValid() ? null : lease.lostException()).result();
         // A lost lease can never be granted anything useful: withdraw the wait at once.
         Runnable stopWatchingLease = lease.keeper().onLoss(loss -> call.cancel(false));
         CompletableFuture<LockHandle> result = call.handle((response, failure) -> {
@@ -219,8 +245,7 @@ public final class TenureClient implements AutoCloseable {
                 .setLeaseId(lease.id())
                 .setMetadata(bytes(metadata))
                 .build();
-        TryLockResponse response = Futures.await(
-                FailoverCall.start(endpoints, LockServiceGrpc.getTryLockMethod(), request, requestTimeout),
+        TryLockResponse response = Futures.await(unary(LockServiceGrpc.getTryLockMethod(), request),
                 "try-lock '" + name + "'");
         if (!response.getAcquired()) {
             return Optional.empty();
@@ -241,8 +266,81 @@ public final class TenureClient implements AutoCloseable {
     /** The asynchronous form of {@link #status()}. */
     public CompletableFuture<StatusResponse> statusAsync() {
         ensureOpen();
-        return FailoverCall.start(endpoints, LockServiceGrpc.getStatusMethod(),
-                StatusRequest.getDefaultInstance(), requestTimeout);
+        return unary(LockServiceGrpc.getStatusMethod(), StatusRequest.getDefaultInstance());
+    }
+
+    /**
+     * The cluster's members as the serving member knows them: name, id, Raft peer address,
+     * client endpoint, and which one leads.
+     *
+     * @throws UnavailableException if no member answered
+     */
+    public List<Member> members() {
+        return Futures.await(membersAsync(), "the member list");
+    }
+
+    /** The asynchronous form of {@link #members()}. */
+    public CompletableFuture<List<Member>> membersAsync() {
+        ensureOpen();
+        return unary(ClusterServiceGrpc.getMemberListMethod(), MemberListRequest.getDefaultInstance())
+                .thenApply(MemberListResponse::getMembersList);
+    }
+
+    /**
+     * Adds a voting member through a Raft configuration change. Start the new member first
+     * ({@code tenure server --join}); the leader brings it up to date before it votes, which for
+     * a long log means a snapshot transfer: give the client a request timeout to match. A
+     * membership change is not cut short to try another member (one attempt may take the whole
+     * request timeout); it moves on only when a member answers {@code UNAVAILABLE}.
+     *
+     * @param name        the new member's name (its {@code --id})
+     * @param peerAddress {@code host:port} of its Raft (peer) port
+     * @return the members after the change
+     * @throws AlreadyExistsException   if the name or the peer address is taken; unless an
+     *                                  earlier attempt of this same call made the change (a retry
+     *                                  after {@code UNAVAILABLE} that finds the member as
+     *                                  requested succeeds)
+     * @throws InvalidArgumentException if the server refuses the name or address
+     * @throws UnavailableException     if no member could make the change
+     */
+    public List<Member> addMember(String name, String peerAddress) {
+        return Futures.await(addMemberAsync(name, peerAddress), "adding member '" + name + "'");
+    }
+
+    /** The asynchronous form of {@link #addMember(String, String)}. */
+    public CompletableFuture<List<Member>> addMemberAsync(String name, String peerAddress) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(peerAddress, "peerAddress");
+        ensureOpen();
+        MemberAddRequest request = MemberAddRequest.newBuilder().setName(name).setPeerAddress(peerAddress).build();
+        FailoverCall<MemberAddRequest, MemberListResponse> call = FailoverCall.unary(endpoints, clock, scheduler,
+                ClusterServiceGrpc.getMemberAddMethod(), request, requestTimeout, false);
+        return afterRetry(call, AlreadyExistsException.class, members -> members.stream()
+                .anyMatch(m -> m.getName().equals(name) && m.getPeerAddress().equals(peerAddress)));
+    }
+
+    /**
+     * Removes a member through a Raft configuration change; the cluster goes on with the others.
+     *
+     * @return the members after the change
+     * @throws NotFoundException            if no member has that name; unless an earlier attempt
+     *                                      of this same call removed it
+     * @throws FailedPreconditionException  if it is the last voting member
+     * @throws UnavailableException         if no member could make the change
+     */
+    public List<Member> removeMember(String name) {
+        return Futures.await(removeMemberAsync(name), "removing member '" + name + "'");
+    }
+
+    /** The asynchronous form of {@link #removeMember(String)}. */
+    public CompletableFuture<List<Member>> removeMemberAsync(String name) {
+        Objects.requireNonNull(name, "name");
+        ensureOpen();
+        MemberRemoveRequest request = MemberRemoveRequest.newBuilder().setName(name).build();
+        FailoverCall<MemberRemoveRequest, MemberListResponse> call = FailoverCall.unary(endpoints, clock, scheduler,
+                ClusterServiceGrpc.getMemberRemoveMethod(), request, requestTimeout, false);
+        return afterRetry(call, NotFoundException.class,
+                members -> members.stream().noneMatch(m -> m.getName().equals(name)));
     }
 
     /**
@@ -269,14 +367,44 @@ public final class TenureClient implements AutoCloseable {
     void unlockOnServer(String key, long leaseId, long fencingToken) {
         UnlockRequest request = UnlockRequest.newBuilder()
                 .setKey(key).setLeaseId(leaseId).setFencingToken(fencingToken).build();
-        Futures.await(FailoverCall.start(endpoints, LockServiceGrpc.getUnlockMethod(), request, requestTimeout),
-                "unlock '" + key + "'");
+        Futures.await(unary(LockServiceGrpc.getUnlockMethod(), request), "unlock '" + key + "'");
     }
 
     void revokeOnServer(long leaseId) {
         LeaseRevokeRequest request = LeaseRevokeRequest.newBuilder().setId(leaseId).build();
-        Futures.await(FailoverCall.start(endpoints, LockServiceGrpc.getLeaseRevokeMethod(), request, requestTimeout),
-                "revoke of lease " + leaseId);
+        Futures.await(unary(LockServiceGrpc.getLeaseRevokeMethod(), request), "revoke of lease " + leaseId);
+    }
+
+    private <Req, Resp> CompletableFuture<Resp> unary(MethodDescriptor<Req, Resp> method, Req request) {
+        return FailoverCall.unary(endpoints, clock, scheduler, method, request, requestTimeout).result();
+    }
+
+    /**
+     * The members after a membership change. A change whose first attempt went through but whose
+     * answer was lost is refused when retried ({@code ALREADY_EXISTS}, {@code NOT_FOUND}); when
+     * the member list then shows the change as requested, the call succeeded.
+     */
+    private CompletableFuture<List<Member>> afterRetry(FailoverCall<?, MemberListResponse> call,
+            Class<? extends TenureException> refusalOfARetry, java.util.function.Predicate<List<Member>> done) {
+        CompletableFuture<List<Member>> result = call.result().thenApply(MemberListResponse::getMembersList)
+                .exceptionallyCompose(failure -> {
+                    RuntimeException cause = Futures.rethrowable(failure);
+                    if (call.attempts() < 2 || !refusalOfARetry.isInstance(cause)) {
+                        return CompletableFuture.failedFuture(cause);
+                    }
+                    return membersAsync().handle((members, listFailure) -> {
+                        if (listFailure == null && done.test(members)) {
+                            return members;
+                        }
+                        throw cause;
+                    });
+                });
+        result.whenComplete((members, failure) -> {
+            if (result.isCancelled()) {
+                call.result().cancel(false);
+            }
+        });
+        return result;
     }
 
     private Lease startKeepingAlive(LeaseGrantResponse granted, String clientId, long sentAt) {
@@ -364,7 +492,7 @@ public final class TenureClient implements AutoCloseable {
         }
 
         /**
-         * Runs keep-alives, loss deadlines and reconnects. Its delays must be measured on the same
+         * Runs keep-alives, loss deadlines, reconnects and the backoff of retried calls. Its delays must be measured on the same
          * time base as {@link #clock(MonotonicClock)}. Not shut down by {@link TenureClient#close()}.
          * Default: one daemon thread owned by the client.
          */
@@ -373,7 +501,11 @@ public final class TenureClient implements AutoCloseable {
             return this;
         }
 
-        /** Per-attempt deadline of calls that do not wait on purpose (default 10 s). */
+        /**
+         * How long a call that does not wait on purpose may take, all attempts and backoffs on
+         * every endpoint included (default 10 s); with several endpoints one attempt gets at most
+         * half of it. A lock wait may take its own timeout plus this.
+         */
         public Builder requestTimeout(Duration requestTimeout) {
             if (requestTimeout.isNegative() || requestTimeout.isZero()) {
                 throw new IllegalArgumentException("request timeout must be positive, got " + requestTimeout);

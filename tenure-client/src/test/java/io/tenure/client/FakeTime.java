@@ -6,12 +6,16 @@ import java.util.List;
 import java.util.PriorityQueue;
 import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Delayed;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A clock and a scheduler on one fake time line: nothing happens until a test advances time, and
@@ -69,6 +73,81 @@ final class FakeTime extends AbstractExecutorService implements ScheduledExecuto
 
     synchronized int pendingTasks() {
         return queue.size();
+    }
+
+    /** Runs the earliest pending task (and any due at the same moment), moving the clock to it; false if none. */
+    boolean runNextTask() {
+        long due;
+        synchronized (this) {
+            Task<?> next = queue.peek();
+            if (next == null) {
+                return false;
+            }
+            due = next.dueAt - now > 0 ? next.dueAt : now;
+        }
+        runUntil(due);
+        return true;
+    }
+
+    /**
+     * Runs a blocking call on another thread and drives this time line for it: whenever that
+     * thread is parked waiting for a {@link CompletableFuture} that is not complete (the client
+     * blocks in nothing else), the next task runs. So every delay the call schedules passes on
+     * this clock, in order, and time stops moving once the call has what it waited for. No
+     * real-time waiting is involved.
+     *
+     * @param limit the most fake time the call may take before the test fails
+     */
+    <T> T drive(Callable<T> blocking, Duration limit) throws Exception {
+        CompletableFuture<T> outcome = new CompletableFuture<>();
+        Thread caller = new Thread(() -> {
+            try {
+                outcome.complete(blocking.call());
+            } catch (Throwable t) {
+                outcome.completeExceptionally(t);
+            }
+        }, "fake-time-driven-caller");
+        long end = nanoTime() + limit.toNanos();
+        caller.start();
+        while (!outcome.isDone()) {
+            if (!waitsForAFuture(caller)) {
+                Thread.onSpinWait(); // the caller is working, or has what it waited for and is waking up
+                continue;
+            }
+            if (nanoTime() - end > 0) {
+                AssertionError tooLong = new AssertionError("the call took more than " + limit + " of fake time");
+                Throwable where = new Throwable("the caller's stack");
+                where.setStackTrace(caller.getStackTrace());
+                tooLong.initCause(where);
+                caller.interrupt();
+                throw tooLong;
+            }
+            if (!runNextTask()) {
+                Thread.onSpinWait(); // nothing scheduled: only the caller can move on
+            }
+        }
+        caller.join();
+        try {
+            return outcome.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof Exception exception) {
+                throw exception;
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Whether {@code thread} is parked in {@link CompletableFuture#get()} on a future that is not
+     * complete. Its park blocker is then the future's waiter, a {@link ForkJoinPool.ManagedBlocker}
+     * that turns releasable the moment the future completes, before the thread wakes.
+     */
+    private static boolean waitsForAFuture(Thread thread) {
+        Thread.State state = thread.getState();
+        if (state != Thread.State.WAITING && state != Thread.State.TIMED_WAITING) {
+            return false;
+        }
+        return LockSupport.getBlocker(thread) instanceof ForkJoinPool.ManagedBlocker waiter && !waiter.isReleasable();
     }
 
     private void runUntil(long target) {

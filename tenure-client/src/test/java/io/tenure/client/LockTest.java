@@ -105,17 +105,27 @@ class LockTest {
     }
 
     @Test
-    void aReleaseThatReachedNoMemberThrowsAndCanBeRetried() {
+    void aReleaseThatReachedNoMemberWithinTheRequestTimeoutThrowsAndCanBeRetried() {
         LockHandle handle = client.lock("invoices", lease, null, null);
         server.unlockFailure = Status.UNAVAILABLE.withDescription("no leader");
+        long start = members.time.elapsedNanos();
 
-        assertThatThrownBy(handle::release).isInstanceOf(UnavailableException.class).hasMessageContaining("no leader");
+        assertThatThrownBy(() -> members.time.drive(() -> {
+            handle.release();
+            return null;
+        }, Duration.ofMinutes(1))).isInstanceOf(UnavailableException.class).hasMessageContaining("no leader");
+        // Retried with backoff for the whole request timeout, not given up after one try.
+        assertThat(server.unlocks.size()).isGreaterThan(5);
+        assertThat(members.time.elapsedNanos() - start)
+                .isGreaterThan(TenureClient.DEFAULT_REQUEST_TIMEOUT.minus(FailoverCall.MAX_BACKOFF).toNanos())
+                .isLessThanOrEqualTo(TenureClient.DEFAULT_REQUEST_TIMEOUT.toNanos());
         assertThat(handle.isValid()).isFalse();
 
+        int tries = server.unlocks.size();
         server.unlockFailure = null;
         handle.release();
         handle.release();
-        assertThat(server.unlocks).hasSize(2);
+        assertThat(server.unlocks).hasSize(tries + 1);
     }
 
     @Test

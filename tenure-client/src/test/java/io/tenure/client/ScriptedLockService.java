@@ -58,6 +58,10 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
     volatile Status unlockFailure;
     /** When set, Status fails with it. */
     volatile Status statusFailure;
+    /** When set, LeaseGrant records the request and fails with it. */
+    volatile Status grantFailure;
+    /** When set, LeaseRevoke revokes the lease and then fails with it, as if the answer was lost. */
+    volatile Status revokeAnswerLost;
 
     final BlockingQueue<LeaseGrantRequest> grants = new LinkedBlockingQueue<>();
     final BlockingQueue<LeaseKeepAliveRequest> keepAlivesReceived = new LinkedBlockingQueue<>();
@@ -73,6 +77,7 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
     private final Map<Long, Long> ttlMsByLease;
     private final List<StreamObserver<LeaseKeepAliveResponse>> openStreams = new CopyOnWriteArrayList<>();
     private final Queue<Runnable> heldAcks = new ConcurrentLinkedQueue<>();
+    private final Queue<StreamObserver<LockResponse>> parkedLocks = new ConcurrentLinkedQueue<>();
 
     ScriptedLockService(String name, Map<Long, Long> ttlMsByLease) {
         this.name = name;
@@ -95,9 +100,28 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
         }
     }
 
+    /** Ends every parked Lock call with {@code status}, as a member that stops serving does. */
+    void failParkedLocks(Status status) {
+        StreamObserver<LockResponse> parked;
+        while ((parked = parkedLocks.poll()) != null) {
+            parked.onError(status.asRuntimeException());
+        }
+    }
+
+    /** How many Lock calls are parked and not cancelled. */
+    int parkedLockCount() {
+        return (int) parkedLocks.stream()
+                .filter(call -> !((ServerCallStreamObserver<LockResponse>) call).isCancelled()).count();
+    }
+
     @Override
     public void leaseGrant(LeaseGrantRequest request, StreamObserver<LeaseGrantResponse> responses) {
         grants.add(request);
+        Status failure = grantFailure;
+        if (failure != null) {
+            responses.onError(failure.asRuntimeException());
+            return;
+        }
         ttlMsByLease.put(request.getId(), request.getTtlMs());
         responses.onNext(LeaseGrantResponse.newBuilder()
                 .setId(request.getId()).setTtl(request.getTtl()).setTtlMs(request.getTtlMs()).build());
@@ -150,7 +174,15 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
     @Override
     public void leaseRevoke(LeaseRevokeRequest request, StreamObserver<LeaseRevokeResponse> responses) {
         revokes.add(request.getId());
-        ttlMsByLease.remove(request.getId());
+        if (ttlMsByLease.remove(request.getId()) == null) {
+            responses.onError(Status.NOT_FOUND.withDescription("lease " + request.getId() + " not found").asRuntimeException());
+            return;
+        }
+        Status lost = revokeAnswerLost;
+        if (lost != null) {
+            responses.onError(lost.asRuntimeException());
+            return;
+        }
         responses.onNext(LeaseRevokeResponse.getDefaultInstance());
         responses.onCompleted();
     }
@@ -168,6 +200,7 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
         if (answer == null) {
             ((ServerCallStreamObserver<LockResponse>) responses)
                     .setOnCancelHandler(() -> parkedLockCancelled.complete(null));
+            parkedLocks.add(responses);
             return;
         }
         responses.onNext(answer);

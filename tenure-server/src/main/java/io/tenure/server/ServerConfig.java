@@ -152,6 +152,9 @@ public record ServerConfig(
         if (electionTimeout.toMillis() < 100 || electionTimeout.toSeconds() > 60) {
             throw new IllegalArgumentException("election timeout must be between 100ms and 60s, got " + electionTimeout);
         }
+        if (join && peers.keySet().stream().noneMatch(name -> !name.equals(memberName))) {
+            throw new IllegalArgumentException("peers must list the running members (and this one) to join a cluster");
+        }
         if (!peers.isEmpty()) {
             Map<String, String> byAddress = new HashMap<>();
             for (Map.Entry<String, String> peer : peers.entrySet()) {

@@ -128,11 +128,15 @@ public final class TenureServer implements AutoCloseable {
             config.peers().forEach((name, address) -> peers.add(RaftPeer.newBuilder().setId(name).setAddress(address).build()));
         }
         RaftGroup group = RaftGroup.valueOf(groupId, peers);
+        // A joining member starts with no configuration: Ratis then waits for the leader to add it
+        // instead of campaigning (which the members would answer by telling it to shut down, as
+        // they do a removed member). Its forwarding client still knows the running members.
+        RaftGroup initial = config.join() && !data.formatted() ? RaftGroup.valueOf(groupId) : group;
         TenureStateMachine stateMachine = new TenureStateMachine(System::nanoTime, TenureState.DEFAULT_EVENT_LOG_CAPACITY);
         RaftProperties properties = raftProperties(config, data);
         RaftServer raft = RaftServer.newBuilder()
                 .setServerId(RaftPeerId.valueOf(config.memberName()))
-                .setGroup(group)
+                .setGroup(initial)
                 .setStateMachine(stateMachine)
                 .setProperties(properties)
                 .setOption(data.formatted() ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT)

@@ -169,6 +169,38 @@ class InProcessClusterTest {
     }
 
     @Test
+    void aJoiningMemberIsAddedThenAnOriginalOneRemoved() throws Exception {
+        Map<String, String> peers = new LinkedHashMap<>();
+        for (io.tenure.proto.v1.Member m : members.get("n1").member().members()) {
+            peers.put(m.getName(), m.getPeerAddress());
+        }
+        String n4Address = "127.0.0.1:" + freePort();
+        peers.put("n4", n4Address);
+        TenureServer n4 = TenureServer.start(ServerConfig.defaults().withMemberName("n4").withDataDir(dir.resolve("n4"))
+                .withClientPort(0).withPeers(peers).withJoin(true));
+        members.put("n4", n4);
+        channels.put("n4", NettyChannelBuilder.forAddress("127.0.0.1", n4.clientPort()).usePlaintext().build());
+
+        var cluster = ClusterServiceGrpc.newBlockingStub(channels.get("n2")).withDeadlineAfter(60, TimeUnit.SECONDS);
+        assertThat(cluster.memberAdd(io.tenure.proto.v1.MemberAddRequest.newBuilder().setName("n4").setPeerAddress(n4Address).build())
+                .getMembersList()).extracting(io.tenure.proto.v1.Member::getName).containsExactly("n1", "n2", "n3", "n4");
+        long lease = stub("n4").leaseGrant(LeaseGrantRequest.newBuilder().setTtl(30).build()).getId();
+        assertThat(stub("n4").lock(LockRequest.newBuilder().setName("via-n4").setLeaseId(lease).build()).getAcquired()).isTrue();
+
+        String removed = leader();
+        String asker = members.keySet().stream().filter(n -> !n.equals(removed)).findFirst().orElseThrow();
+        var other = ClusterServiceGrpc.newBlockingStub(channels.get(asker)).withDeadlineAfter(60, TimeUnit.SECONDS);
+        assertThat(other.memberRemove(MemberRemoveRequest.newBuilder().setName(removed).build()).getMembersList())
+                .extracting(io.tenure.proto.v1.Member::getName).hasSize(3).doesNotContain(removed);
+        Await.until(Duration.ofSeconds(30), "a leader among the remaining members", () -> {
+            String l = statusOf(asker).getLeader();
+            return !l.isEmpty() && !l.equals(removed);
+        });
+        long after = stub(asker).leaseGrant(LeaseGrantRequest.newBuilder().setTtl(30).build()).getId();
+        assertThat(stub(asker).lock(LockRequest.newBuilder().setName("after-removal").setLeaseId(after).build()).getAcquired()).isTrue();
+    }
+
+    @Test
     void theClusterServesOnAfterItsLeaderStops() {
         String old = leader();
         members.remove(old).close();
