@@ -185,8 +185,11 @@ public final class TenureServer implements AutoCloseable {
         // Acknowledge only after fsync: both stay off (their defaults), set explicitly so no one flips them by accident.
         RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, false);
         RaftServerConfigKeys.Log.setAsyncFlushEnabled(p, false);
-        // A metadata entry per commit advance costs a second fsync per write (RATIS.md); tokens stay monotonic without it.
-        RaftServerConfigKeys.Log.setLogMetadataEnabled(p, false);
+        // A metadata entry per commit advance costs a second fsync per write (RATIS.md), but it is
+        // also how Ratis 3.2 tells followers the new commit index without waiting for the next
+        // heartbeat (an append with no entries is not sent): a follower would answer forwarded
+        // writes and linearizable reads half an election timeout late. So: off alone, on in a cluster.
+        RaftServerConfigKeys.Log.setLogMetadataEnabled(p, config.clustered());
         RaftServerConfigKeys.Log.setCorruptionPolicy(p, RaftServerConfigKeys.Log.CorruptionPolicy.EXCEPTION);
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, config.snapshotEvery());
