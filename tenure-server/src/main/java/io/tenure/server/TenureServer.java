@@ -195,6 +195,12 @@ public final class TenureServer implements AutoCloseable {
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, config.snapshotEvery());
         RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
+        // Ratis purges whole closed segments only: size them so that a snapshot threshold's worth
+        // of entries (a few hundred bytes each) spans several, or the log would never be purged.
+        long segmentBytes = Math.max(64 << 10, Math.min(8 << 20, config.snapshotEvery() * 256));
+        RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf(segmentBytes));
+        RaftServerConfigKeys.Log.setPreallocatedSize(p, SizeInBytes.valueOf(Math.min(segmentBytes, 4 << 20)));
+        RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.min(1024, config.snapshotEvery()));
         return p;
     }
 
