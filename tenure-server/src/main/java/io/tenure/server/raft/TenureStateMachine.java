@@ -20,6 +20,7 @@ import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.apache.ratis.util.LifeCycle;
 import org.apache.ratis.util.MD5FileUtil;
 import org.apache.ratis.io.MD5Hash;
 import org.slf4j.Logger;
@@ -112,14 +113,30 @@ public final class TenureStateMachine extends BaseStateMachine {
     @Override
     public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
         super.initialize(server, groupId, raftStorage);
-        storage.init(raftStorage);
-        loadLatestSnapshot();
+        getLifeCycle().startAndTransition(() -> {
+            storage.init(raftStorage);
+            loadLatestSnapshot();
+        }, IOException.class);
+    }
+
+    /**
+     * Ratis pauses the state machine before it installs a snapshot from the leader and checks
+     * that it did ({@code BaseStateMachine.pause()} does nothing, which stops the member).
+     */
+    @Override
+    public synchronized void pause() {
+        getLifeCycle().transition(LifeCycle.State.PAUSING);
+        getLifeCycle().transition(LifeCycle.State.PAUSED);
     }
 
     @Override
-    public void reinitialize() throws IOException {
+    public synchronized void reinitialize() throws IOException {
         // After a snapshot was installed from the leader.
         loadLatestSnapshot();
+        if (getLifeCycleState() == LifeCycle.State.PAUSED) {
+            getLifeCycle().transition(LifeCycle.State.STARTING);
+            getLifeCycle().transition(LifeCycle.State.RUNNING);
+        }
         Listener l = listener;
         TermIndex last = getLastAppliedTermIndex();
         if (l != null && last != null) {
