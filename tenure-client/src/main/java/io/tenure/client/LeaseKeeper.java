@@ -46,6 +46,13 @@ final class LeaseKeeper {
     private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
     /** The second reconnect waits this long, and each later one twice the previous (the first is immediate). */
     static final Duration FIRST_RECONNECT_BACKOFF = Duration.ofMillis(25);
+    /**
+     * A keep-alive unanswered for a tenth of the TTL (at least 200 ms) moves the stream to the
+     * next member: a member that is paused or cut off keeps the connection open and answers
+     * nothing, and waiting for the transport to notice would use up the TTL/2 safety window.
+     */
+    static final int STALL_FRACTION_OF_TTL = 10;
+    static final Duration MIN_STALL = Duration.ofMillis(200);
 
     private final long leaseId;
     private final long ttlNanos;
@@ -306,7 +313,24 @@ final class LeaseKeeper {
         } catch (RuntimeException e) {
             // The call was already closed; reopen now rather than wait for its onError.
             brokenLocked(to, e);
+            return;
         }
+        long stall = Math.max(MIN_STALL.toNanos(), ttlNanos / STALL_FRACTION_OF_TTL);
+        schedule(() -> onStall(to, now), stall);
+    }
+
+    private void onStall(KeepAliveStream to, long sentAt) {
+        synchronized (this) {
+            if (loss == null && stream == to && to.pendingSends.contains(sentAt)) {
+                log.debug("lease {}: keep-alive to {} unanswered for {} ms; moving to the next member",
+                        leaseId, endpoints.target(to.endpoint), TimeUnit.NANOSECONDS.toMillis(clock.nanoTime() - sentAt));
+                if (to.requests != null) {
+                    to.requests.cancel("keep-alive unanswered; moving to another member", null);
+                }
+                brokenLocked(to, Status.UNAVAILABLE.withDescription("keep-alive unanswered").asRuntimeException());
+            }
+        }
+        publishLoss();
     }
 
     private long reconnectDelayNanos(int breaks) {

@@ -55,9 +55,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class TenureServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TenureServer.class);
-    /** A forwarded entry is retried this often, this far apart, across a leader change (about 5 s). */
-    private static final int FORWARD_ATTEMPTS = 25;
-    private static final long FORWARD_RETRY_SLEEP_MS = 200;
+    /**
+     * A forwarded entry is retried this often, this far apart, across a leader change (about 5 s
+     * with the 1 s attempt timeout): a failover must not use up a client's TTL/2 safety window.
+     */
+    private static final int FORWARD_ATTEMPTS = 40;
+    private static final long FORWARD_RETRY_SLEEP_MS = 100;
 
     private final ServerConfig config;
     private final RaftServer raft;
@@ -172,7 +175,8 @@ public final class TenureServer implements AutoCloseable {
         // Bind the peer port to this member's own address, not the wildcard (RATIS.md).
         GrpcConfigKeys.Server.setHost(p, ServerConfig.hostOf(peerAddress));
         GrpcConfigKeys.Server.setPort(p, config.peerPort());
-        RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(3, TimeUnit.SECONDS));
+        // One forwarding attempt: a write to a dead or deposed leader fails fast and is retried.
+        RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(1, TimeUnit.SECONDS));
         // Commands are small; Ratis's 64 MB default only enlarges what a bad peer can make us buffer.
         GrpcConfigKeys.setMessageSizeMax(p, SizeInBytes.valueOf("8MB"));
         long election = config.electionTimeout().toMillis();

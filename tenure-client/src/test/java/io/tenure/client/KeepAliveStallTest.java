@@ -1,0 +1,53 @@
+package io.tenure.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A member that holds the keep-alive stream open but answers nothing (paused, cut off) must not
+ * use up the lease's TTL/2 window: after TTL/10 unanswered the stream moves to the next member.
+ */
+class KeepAliveStallTest {
+    private static final Duration TTL = Duration.ofSeconds(10);
+
+    private final InProcessMembers members = new InProcessMembers(2);
+    private final ScriptedLockService first = members.service(0);
+    private final ScriptedLockService second = members.service(1);
+    private final FakeTime time = members.time;
+    private final TenureClient client = members.client();
+
+    @AfterEach
+    void tearDown() {
+        members.close();
+    }
+
+    private long at(Duration d) {
+        return FakeTime.EPOCH + d.toNanos();
+    }
+
+    @Test
+    void anUnansweredKeepAliveMovesToTheNextMemberWellInsideTheWindow() {
+        Lease lease = client.grantLease(TTL, "worker-1");
+        first.keepAlives = ScriptedLockService.KeepAlives.SILENT;
+        Duration third = TTL.dividedBy(3);
+
+        time.advanceTo(third);                                    // sent to the silent first member
+        assertThat(first.keepAlivesReceived).hasSize(1);
+        assertThat(second.keepAlivesReceived).isEmpty();
+
+        time.advanceTo(third.plus(TTL.dividedBy(10)).minusNanos(1));
+        assertThat(second.keepAlivesReceived).as("not before TTL/10").isEmpty();
+
+        time.advanceTo(third.plus(TTL.dividedBy(10)));            // stalled: moved and re-sent
+        assertThat(second.keepAlivesReceived).hasSize(1);
+        assertThat(lease.safeUntilNanos()).as("the re-sent keep-alive's own send time counts")
+                .isEqualTo(at(third.plus(TTL.dividedBy(10)).plus(TTL.dividedBy(2))));
+
+        time.advanceTo(TTL.multipliedBy(2));
+        assertThat(lease.isValid()).isTrue();
+        assertThat(lease.lost()).isNotDone();
+    }
+}
