@@ -9,6 +9,7 @@ import io.tenure.proto.v1.TryLockRequest;
 import io.tenure.proto.v1.TryLockResponse;
 import io.tenure.proto.v1.UnlockRequest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -18,6 +19,7 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** I9 on one member: what was acknowledged survives kill -9, and tokens keep increasing (I2). */
+@ExtendWith(ItLogs.class)
 class CrashTest {
     @TempDir
     Path work;

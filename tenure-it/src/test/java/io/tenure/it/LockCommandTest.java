@@ -8,6 +8,7 @@ import io.tenure.proto.v1.TryLockResponse;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -22,6 +23,7 @@ import java.util.concurrent.locks.LockSupport;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code tenure lock NAME -- COMMAND} end to end, against a real server process. */
+@ExtendWith(ItLogs.class)
 class LockCommandTest {
     @TempDir
     Path work;

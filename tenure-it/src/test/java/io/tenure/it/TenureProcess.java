@@ -2,99 +2,280 @@ package io.tenure.it;
 
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.tenure.proto.v1.ClusterServiceGrpc;
 import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.StatusRequest;
 import io.tenure.proto.v1.StatusResponse;
 
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * A real {@code tenure server} child process on 127.0.0.1, started with this JVM's class path,
- * its output in a file beside its data directory.
+ * its output appended to a log file (kept across restarts, so one file tells a member's whole
+ * story). Either a single member ({@link #TenureProcess(Path)}) or a member of a cluster
+ * ({@link #member}), which {@link Cluster} starts.
  */
 final class TenureProcess implements AutoCloseable {
     /** The CLI's entry point. */
     static final String CLI_MAIN = "io.tenure.cli.TenureCli";
+    /** Heap of each child JVM: 3-5 members and the test JVM share this 2-core machine. */
+    static final String CHILD_HEAP = System.getProperty("tenure.it.childHeap", "-Xmx256m");
+    /** Extra options of each child JVM, space separated ({@code -Dtenure.it.childJvmArgs=...}). */
+    static final String CHILD_JVM_ARGS = System.getProperty("tenure.it.childJvmArgs", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1");
+    /** Printed by {@code tenure server} on stdout, and logged as {@code event=serving}, once it serves clients. */
+    private static final List<String> SERVING_MARKS = List.of("serving clients on", "event=serving");
+
+    final String name;
     final Path dataDir;
     final int clientPort;
     final int peerPort;
-    private final Path logFile;
-    private Process process;
-    private ManagedChannel channel;
+    final Path logFile;
+    private final List<String> serverArgs;
+    private volatile Process process;
+    private volatile ManagedChannel channel;
+    private volatile long logOffsetAtStart;
 
+    /** A single member (no peers) with free ports, its log beside its data directory. */
     TenureProcess(Path dataDir) throws IOException {
-        this.dataDir = dataDir;
-        this.clientPort = freePort();
-        this.peerPort = freePort();
-        this.logFile = dataDir.resolveSibling(dataDir.getFileName() + ".log");
+        this("n1", dataDir, dataDir.resolveSibling(dataDir.getFileName() + ".log"), freePorts(2), null);
     }
 
-    /** Starts the server and waits until it answers Status as leader. */
+    private TenureProcess(String name, Path dataDir, Path logFile, int[] clientAndPeerPort, List<String> serverArgs) {
+        this(name, dataDir, logFile, clientAndPeerPort[0], clientAndPeerPort[1], serverArgs);
+    }
+
+    private TenureProcess(String name, Path dataDir, Path logFile, int clientPort, int peerPort, List<String> serverArgs) {
+        this.name = name;
+        this.dataDir = dataDir;
+        this.logFile = logFile;
+        this.clientPort = clientPort;
+        this.peerPort = peerPort;
+        this.serverArgs = serverArgs != null ? List.copyOf(serverArgs) : List.of("--data-dir", dataDir.toString(),
+                "--client-port", Integer.toString(clientPort), "--peer-port", Integer.toString(peerPort));
+    }
+
+    /**
+     * A member of a cluster: {@code tenure server --id NAME --peers PEERS --client-port C --data-dir D}
+     * followed by {@code extraArgs} (for example {@code --snapshot-every 200}, {@code --join}).
+     */
+    static TenureProcess member(String name, Path dataDir, Path logFile, int clientPort, int peerPort,
+                                String peers, List<String> extraArgs) {
+        List<String> args = new ArrayList<>(List.of("--id", name, "--peers", peers,
+                "--client-port", Integer.toString(clientPort), "--data-dir", dataDir.toString()));
+        args.addAll(extraArgs);
+        return new TenureProcess(name, dataDir, logFile, clientPort, peerPort, args);
+    }
+
+    /** Starts the single member and waits until it answers Status as leader. */
     TenureProcess start() throws IOException {
+        launch();
+        awaitServing(Duration.ofSeconds(60), true);
+        return this;
+    }
+
+    /** Starts the process and returns at once. */
+    synchronized TenureProcess launch() throws IOException {
+        if (process != null && process.isAlive()) {
+            throw new IllegalStateException(name + " is already running (pid " + process.pid() + ")");
+        }
+        if (channel != null) {
+            channel.shutdownNow();
+        }
         List<String> command = new ArrayList<>(javaCommand(CLI_MAIN));
-        command.addAll(List.of("server", "--data-dir", dataDir.toString(),
-                "--client-port", Integer.toString(clientPort), "--peer-port", Integer.toString(peerPort)));
+        command.add("server");
+        command.addAll(serverArgs);
+        Files.createDirectories(logFile.getParent());
+        logOffsetAtStart = Files.exists(logFile) ? Files.size(logFile) : 0;
+        Files.writeString(logFile, "##### " + java.time.Instant.now() + " test starts: " + String.join(" ", command.subList(command.indexOf(CLI_MAIN), command.size())) + "\n",
+                StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+        ItLogs.register(logFile);
         process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()))
                 .start();
         channel = NettyChannelBuilder.forAddress("127.0.0.1", clientPort).usePlaintext().build();
-        awaitServing(Duration.ofSeconds(60));
         return this;
     }
 
     /** The java command that runs {@code mainClass} with this JVM's class path. */
     static List<String> javaCommand(String mainClass) {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        return List.of(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"), mainClass);
+        List<String> command = new ArrayList<>(List.of(java, CHILD_HEAP));
+        Arrays.stream(CHILD_JVM_ARGS.trim().split("\\s+")).filter(a -> !a.isEmpty()).forEach(command::add);
+        command.addAll(List.of("-cp", childClassPath(), mainClass));
+        return command;
     }
 
-    private void awaitServing(Duration limit) throws IOException {
+    private static String childClassPath;
+
+    /**
+     * This JVM's class path, with Tenure's own jars copied aside once: a {@code mvn install}
+     * running meanwhile (another build on this machine) replaces the jars in the local repository
+     * under running members, which then fail to load their classes lazily.
+     */
+    private static synchronized String childClassPath() {
+        if (childClassPath == null) {
+            try {
+                Path copies = Files.createTempDirectory("tenure-it-classpath");
+                copies.toFile().deleteOnExit(); // registered first, deleted last (after its files)
+                List<String> entries = new ArrayList<>();
+                for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+                    Path path = Path.of(entry);
+                    if (entry.endsWith(".jar") && path.getFileName().toString().startsWith("tenure-") && Files.isRegularFile(path)) {
+                        Path copy = copies.resolve(path.getFileName());
+                        Files.copy(path, copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                        copy.toFile().deleteOnExit();
+                        entries.add(copy.toString());
+                    } else {
+                        entries.add(entry);
+                    }
+                }
+                childClassPath = String.join(java.io.File.pathSeparator, entries);
+            } catch (IOException e) {
+                childClassPath = System.getProperty("java.class.path");
+            }
+        }
+        return childClassPath;
+    }
+
+    /**
+     * Waits until the member serves: it answers Status and, when {@code knowsLeader}, names a
+     * leader (itself or another). With {@code knowsLeader} false it is enough that the process
+     * printed that it serves (a joining member knows no leader until it is added).
+     */
+    void awaitServing(Duration limit, boolean knowsLeader) throws IOException {
         long deadline = System.nanoTime() + limit.toNanos();
+        String last = "no answer yet";
         while (true) {
-            if (!process.isAlive()) {
-                throw new IOException("tenure server exited with " + process.exitValue() + "; see " + logFile);
+            Process p = process;
+            if (!p.isAlive()) {
+                throw new IOException("tenure server " + name + " exited with " + p.exitValue() + "; see " + logFile
+                        + "\n" + ItLogs.tail(logFile, 30));
+            }
+            if (!knowsLeader && printedServing()) {
+                return;
             }
             try {
-                StatusResponse status = LockServiceGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.SECONDS)
-                        .status(StatusRequest.getDefaultInstance());
+                channel.resetConnectBackoff();
+                StatusResponse status = status(Duration.ofSeconds(1));
                 if (!status.getLeader().isEmpty()) {
                     return;
                 }
+                last = "Status answered without a leader (term " + status.getRaftTerm() + ")";
+                if (!knowsLeader) {
+                    return;
+                }
             } catch (RuntimeException notYet) {
-                // not listening yet
+                last = notYet.toString();
             }
-            if (System.nanoTime() > deadline) {
-                throw new IOException("tenure server did not serve within " + limit + "; see " + logFile);
+            if (System.nanoTime() - deadline > 0) {
+                throw new IOException("tenure server " + name + " did not serve within " + limit + " (" + last + "); see "
+                        + logFile + "\n" + ItLogs.tail(logFile, 30));
             }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+            LockSupport.parkNanos(Await.POLL_NANOS);
         }
+    }
+
+    /** Whether the current run of the process said it serves clients. */
+    boolean printedServing() {
+        return logSinceStart().lines().anyMatch(line -> SERVING_MARKS.stream().anyMatch(line::contains));
+    }
+
+    /** What the current run (since the last launch) wrote to the log. */
+    String logSinceStart() {
+        try {
+            byte[] all = Files.readAllBytes(logFile);
+            int from = (int) Math.min(all.length, logOffsetAtStart);
+            return new String(all, from, all.length - from, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    /** Everything this member logged, across restarts. */
+    String wholeLog() {
+        try {
+            return new String(Files.readAllBytes(logFile), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    StatusResponse status(Duration deadline) {
+        return LockServiceGrpc.newBlockingStub(channel).withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS)
+                .status(StatusRequest.getDefaultInstance());
     }
 
     LockServiceGrpc.LockServiceBlockingStub blocking() {
         return LockServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
     }
 
+    LockServiceGrpc.LockServiceStub async() {
+        return LockServiceGrpc.newStub(channel);
+    }
+
+    ClusterServiceGrpc.ClusterServiceBlockingStub admin() {
+        return ClusterServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
+    }
+
+    ManagedChannel channel() {
+        return channel;
+    }
+
     String endpoint() {
         return "127.0.0.1:" + clientPort;
+    }
+
+    String peerAddress() {
+        return "127.0.0.1:" + peerPort;
     }
 
     long pid() {
         return process.pid();
     }
 
+    boolean isAlive() {
+        Process p = process;
+        return p != null && p.isAlive();
+    }
+
+    /** The exit code of the last run, once it has ended. */
+    int exitValue() {
+        return process.exitValue();
+    }
+
     /** kill -9: no shutdown hook, no flush, no goodbye. */
     void kill9() throws InterruptedException {
         process.destroyForcibly();
-        process.waitFor(30, TimeUnit.SECONDS);
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            throw new IllegalStateException(name + " (pid " + process.pid() + ") survived kill -9 for 30 s");
+        }
         channel.shutdownNow();
+    }
+
+    /** SIGTERM and wait for a clean stop (kill -9 if it takes over 20 s). */
+    void stop() throws InterruptedException {
+        Process p = process;
+        if (p != null && p.isAlive()) {
+            p.destroy();
+            if (!p.waitFor(20, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                p.waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+        if (channel != null) {
+            channel.shutdownNow();
+        }
     }
 
     void signal(String signal) throws IOException, InterruptedException {
@@ -109,18 +290,62 @@ final class TenureProcess implements AutoCloseable {
         if (channel != null) {
             channel.shutdownNow();
         }
-        if (process != null && process.isAlive()) {
-            process.destroy();
-            if (!process.waitFor(20, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-                process.waitFor(10, TimeUnit.SECONDS);
+        Process p = process;
+        if (p != null && p.isAlive()) {
+            resumeQuietly(p); // a stopped process cannot handle SIGTERM
+            p.destroy();
+            if (!p.waitFor(20, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                p.waitFor(10, TimeUnit.SECONDS);
             }
         }
     }
 
+    /** Starts closing without waiting; {@link #close()} then finishes. */
+    void beginClose() {
+        Process p = process;
+        if (p != null && p.isAlive()) {
+            resumeQuietly(p);
+            p.destroy();
+        }
+    }
+
+    private static void resumeQuietly(Process p) {
+        try {
+            new ProcessBuilder("kill", "-CONT", Long.toString(p.pid())).start().waitFor(5, TimeUnit.SECONDS);
+        } catch (IOException | InterruptedException e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        Process p = process;
+        return name + "(client " + clientPort + ", peer " + peerPort + (p == null ? ", not started" : ", pid " + p.pid()
+                + (p.isAlive() ? "" : ", exited")) + ")";
+    }
+
     static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
+        return freePorts(1)[0];
+    }
+
+    /** {@code n} distinct free ports on 127.0.0.1 (all held open while choosing, so none repeats). */
+    static int[] freePorts(int n) throws IOException {
+        List<ServerSocket> held = new ArrayList<>();
+        try {
+            int[] ports = new int[n];
+            for (int i = 0; i < n; i++) {
+                ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+                held.add(s);
+                ports[i] = s.getLocalPort();
+            }
+            return ports;
+        } finally {
+            for (ServerSocket s : held) {
+                s.close();
+            }
         }
     }
 }

@@ -116,7 +116,7 @@ class InProcessClusterTest {
     @Test
     void aFollowerForwardsWritesAndReadsItsOwnWrites() {
         String follower = follower();
-        long lease = stub(follower).leaseGrant(LeaseGrantRequest.newBuilder().setClientId("f").setTtl(30).build()).getId();
+        long lease = stub(follower).leaseGrant(LeaseGrantRequest.newBuilder().setClientId("f").setTtl(60).build()).getId();
         LockResponse granted = stub(follower).lock(LockRequest.newBuilder().setName("forwarded").setLeaseId(lease).build());
         assertThat(granted.getAcquired()).isTrue();
         // Linearizable on every member: each sees the lease the moment the grant was acknowledged.
@@ -130,8 +130,8 @@ class InProcessClusterTest {
     void aWaitParkedOnAFollowerIsWokenByAReleaseThroughAnotherMember() throws Exception {
         String leader = leader();
         String follower = follower();
-        long holder = stub(leader).leaseGrant(LeaseGrantRequest.newBuilder().setClientId("h").setTtl(30).build()).getId();
-        long waiter = stub(follower).leaseGrant(LeaseGrantRequest.newBuilder().setClientId("w").setTtl(30).build()).getId();
+        long holder = stub(leader).leaseGrant(LeaseGrantRequest.newBuilder().setClientId("h").setTtl(60).build()).getId();
+        long waiter = stub(follower).leaseGrant(LeaseGrantRequest.newBuilder().setClientId("w").setTtl(60).build()).getId();
         long token = stub(leader).lock(LockRequest.newBuilder().setName("k").setLeaseId(holder).build()).getFencingToken();
         CompletableFuture<LockResponse> waiting = CompletableFuture.supplyAsync(() ->
                 stub(follower).lock(LockRequest.newBuilder().setName("k").setLeaseId(waiter).setTimeoutMs(-1).build()));
@@ -147,10 +147,10 @@ class InProcessClusterTest {
 
     @Test
     void aClusterRefusesLeasesTooShortToSurviveAFailover() {
-        assertThatThrownBy(() -> stub("n1").leaseGrant(LeaseGrantRequest.newBuilder().setTtlMs(2_000).build()))
+        assertThatThrownBy(() -> stub("n1").leaseGrant(LeaseGrantRequest.newBuilder().setTtlMs(20_000).build()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
-                    assertThat(e.getStatus().getDescription()).contains("ttl must be at least 10000 ms");
+                    assertThat(e.getStatus().getDescription()).contains("ttl must be at least 30000 ms");
                 });
     }
 
@@ -184,7 +184,7 @@ class InProcessClusterTest {
         var cluster = ClusterServiceGrpc.newBlockingStub(channels.get("n2")).withDeadlineAfter(60, TimeUnit.SECONDS);
         assertThat(cluster.memberAdd(io.tenure.proto.v1.MemberAddRequest.newBuilder().setName("n4").setPeerAddress(n4Address).build())
                 .getMembersList()).extracting(io.tenure.proto.v1.Member::getName).containsExactly("n1", "n2", "n3", "n4");
-        long lease = stub("n4").leaseGrant(LeaseGrantRequest.newBuilder().setTtl(30).build()).getId();
+        long lease = stub("n4").leaseGrant(LeaseGrantRequest.newBuilder().setTtl(60).build()).getId();
         assertThat(stub("n4").lock(LockRequest.newBuilder().setName("via-n4").setLeaseId(lease).build()).getAcquired()).isTrue();
 
         String removed = leader();
@@ -196,7 +196,7 @@ class InProcessClusterTest {
             String l = statusOf(asker).getLeader();
             return !l.isEmpty() && !l.equals(removed);
         });
-        long after = stub(asker).leaseGrant(LeaseGrantRequest.newBuilder().setTtl(30).build()).getId();
+        long after = stub(asker).leaseGrant(LeaseGrantRequest.newBuilder().setTtl(60).build()).getId();
         assertThat(stub(asker).lock(LockRequest.newBuilder().setName("after-removal").setLeaseId(after).build()).getAcquired()).isTrue();
     }
 
@@ -210,7 +210,7 @@ class InProcessClusterTest {
             String l = statusOf(survivor).getLeader();
             return !l.isEmpty() && !l.equals(old);
         });
-        long lease = stub(survivor).leaseGrant(LeaseGrantRequest.newBuilder().setTtl(30).build()).getId();
+        long lease = stub(survivor).leaseGrant(LeaseGrantRequest.newBuilder().setTtl(60).build()).getId();
         assertThat(stub(survivor).lock(LockRequest.newBuilder().setName("after").setLeaseId(lease).build()).getAcquired()).isTrue();
     }
 

@@ -80,7 +80,7 @@ public final class LeaseKeeper implements AutoCloseable {
     public CompletableFuture<Granted> grant(long requestedId, long ttlMillis, String clientId) {
         String problem = Limits.checkTtl("ttl", ttlMillis);
         if (problem == null && ttlMillis < minTtlMillis) {
-            problem = "ttl must be at least " + minTtlMillis + " ms in a cluster (ten election timeouts, so a kept-alive"
+            problem = "ttl must be at least " + minTtlMillis + " ms in a cluster (30 election timeouts, so a kept-alive"
                     + " lease survives a failover), got " + ttlMillis + " ms";
         }
         if (problem != null) {

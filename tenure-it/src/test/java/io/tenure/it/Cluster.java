@@ -1,0 +1,389 @@
+package io.tenure.it;
+
+import io.tenure.proto.v1.StatusResponse;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+/**
+ * A Tenure cluster of real {@code tenure server} processes on 127.0.0.1, for process-level
+ * tests. Members are named n1, n2, ...; each has its own free client and peer ports, its data
+ * directory {@code DIR/NAME} and its log {@code DIR/NAME.log} (registered with {@link ItLogs},
+ * which prints their tails when a test fails).
+ *
+ * <p>Every wait re-checks its condition every 50 ms until a deadline; nothing sleeps for a
+ * fixed time in place of a condition.
+ */
+final class Cluster implements AutoCloseable {
+    /** Starting JVMs (3-5 at once on 2 cores) and electing a leader. */
+    static final Duration START_LIMIT = Duration.ofSeconds(120);
+    /** A new leader after the old one died: a few election timeouts, generously. */
+    static final Duration ELECTION_LIMIT = Duration.ofSeconds(60);
+    private static final Pattern SNAPSHOT_FILE = Pattern.compile("snapshot\\.(\\d+)_(\\d+)");
+    private static final Pattern CLOSED_SEGMENT = Pattern.compile("log_(\\d+)-(\\d+)");
+    private static final Pattern OPEN_SEGMENT = Pattern.compile("log_inprogress_(\\d+)");
+
+    /** How to start the members. */
+    static final class Options {
+        int size = 3;
+        /** {@code --snapshot-every}; 0 leaves the server's default. */
+        long snapshotEvery;
+        /** {@code --election-timeout}; null leaves the server's default (1 s). */
+        Duration electionTimeout;
+        final List<String> extraArgs = new ArrayList<>();
+
+        Options size(int size) {
+            this.size = size;
+            return this;
+        }
+
+        Options snapshotEvery(long entries) {
+            this.snapshotEvery = entries;
+            return this;
+        }
+
+        Options electionTimeout(Duration timeout) {
+            this.electionTimeout = timeout;
+            return this;
+        }
+    }
+
+    private final Path dir;
+    private final Options options;
+    /** The members of the current configuration, in the order they were created. */
+    private final Map<String, TenureProcess> members = new LinkedHashMap<>();
+    /** Members prepared or started but not (yet) in the configuration, and removed ones. */
+    private final Map<String, TenureProcess> others = new LinkedHashMap<>();
+    private final Thread killOnExit;
+    private int nextNumber = 1;
+
+    private Cluster(Path dir, Options options) {
+        this.dir = dir;
+        this.options = options;
+        // Should this JVM end without closing the cluster (a surefire timeout), leave no member behind.
+        this.killOnExit = new Thread(() -> allProcesses().forEach(TenureProcess::beginClose), "tenure-it-cluster-cleanup");
+        Runtime.getRuntime().addShutdownHook(killOnExit);
+    }
+
+    static Cluster start(Path dir, int size) throws IOException {
+        return start(dir, new Options().size(size));
+    }
+
+    /** Starts {@code options.size} members, waits until each serves and they agree on a leader. */
+    static Cluster start(Path dir, Options options) throws IOException {
+        Cluster cluster = new Cluster(dir, options);
+        try {
+            List<String> names = new ArrayList<>();
+            int[] ports = TenureProcess.freePorts(2 * options.size);
+            for (int i = 0; i < options.size; i++) {
+                names.add("n" + cluster.nextNumber++);
+            }
+            String peers = peersOf(names, ports);
+            for (int i = 0; i < options.size; i++) {
+                String name = names.get(i);
+                cluster.members.put(name, TenureProcess.member(name, dir.resolve(name), dir.resolve(name + ".log"),
+                        ports[2 * i], ports[2 * i + 1], peers, cluster.memberArgs(false)));
+            }
+            for (TenureProcess member : cluster.members.values()) {
+                member.launch();
+            }
+            long deadline = System.nanoTime() + START_LIMIT.toNanos();
+            for (TenureProcess member : cluster.members.values()) {
+                member.awaitServing(Duration.ofNanos(Math.max(deadline - System.nanoTime(), 1)), true);
+            }
+            cluster.awaitLeader(START_LIMIT);
+            return cluster;
+        } catch (IOException | RuntimeException | Error e) {
+            cluster.close();
+            throw e;
+        }
+    }
+
+    private static String peersOf(List<String> names, int[] ports) {
+        List<String> parts = new ArrayList<>();
+        for (int i = 0; i < names.size(); i++) {
+            parts.add(names.get(i) + "=127.0.0.1:" + ports[2 * i + 1]);
+        }
+        return String.join(",", parts);
+    }
+
+    private List<String> memberArgs(boolean join) {
+        List<String> args = new ArrayList<>();
+        if (options.snapshotEvery > 0) {
+            args.addAll(List.of("--snapshot-every", Long.toString(options.snapshotEvery)));
+        }
+        if (options.electionTimeout != null) {
+            args.addAll(List.of("--election-timeout", options.electionTimeout.toMillis() + "ms"));
+        }
+        args.addAll(options.extraArgs);
+        if (join) {
+            args.add("--join");
+        }
+        return args;
+    }
+
+    /** The election timeout the members run with. */
+    Duration electionTimeout() {
+        return options.electionTimeout != null ? options.electionTimeout : Duration.ofSeconds(1);
+    }
+
+    /** The names of the current configuration's members. */
+    List<String> names() {
+        return List.copyOf(members.keySet());
+    }
+
+    TenureProcess member(String name) {
+        TenureProcess member = members.get(name);
+        if (member == null) {
+            member = others.get(name);
+        }
+        if (member == null) {
+            throw new IllegalArgumentException("no member " + name + " (members: " + members.keySet() + ")");
+        }
+        return member;
+    }
+
+    /** Client endpoints of every member of the configuration, in member order. */
+    List<String> endpoints() {
+        return members.values().stream().map(TenureProcess::endpoint).collect(Collectors.toList());
+    }
+
+    /** Client endpoints of the named members, in the order given. */
+    List<String> endpoints(String... names) {
+        return Stream.of(names).map(n -> member(n).endpoint()).collect(Collectors.toList());
+    }
+
+    /** Members of the configuration whose process runs. */
+    List<String> live() {
+        return members.values().stream().filter(TenureProcess::isAlive).map(m -> m.name).collect(Collectors.toList());
+    }
+
+    /** Status from one member, or null when it does not answer within 2 s. */
+    StatusResponse statusOrNull(String name) {
+        TenureProcess member = member(name);
+        if (!member.isAlive()) {
+            return null;
+        }
+        try {
+            member.channel().resetConnectBackoff();
+            return member.status(Duration.ofSeconds(2));
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** Status of each live member that answers. */
+    Map<String, StatusResponse> statuses() {
+        Map<String, StatusResponse> answers = new LinkedHashMap<>();
+        for (String name : live()) {
+            StatusResponse status = statusOrNull(name);
+            if (status != null) {
+                answers.put(name, status);
+            }
+        }
+        return answers;
+    }
+
+    /**
+     * Waits until a live member says it leads and a majority of the configuration names it as
+     * leader in the same term; returns its name.
+     */
+    String awaitLeader(Duration limit) {
+        return Await.value("a leader agreed by a majority of " + members.keySet(), limit, this::agreedLeader);
+    }
+
+    String awaitLeader() {
+        return awaitLeader(ELECTION_LIMIT);
+    }
+
+    /** The current leader (waits for one if there is none). */
+    String leader() {
+        return awaitLeader();
+    }
+
+    /** Waits for a leader other than {@code old} (which is dead, removed or deposed). */
+    String awaitNewLeader(String old, Duration limit) {
+        return Await.value("a leader other than " + old, limit, () -> {
+            String leader = agreedLeader();
+            return leader != null && !leader.equals(old) ? leader : null;
+        });
+    }
+
+    private String agreedLeader() {
+        Map<String, StatusResponse> answers = statuses();
+        int majority = members.size() / 2 + 1;
+        for (Map.Entry<String, StatusResponse> self : answers.entrySet()) {
+            StatusResponse status = self.getValue();
+            if (!self.getKey().equals(status.getLeader())) {
+                continue;
+            }
+            long agreeing = answers.values().stream()
+                    .filter(s -> s.getLeader().equals(self.getKey()) && s.getRaftTerm() == status.getRaftTerm())
+                    .count();
+            if (agreeing >= majority) {
+                return self.getKey();
+            }
+        }
+        return null;
+    }
+
+    /** The live members other than the current leader. */
+    List<String> followers() {
+        String leader = leader();
+        return live().stream().filter(n -> !n.equals(leader)).collect(Collectors.toList());
+    }
+
+    /** Waits until {@code name} has applied everything the leader had committed when this is called. */
+    void awaitCaughtUp(String name) {
+        long commit = Await.value("the leader's commit index", ELECTION_LIMIT, () -> {
+            StatusResponse status = statusOrNull(leader());
+            return status == null ? null : status.getCommitIndex();
+        });
+        Await.until(name + " applies up to " + commit, START_LIMIT, () -> {
+            StatusResponse status = statusOrNull(name);
+            return status != null && status.getAppliedIndex() >= commit;
+        });
+    }
+
+    void kill9(String name) throws InterruptedException {
+        member(name).kill9();
+    }
+
+    /** SIGTERM, and waits until the process has exited. */
+    void stop(String name) throws InterruptedException {
+        member(name).stop();
+    }
+
+    /** Starts a killed or stopped member again with its data directory; waits until it knows a leader. */
+    void restart(String name) throws IOException {
+        TenureProcess member = member(name);
+        member.launch();
+        member.awaitServing(START_LIMIT, true);
+    }
+
+    /** SIGSTOP: the process stops answering but keeps its sockets open. */
+    void pause(String name) throws IOException, InterruptedException {
+        member(name).signal("STOP");
+    }
+
+    void resume(String name) throws IOException, InterruptedException {
+        member(name).signal("CONT");
+    }
+
+    /**
+     * Prepares (does not start) a new member to join the cluster: new name and ports, started
+     * with {@code --join} and the peer list of the current configuration plus itself.
+     */
+    TenureProcess prepareJoin() throws IOException {
+        String name = "n" + nextNumber++;
+        int[] ports = TenureProcess.freePorts(2);
+        List<String> parts = new ArrayList<>();
+        members.values().forEach(m -> parts.add(m.name + "=" + m.peerAddress()));
+        parts.add(name + "=127.0.0.1:" + ports[1]);
+        TenureProcess joining = TenureProcess.member(name, dir.resolve(name), dir.resolve(name + ".log"),
+                ports[0], ports[1], String.join(",", parts), memberArgs(true));
+        others.put(name, joining);
+        return joining;
+    }
+
+    /** Records that {@code name} is now a member of the configuration (after MemberAdd succeeded). */
+    void added(String name) {
+        TenureProcess member = others.remove(name);
+        if (member == null) {
+            throw new IllegalArgumentException("no prepared member " + name);
+        }
+        members.put(name, member);
+    }
+
+    /** Records that {@code name} is no longer a member of the configuration (after MemberRemove). */
+    void removed(String name) {
+        TenureProcess member = members.remove(name);
+        if (member == null) {
+            throw new IllegalArgumentException("no member " + name);
+        }
+        others.put(name, member);
+    }
+
+    /** The highest index of a snapshot in the member's data directory, or -1 when it has none. */
+    long snapshotIndex(String name) {
+        return scan(member(name).dataDir, SNAPSHOT_FILE, 2).stream().mapToLong(Long::longValue).max().orElse(-1);
+    }
+
+    /** The first index still in the member's log (the lowest segment start), or empty when it has no segment. */
+    OptionalLong firstLogIndex(String name) {
+        List<Long> starts = new ArrayList<>(scan(member(name).dataDir, CLOSED_SEGMENT, 1));
+        starts.addAll(scan(member(name).dataDir, OPEN_SEGMENT, 1));
+        return starts.stream().mapToLong(Long::longValue).min();
+    }
+
+    /** Group {@code group} of every file name under {@code root} that matches {@code pattern}. */
+    private static List<Long> scan(Path root, Pattern pattern, int group) {
+        for (int attempt = 0; ; attempt++) {
+            try (Stream<Path> files = Files.walk(root)) {
+                List<Long> found = new ArrayList<>();
+                files.forEach(file -> {
+                    Matcher m = pattern.matcher(file.getFileName().toString());
+                    if (m.matches()) {
+                        found.add(Long.parseLong(m.group(group)));
+                    }
+                });
+                return found;
+            } catch (NoSuchFileException e) {
+                if (!Files.exists(root)) {
+                    return List.of();
+                }
+            } catch (UncheckedIOException e) {
+                // A file vanished while walking (the member purged its log): look again.
+                if (attempt >= 10) {
+                    throw e;
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    private Collection<TenureProcess> allProcesses() {
+        List<TenureProcess> all = new ArrayList<>(members.values());
+        all.addAll(others.values());
+        return all;
+    }
+
+    /** Stops every member (SIGTERM to all at once, kill -9 after 20 s). */
+    @Override
+    public void close() {
+        Collection<TenureProcess> all = allProcesses();
+        all.forEach(TenureProcess::beginClose);
+        for (TenureProcess member : all) {
+            try {
+                member.close();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        try {
+            Runtime.getRuntime().removeShutdownHook(killOnExit);
+        } catch (IllegalStateException exiting) {
+            // The JVM is shutting down; the hook runs anyway.
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Cluster" + members.values() + (others.isEmpty() ? "" : " others " + others.values());
+    }
+}
