@@ -163,6 +163,13 @@ public final class TenureServer implements AutoCloseable {
             throw e;
         }
         server.member.startAnnouncing(server.timer);
+        // Ratis closes a division whose apply thread failed without telling the state machine;
+        // a member must then exit (non-zero, so a supervisor restarts it), not linger half-alive.
+        server.timer.scheduleWithFixedDelay(() -> {
+            if (!server.member.alive()) {
+                server.fail("the Raft server stopped (see the errors logged above)");
+            }
+        }, 1, 1, TimeUnit.SECONDS);
         LOG.info("event=serving member={} client={}:{} peer={} members={} data_dir={}", config.memberName(), config.host(),
                 server.clientPort(), config.peerAddress(), peers.size(), config.dataDir().toAbsolutePath());
         return server;
