@@ -201,6 +201,27 @@ class InProcessClusterTest {
     }
 
     @Test
+    void theLastVotingMemberCannotBeRemoved() {
+        // Shrink to one member by removing the followers, through the leader.
+        String leader = leader();
+        var cluster = ClusterServiceGrpc.newBlockingStub(channels.get(leader)).withDeadlineAfter(60, TimeUnit.SECONDS);
+        for (String name : List.copyOf(members.keySet())) {
+            if (!name.equals(leader)) {
+                cluster.memberRemove(MemberRemoveRequest.newBuilder().setName(name).build());
+            }
+        }
+        assertThat(cluster.memberList(MemberListRequest.getDefaultInstance()).getMembersList())
+                .extracting(io.tenure.proto.v1.Member::getName).containsExactly(leader);
+        assertThatThrownBy(() -> cluster.memberRemove(MemberRemoveRequest.newBuilder().setName(leader).build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+                    assertThat(e.getStatus().getDescription()).contains("last voting member");
+                });
+        long lease = stub(leader).leaseGrant(LeaseGrantRequest.newBuilder().setTtl(60).build()).getId();
+        assertThat(stub(leader).lock(LockRequest.newBuilder().setName("alone").setLeaseId(lease).build()).getAcquired()).isTrue();
+    }
+
+    @Test
     void theClusterServesOnAfterItsLeaderStops() {
         String old = leader();
         members.remove(old).close();
