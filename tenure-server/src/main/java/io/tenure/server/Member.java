@@ -58,7 +58,6 @@ public final class Member implements TenureStateMachine.Listener {
     private final ClientId readClient = ClientId.randomId();
     private final AtomicLong readCalls = new AtomicLong();
     private volatile boolean announcing;
-    private volatile long revision;
     private volatile int clientPort;
 
     Member(ServerConfig config, RaftServer raft, RaftGroupId groupId, TenureStateMachine stateMachine,
@@ -78,7 +77,6 @@ public final class Member implements TenureStateMachine.Listener {
         this.admin = admin;
         this.onRaftShutdown = onRaftShutdown;
         this.onLogFailure = onLogFailure;
-        this.revision = stateMachine.read(s -> s.revision());
     }
 
     public Locks locks() {
@@ -107,7 +105,7 @@ public final class Member implements TenureStateMachine.Listener {
 
     /** The store revision after the latest applied entry. */
     public long revision() {
-        return revision;
+        return stateMachine.revision();
     }
 
     void setClientPort(int port) {
@@ -196,7 +194,7 @@ public final class Member implements TenureStateMachine.Listener {
                 .setMemberId(memberId)
                 .setMemberName(config.memberName())
                 .setRaftTerm(division.getInfo().getCurrentTerm())
-                .setRevision(revision)
+                .setRevision(revision())
                 .setAppliedIndex(applied == null ? 0 : applied.getIndex())
                 .setCommitIndex(division.getRaftLog().getLastCommittedIndex())
                 .setVersion(VERSION)
@@ -299,7 +297,6 @@ public final class Member implements TenureStateMachine.Listener {
 
     @Override
     public void applied(Entry entry, long index, List<Applied> results) {
-        revision = stateMachine.read(s -> s.revision());
         proposer.applied(entry, index, results);
         locks.applied(results);
         watches.applied(results);
@@ -312,7 +309,6 @@ public final class Member implements TenureStateMachine.Listener {
 
     @Override
     public void reloaded(long index) {
-        revision = stateMachine.read(s -> s.revision());
         proposer.skippedUpTo(index);
         locks.resync();
         watches.closeAll("this member caught up by installing a snapshot; resume the watch from the revision after the last one received");

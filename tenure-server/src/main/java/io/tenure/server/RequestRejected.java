@@ -25,6 +25,14 @@ public final class RequestRejected extends RuntimeException {
         return new RequestRejected(rejected.code(), null, rejected.message());
     }
 
+    /** The failure for a command whose result is not the one its caller expected: a rejection, or a bug. */
+    public static RuntimeException of(io.tenure.core.Applied applied) {
+        if (applied.result() instanceof Result.Rejected r) {
+            return of(r);
+        }
+        return new IllegalStateException("unexpected result " + applied.result());
+    }
+
     public Result.Code code() {
         return code;
     }

@@ -1,6 +1,5 @@
 package io.tenure.server.lease;
 
-import io.tenure.core.Applied;
 import io.tenure.core.Command;
 import io.tenure.core.LeaseView;
 import io.tenure.core.Limits;
@@ -100,7 +99,7 @@ public final class LeaseKeeper implements AutoCloseable {
                         LOG.info("event=lease_granted lease={} client=\"{}\" ttl_ms={}", g.leaseId(), clientId, g.ttlMillis());
                         return new Granted(g.leaseId(), g.ttlMillis());
                     }
-                    throw rejection(applied);
+                    throw RequestRejected.of(applied);
                 });
     }
 
@@ -120,7 +119,7 @@ public final class LeaseKeeper implements AutoCloseable {
                 LOG.info("event=lease_revoked lease={} released={}", leaseId, ended.released());
                 return null;
             }
-            throw rejection(applied);
+            throw RequestRejected.of(applied);
         });
     }
 
@@ -224,13 +223,6 @@ public final class LeaseKeeper implements AutoCloseable {
         } catch (RuntimeException e) {
             LOG.warn("event=expiry_loop_error reason=\"{}\"", e.toString());
         }
-    }
-
-    static RuntimeException rejection(Applied applied) {
-        if (applied.result() instanceof Result.Rejected r) {
-            return RequestRejected.of(r);
-        }
-        return new IllegalStateException("unexpected result " + applied.result());
     }
 
     @Override

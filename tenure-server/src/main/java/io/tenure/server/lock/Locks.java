@@ -108,7 +108,7 @@ public final class Locks {
             } else if (r instanceof Result.Queued q) {
                 park(wait, timeoutMs);
             } else {
-                wait.outcome.completeExceptionally(rejection(applied));
+                wait.outcome.completeExceptionally(RequestRejected.of(applied));
             }
         });
         return wait;
@@ -137,7 +137,7 @@ public final class Locks {
                 LOG.info("event=lock_released lock=\"{}\" lease={} token={} next_token={}", name, leaseId, fencingToken, released.nextFencingToken());
                 return released.nextFencingToken();
             }
-            throw rejection(applied);
+            throw RequestRejected.of(applied);
         });
     }
 
@@ -248,7 +248,7 @@ public final class Locks {
                 return;
             }
             List<Wait> waits = parked.remove(id);
-            if (stateMachine.read(s -> s.lease(id.leaseId())) == null) {
+            if (stateMachine.read(s -> s.renewedAt(id.leaseId())) < 0) {
                 RequestRejected gone = new RequestRejected(Result.Code.NOT_FOUND, "lease_id",
                         "lease " + id.leaseId() + " not found (expired or revoked) while waiting for lock '" + id.key() + "'");
                 if (waits != null) {
@@ -326,10 +326,4 @@ public final class Locks {
         }
     }
 
-    private static RuntimeException rejection(Applied applied) {
-        if (applied.result() instanceof Result.Rejected r) {
-            return RequestRejected.of(r);
-        }
-        return new IllegalStateException("unexpected result " + applied.result());
-    }
 }

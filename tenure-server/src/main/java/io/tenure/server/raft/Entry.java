@@ -30,9 +30,4 @@ public record Entry(long proposer, long batch, long proposerTerm, List<Command> 
     public static long position(long index, int slot) {
         return (index << SLOT_BITS) | slot;
     }
-
-    /** The Raft index a log position belongs to. */
-    public static long indexOf(long position) {
-        return position >>> SLOT_BITS;
-    }
 }

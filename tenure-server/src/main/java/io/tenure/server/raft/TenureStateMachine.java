@@ -83,6 +83,8 @@ public final class TenureStateMachine extends BaseStateMachine {
     private final LongSupplier nanoClock;
     private final int eventLogCapacity;
     private volatile TenureState state;
+    /** The state's revision after the latest applied entry, for response headers without a lock. */
+    private volatile long revision;
     private volatile Listener listener;
 
     public TenureStateMachine(LongSupplier nanoClock, int eventLogCapacity) {
@@ -103,6 +105,11 @@ public final class TenureStateMachine extends BaseStateMachine {
         } finally {
             guard.readLock().unlock();
         }
+    }
+
+    /** The store revision after the latest applied entry (or loaded snapshot). */
+    public long revision() {
+        return revision;
     }
 
     /** The lease deadlines of this member; callers synchronize on the returned object. */
@@ -191,6 +198,7 @@ public final class TenureStateMachine extends BaseStateMachine {
                 results.add(state.apply(Entry.position(index, slot), command));
             }
             updateLastAppliedTermIndex(log.getTerm(), index);
+            revision = state.revision();
             recordLeaseTimes(index, results);
         } finally {
             guard.writeLock().unlock();
@@ -299,6 +307,7 @@ public final class TenureStateMachine extends BaseStateMachine {
         guard.writeLock().lock();
         try {
             state = loaded;
+            revision = loaded.revision();
             setLastAppliedTermIndex(snapshot.getTermIndex());
             synchronized (deadlines) {
                 // Restarted: no member knows when these leases were last renewed; count from now.
