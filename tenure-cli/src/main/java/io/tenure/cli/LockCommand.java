@@ -113,7 +113,7 @@ final class LockCommand implements Callable<Integer> {
             throws IOException, InterruptedException {
         LockHandle handle;
         try {
-            handle = client.lock(name, lease, timeout, metadataBytes);
+            handle = client.acquire(name, lease, timeout, metadataBytes);
         } catch (LockNotAcquiredException e) {
             err.println("tenure lock: '" + name + "' was not acquired within " + timeout.toMillis() + " ms"
                     + (e.holder().isEmpty() ? "" : "; held by '" + e.holder() + "'"));

@@ -51,6 +51,9 @@ final class Endpoints implements AutoCloseable {
 
     /** A plaintext channel to {@code host:port} ({@code [v6addr]:port} for IPv6); connects lazily. */
     static ManagedChannel plaintext(String endpoint) {
+        if (endpoint == null) {
+            throw new IllegalArgumentException("an endpoint is null; each must be host:port");
+        }
         int colon = endpoint.lastIndexOf(':');
         if (colon <= 0 || colon == endpoint.length() - 1) {
             throw new IllegalArgumentException("endpoint '" + endpoint + "' must be host:port");
@@ -58,6 +61,9 @@ final class Endpoints implements AutoCloseable {
         String host = endpoint.substring(0, colon);
         if (host.startsWith("[") && host.endsWith("]")) {
             host = host.substring(1, host.length() - 1);
+        }
+        if (host.isBlank() || host.contains("/") || host.chars().anyMatch(Character::isWhitespace)) {
+            throw new IllegalArgumentException("endpoint '" + endpoint + "' must be host:port, without a scheme or path");
         }
         int port;
         try {

@@ -28,6 +28,43 @@ final class Futures {
         }
     }
 
+    /**
+     * {@code first.thenCompose(next)}, except that cancelling the result also cancels the stage
+     * {@code next} returned (so a lock wait started after a lease grant is withdrawn), and a value
+     * that arrives after the result was cancelled goes to {@code orphaned} (so a grant nobody
+     * will use is released).
+     */
+    static <A, B> CompletableFuture<B> thenCompose(CompletableFuture<A> first,
+            java.util.function.Function<A, CompletableFuture<B>> next, java.util.function.Consumer<B> orphaned) {
+        CompletableFuture<B> result = new CompletableFuture<>();
+        first.whenComplete((value, failure) -> {
+            if (failure != null) {
+                result.completeExceptionally(rethrowable(failure));
+                return;
+            }
+            CompletableFuture<B> second;
+            try {
+                second = next.apply(value);
+            } catch (RuntimeException e) {
+                result.completeExceptionally(e);
+                return;
+            }
+            result.whenComplete((ignored, f) -> {
+                if (result.isCancelled()) {
+                    second.cancel(false);
+                }
+            });
+            second.whenComplete((v, f) -> {
+                if (f != null) {
+                    result.completeExceptionally(rethrowable(f));
+                } else if (!result.complete(v) && v != null) {
+                    orphaned.accept(v);
+                }
+            });
+        });
+        return result;
+    }
+
     /** The exception a completion stage failed with, without CompletableFuture's wrapping. */
     static RuntimeException rethrowable(Throwable failure) {
         Throwable cause = failure;

@@ -1,7 +1,9 @@
 package io.tenure.client;
 
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,7 +51,8 @@ public final class Lease implements AutoCloseable {
     private final LeaseKeeper keeper;
     /** Handed to users, so that completing or cancelling it cannot disturb the keeper's own. */
     private final CompletableFuture<LeaseLoss> lostView;
-    private boolean revokedOnServer; // guarded by this
+    /** The revoke sent to the server; a failed one is sent again by the next call. Guarded by this. */
+    private CompletableFuture<Void> revoked;
 
     Lease(TenureClient client, long id, Duration ttl, String clientId, LeaseKeeper keeper) {
         this.client = client;
@@ -75,9 +78,14 @@ public final class Lease implements AutoCloseable {
         return clientId;
     }
 
+    /** The smallest TTL the client asks for; a cluster's own minimum is higher (30 election timeouts, 30 s by default). */
+    public static final Duration MIN_TTL = Duration.ofSeconds(1);
+    /** The largest TTL a server grants. */
+    public static final Duration MAX_TTL = Duration.ofHours(24);
+
     /**
      * True while the lease is not lost and the client's monotonic clock is before
-     * {@link #safeUntilNanos()}. Checked against the clock on every call, so it turns false on
+     * {@link #safeUntil()}. Checked against the clock on every call, so it turns false on
      * time even if the keep-alive timers were delayed (a pause, a starved scheduler).
      */
     public boolean isValid() {
@@ -89,8 +97,34 @@ public final class Lease implements AutoCloseable {
      * {@link MonotonicClock} was given), until which the lease is safe: the send time of the last
      * acknowledged renewal (or of the grant) plus TTL/2. It only moves forward.
      */
-    public long safeUntilNanos() {
+    public long safeUntil() {
         return keeper.safeUntilNanos();
+    }
+
+    /** How long the lease stays safe from now without another acknowledged keep-alive; zero once it is not valid. */
+    public Duration remaining() {
+        if (!isValid()) {
+            return Duration.ZERO;
+        }
+        return Duration.ofNanos(Math.max(0, keeper.safeUntilNanos() - client.clock().nanoTime()));
+    }
+
+    /** Whether keep-alives are being acknowledged (CONNECTED), overdue (SUSPENDED), or the lease is LOST. */
+    public ConnectionState state() {
+        return keeper.state();
+    }
+
+    /**
+     * Calls {@code listener} with every later change of {@link #state()}, in order, on a client
+     * thread (keep it short). SUSPENDED warns that the lease cannot be renewed right now; LOST comes
+     * just before {@link #lost()} completes.
+     */
+    public void addStateListener(Consumer<ConnectionState> listener) {
+        keeper.addStateListener(Objects.requireNonNull(listener, "listener"));
+    }
+
+    public void removeStateListener(Consumer<ConnectionState> listener) {
+        keeper.removeStateListener(listener);
     }
 
     /**
@@ -112,18 +146,26 @@ public final class Lease implements AutoCloseable {
      *                              later call tries again
      */
     public void revoke() {
+        Futures.await(revokeAsync(), "the revoke of lease " + id);
+    }
+
+    /** The asynchronous form of {@link #revoke()}; keep-alives stop at once. */
+    public CompletableFuture<Void> revokeAsync() {
         keeper.stop(LeaseLoss.Reason.REVOKED, "revoked by the client");
+        CompletableFuture<Void> revoking;
         synchronized (this) {
-            if (revokedOnServer) {
-                return;
+            if (revoked == null || revoked.isCompletedExceptionally()) {
+                revoked = client.revokeOnServer(id).exceptionally(failure -> {
+                    if (Futures.rethrowable(failure) instanceof LeaseNotFoundException alreadyGone) {
+                        log.debug("lease {} was already gone when revoked: {}", id, alreadyGone.getMessage());
+                        return null;
+                    }
+                    throw Futures.rethrowable(failure);
+                });
             }
-            try {
-                client.revokeOnServer(id);
-            } catch (LeaseNotFoundException alreadyGone) {
-                log.debug("lease {} was already gone when revoked: {}", id, alreadyGone.getMessage());
-            }
-            revokedOnServer = true;
+            revoking = revoked;
         }
+        return revoking.copy();
     }
 
     /** Revokes the lease like {@link #revoke()}, but logs instead of throwing when it cannot. */

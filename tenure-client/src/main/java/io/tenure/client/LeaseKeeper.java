@@ -8,9 +8,11 @@ import io.tenure.proto.v1.LeaseKeepAliveResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -62,14 +64,18 @@ final class LeaseKeeper {
     private final LeaseKeepAliveRequest keepAlive;
     private final CompletableFuture<LeaseLoss> lost = new CompletableFuture<>();
     private final Set<Consumer<LeaseLoss>> lossListeners = ConcurrentHashMap.newKeySet();
+    private final List<Consumer<ConnectionState>> stateListeners = new CopyOnWriteArrayList<>();
 
     // Written under the monitor; volatile so validity checks never wait for a keeper busy sending.
     private volatile long lastAckedSendNanos;
     private volatile long safeUntilNanos;
     private volatile LeaseLoss loss;
+    private volatile ConnectionState state = ConnectionState.CONNECTED;
 
     // Guarded by this.
     private LeaseLoss unpublished;
+    /** State changes not yet told to the listeners, oldest first. */
+    private final ArrayDeque<ConnectionState> unpublishedStates = new ArrayDeque<>();
     private long nextTickNanos;
     private KeepAliveStream stream; // null while reconnecting
     private int breaksInARow;
@@ -127,6 +133,19 @@ final class LeaseKeeper {
     /** The loss, or null while the lease is trusted (the safe window may still have just passed). */
     LeaseLoss loss() {
         return loss;
+    }
+
+    ConnectionState state() {
+        return state;
+    }
+
+    /** Calls {@code listener} with every later change of {@link #state()}, in order, never under the keeper's monitor. */
+    void addStateListener(Consumer<ConnectionState> listener) {
+        stateListeners.add(listener);
+    }
+
+    void removeStateListener(Consumer<ConnectionState> listener) {
+        stateListeners.remove(listener);
     }
 
     /**
@@ -243,6 +262,9 @@ final class LeaseKeeper {
             armLossTimer(now);
         }
         breaksInARow = 0;
+        if (from.pendingSends.isEmpty()) {
+            changeState(ConnectionState.CONNECTED);
+        }
     }
 
     private void brokenLocked(KeepAliveStream from, Throwable failure) {
@@ -258,6 +280,7 @@ final class LeaseKeeper {
                     + status.getDescription());
             return;
         }
+        changeState(ConnectionState.SUSPENDED);
         // A member that broke the stream is suspect; the next one may serve us.
         endpoints.failedOver(from.endpoint);
         breaksInARow++;
@@ -369,6 +392,7 @@ final class LeaseKeeper {
         LeaseLoss declared = new LeaseLoss(reason, message);
         loss = declared;
         unpublished = declared;
+        changeState(ConnectionState.LOST);
         for (ScheduledFuture<?> timer : new ScheduledFuture<?>[] {tickTimer, lossTimer, reconnectTimer}) {
             if (timer != null) {
                 timer.cancel(false);
@@ -381,7 +405,18 @@ final class LeaseKeeper {
         }
     }
 
+    /** Caller holds the monitor; listeners hear of it from {@link #publishLoss()}. LOST is final. */
+    private void changeState(ConnectionState next) {
+        if (state == next || state == ConnectionState.LOST) {
+            return;
+        }
+        state = next;
+        unpublishedStates.addLast(next);
+    }
+
+    /** Tells the listeners of state changes, then of a loss, in the order they happened; never under the monitor. */
     private void publishLoss() {
+        publishStates();
         LeaseLoss declared;
         synchronized (this) {
             declared = unpublished;
@@ -402,6 +437,32 @@ final class LeaseKeeper {
                     listener.accept(declared);
                 } catch (RuntimeException e) {
                     log.warn("lease {}: a loss listener failed", leaseId, e);
+                }
+            }
+        }
+    }
+
+    private void publishStates() {
+        // One publisher at a time, so that listeners see the changes in order.
+        synchronized (stateListeners) {
+            while (true) {
+                ConnectionState next;
+                synchronized (this) {
+                    next = unpublishedStates.pollFirst();
+                }
+                if (next == null) {
+                    return;
+                }
+                if (next == ConnectionState.SUSPENDED) {
+                    log.info("lease {} suspended: no keep-alive acknowledged for now; safe for {} ms more",
+                            leaseId, Math.max(0, TimeUnit.NANOSECONDS.toMillis(safeUntilNanos - clock.nanoTime())));
+                }
+                for (Consumer<ConnectionState> listener : stateListeners) {
+                    try {
+                        listener.accept(next);
+                    } catch (RuntimeException e) {
+                        log.warn("lease {}: a state listener failed", leaseId, e);
+                    }
                 }
             }
         }

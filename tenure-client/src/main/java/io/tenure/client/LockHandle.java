@@ -1,5 +1,6 @@
 package io.tenure.client;
 
+import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,8 +14,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@link #isValid()} is a hint for stopping work early, not a guarantee: a pause between the
  * check and the protected write can outlast the lease. Send {@link #fencingToken()} with every
- * write to the guarded resource and let the resource refuse tokens lower than one it has seen;
- * tokens of a key strictly increase across grants.
+ * write to the guarded resource and let the resource refuse tokens lower than one it has seen
+ * (see {@link io.tenure.client.fence.FenceGuard}); tokens of a key strictly increase across grants.
  */
 public final class LockHandle implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LockHandle.class);
@@ -23,7 +24,8 @@ public final class LockHandle implements AutoCloseable {
     private final long fencingToken;
     private final Lease lease;
     private volatile boolean released;
-    private boolean unlockedOnServer; // guarded by this
+    /** The unlock sent to the server; a failed one is sent again by the next release. Guarded by this. */
+    private CompletableFuture<Void> unlocked;
 
     LockHandle(String key, long fencingToken, Lease lease) {
         this.key = key;
@@ -52,6 +54,23 @@ public final class LockHandle implements AutoCloseable {
     }
 
     /**
+     * Returns this handle if it may still be used for protected work, so that a write can be
+     * written as {@code store.put(value, lock.ensureValid().fencingToken())}.
+     *
+     * @throws LockReleasedException if the handle was released
+     * @throws LeaseLostException    if its lease is lost (the server may have given the lock away)
+     */
+    public LockHandle ensureValid() {
+        if (released) {
+            throw new LockReleasedException(key, fencingToken);
+        }
+        if (!lease.isValid()) {
+            throw lease.lostException();
+        }
+        return this;
+    }
+
+    /**
      * Releases the lock (Unlock with key, lease and token), handing it to the next waiter.
      * Idempotent: once the server has confirmed, later calls do nothing. A server answer that
      * this (lease, token) no longer holds the lock, or that the lease is gone, means the lock is
@@ -62,23 +81,31 @@ public final class LockHandle implements AutoCloseable {
      *                              only logged: the server frees the lock when it ends the lease.
      */
     public void release() {
+        Futures.await(releaseAsync(), "the release of lock '" + key + "'");
+    }
+
+    /** The asynchronous form of {@link #release()}. */
+    public CompletableFuture<Void> releaseAsync() {
         released = true;
+        CompletableFuture<Void> releasing;
         synchronized (this) {
-            if (unlockedOnServer) {
-                return;
+            if (unlocked == null || unlocked.isCompletedExceptionally()) {
+                unlocked = lease.client().unlockOnServer(key, lease.id(), fencingToken).exceptionally(failure -> {
+                    RuntimeException cause = Futures.rethrowable(failure);
+                    if (cause instanceof NotHolderException || cause instanceof LeaseNotFoundException) {
+                        log.debug("lock '{}' (token {}) was already released: {}", key, fencingToken, cause.getMessage());
+                        return null;
+                    }
+                    if (cause instanceof UnavailableException && !lease.isValid()) {
+                        log.debug("lock '{}' not released ({}); it ends with lost lease {}", key, cause.getMessage(), lease.id());
+                        return null;
+                    }
+                    throw cause;
+                });
             }
-            try {
-                lease.client().unlockOnServer(key, lease.id(), fencingToken);
-            } catch (NotHolderException | LeaseNotFoundException alreadyReleased) {
-                log.debug("lock '{}' (token {}) was already released: {}", key, fencingToken, alreadyReleased.getMessage());
-            } catch (UnavailableException e) {
-                if (lease.isValid()) {
-                    throw e;
-                }
-                log.debug("lock '{}' not released ({}); it ends with lost lease {}", key, e.getMessage(), lease.id());
-            }
-            unlockedOnServer = true;
+            releasing = unlocked;
         }
+        return releasing.copy();
     }
 
     /** Same as {@link #release()}. */

@@ -4,12 +4,15 @@ import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.tenure.proto.v1.ClusterServiceGrpc;
+import io.tenure.proto.v1.DescribeRequest;
 import io.tenure.proto.v1.LeaseGrantRequest;
 import io.tenure.proto.v1.LeaseGrantResponse;
 import io.tenure.proto.v1.LeaseRevokeRequest;
+import io.tenure.proto.v1.ListLocksRequest;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
+import io.tenure.proto.v1.LockState;
 import io.tenure.proto.v1.Member;
 import io.tenure.proto.v1.MemberAddRequest;
 import io.tenure.proto.v1.MemberListRequest;
@@ -20,6 +23,7 @@ import io.tenure.proto.v1.StatusResponse;
 import io.tenure.proto.v1.TryLockRequest;
 import io.tenure.proto.v1.TryLockResponse;
 import io.tenure.proto.v1.UnlockRequest;
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.List;
@@ -29,6 +33,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -42,7 +47,7 @@ import org.slf4j.LoggerFactory;
  * <pre>{@code
  * try (TenureClient client = TenureClient.connect(List.of("10.0.0.1:7070", "10.0.0.2:7070"));
  *      Lease lease = client.grantLease(Duration.ofSeconds(10), "billing-worker-3");
- *      LockHandle lock = client.lock("invoices", lease, Duration.ofSeconds(30), null)) {
+ *      LockHandle lock = client.acquire("invoices", lease, Duration.ofSeconds(30), null)) {
  *     lease.lost().thenRun(worker::abort);          // stop before the server could give the lock away
  *     storage.write(batch, lock.fencingToken());    // the storage refuses tokens older than it has seen
  * }
@@ -78,6 +83,12 @@ public final class TenureClient implements AutoCloseable {
     /** How long a call that does not wait on purpose keeps retrying; long enough for a leader election. */
     public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(10);
 
+    /** The session lease's TTL unless the builder sets another; at least a cluster's minimum with the default election timeout. */
+    public static final Duration DEFAULT_SESSION_TTL = Duration.ofSeconds(30);
+    static final int MAX_NAME_BYTES = 1024;
+    static final int MAX_METADATA_BYTES = 64 * 1024;
+    static final int MAX_CLIENT_ID_BYTES = 256;
+
     private static final Logger log = LoggerFactory.getLogger(TenureClient.class);
     private static final SecureRandom LEASE_IDS = new SecureRandom();
 
@@ -86,12 +97,19 @@ public final class TenureClient implements AutoCloseable {
     private final ScheduledExecutorService scheduler;
     private final boolean ownsScheduler;
     private final Duration requestTimeout;
+    private final String clientId;
+    private final Duration sessionTtl;
     private final Set<Lease> openLeases = ConcurrentHashMap.newKeySet();
+    private final List<ConnectionStateListener> stateListeners = new CopyOnWriteArrayList<>();
+    /** The session lease, granted on first use and again once lost. Guarded by this. */
+    private CompletableFuture<Lease> session;
     private volatile boolean closed;
 
     private TenureClient(Builder builder) {
         this.clock = builder.clock;
         this.requestTimeout = builder.requestTimeout;
+        this.clientId = builder.clientId;
+        this.sessionTtl = builder.sessionTtl;
         this.endpoints = new Endpoints(builder.endpoints, builder.channelFactory);
         if (builder.scheduler != null) {
             this.scheduler = builder.scheduler;
@@ -124,6 +142,16 @@ public final class TenureClient implements AutoCloseable {
         return new Builder();
     }
 
+    /** Grants a lease with this client's {@linkplain Builder#clientId(String) client id} as the holder name. */
+    public Lease grantLease(Duration ttl) {
+        return grantLease(ttl, clientId);
+    }
+
+    /** The asynchronous form of {@link #grantLease(Duration)}. */
+    public CompletableFuture<Lease> grantLeaseAsync(Duration ttl) {
+        return grantLeaseAsync(ttl, clientId);
+    }
+
     /**
      * Grants a lease and starts keeping it alive (see {@link Lease} for the rules). The request
      * carries a random lease id chosen here, so a grant retried on another member after an
@@ -141,11 +169,8 @@ public final class TenureClient implements AutoCloseable {
 
     /** The asynchronous form of {@link #grantLease(Duration, String)}. */
     public CompletableFuture<Lease> grantLeaseAsync(Duration ttl, String clientId) {
-        Objects.requireNonNull(ttl, "ttl");
-        Objects.requireNonNull(clientId, "clientId");
-        if (ttl.isNegative() || ttl.isZero()) {
-            throw new IllegalArgumentException("lease TTL must be positive, got " + ttl);
-        }
+        checkTtl(ttl);
+        checkClientId(clientId);
         ensureOpen();
         long ttlMs = ceilMillis(ttl);
         LeaseGrantRequest request = LeaseGrantRequest.newBuilder()
@@ -162,6 +187,229 @@ public final class TenureClient implements AutoCloseable {
     }
 
     /**
+     * The lock {@code name}, acquired with this client's {@linkplain #session() session lease}.
+     * Nothing is sent until an acquire.
+     *
+     * @throws IllegalArgumentException if the name is blank or longer than 1 KiB in UTF-8
+     */
+    public TenureLock lock(String name) {
+        checkName(name);
+        ensureOpen();
+        return new TenureLock(this, name, null, null);
+    }
+
+    /** The lock {@code name}, acquired with {@code lease}. */
+    public TenureLock lock(String name, Lease lease) {
+        checkName(name);
+        checkLease(lease);
+        return new TenureLock(this, name, lease, null);
+    }
+
+    /**
+     * The lease that {@link #lock(String)} acquires with: granted on first use with the
+     * {@linkplain Builder#sessionTtl(Duration) session TTL} and this client's id, kept alive in the
+     * background, and granted anew on the next use once lost (locks held under the old one are
+     * lost with it). Like an etcd concurrency session or a ZooKeeper session.
+     */
+    public Lease session() {
+        return Futures.await(sessionAsync(), "the session lease");
+    }
+
+    /** The asynchronous form of {@link #session()}. */
+    public CompletableFuture<Lease> sessionAsync() {
+        ensureOpen();
+        synchronized (this) {
+            boolean usable = session != null && !session.isCompletedExceptionally() && !session.isCancelled()
+                    && (!session.isDone() || session.join().isValid());
+            if (!usable) {
+                session = grantLeaseAsync(sessionTtl, clientId);
+            }
+            return session.copy();
+        }
+    }
+
+    /**
+     * Runs {@code work} while holding lock {@code name} under a lease of its own: grants a lease
+     * of {@code ttl}, waits in the queue until granted, runs the work on the calling thread, then
+     * revokes the lease (releasing the lock at once). When the lease is lost during the work, the
+     * calling thread is interrupted, and this throws {@link LeaseLostException} even if the work
+     * returned (its result was produced without the guarantee); the work's own exception, if any,
+     * is attached as suppressed.
+     *
+     * <pre>{@code
+     * long rows = client.withLock("billing/close-month", Duration.ofSeconds(30),
+     *         lock -> ledger.closeMonth(month, lock.fencingToken()));
+     * }</pre>
+     *
+     * @throws LeaseLostException if the lease was lost before or during the work
+     * @throws Exception          what the work threw
+     */
+    public <T> T withLock(String name, Duration ttl, LockedWork<T> work) throws Exception {
+        return withLock(name, ttl, null, work);
+    }
+
+    /**
+     * As {@link #withLock(String, Duration, LockedWork)}, waiting at most {@code waitTimeout} for
+     * the lock ({@code null}: until granted).
+     *
+     * @throws LockNotAcquiredException if the lock was not granted in time
+     */
+    public <T> T withLock(String name, Duration ttl, Duration waitTimeout, LockedWork<T> work) throws Exception {
+        checkName(name);
+        Objects.requireNonNull(work, "work");
+        Lease lease = grantLease(ttl);
+        try {
+            LockHandle lock = acquire(name, lease, waitTimeout, null);
+            Thread worker = Thread.currentThread();
+            Object running = new Object();
+            boolean[] state = {true, false}; // {work running, interrupted by us}; guarded by running
+            Runnable stopWatching = lease.keeper().onLoss(loss -> {
+                synchronized (running) {
+                    if (state[0]) {
+                        state[1] = true;
+                        worker.interrupt();
+                    }
+                }
+            });
+            T result = null;
+            Throwable failure = null;
+            try {
+                result = work.run(lock);
+            } catch (Throwable t) {
+                failure = t;
+            } finally {
+                synchronized (running) {
+                    state[0] = false;
+                }
+                stopWatching.run();
+            }
+            if (state[1]) {
+                Thread.interrupted(); // our interrupt was for the work only; do not leak it to the caller
+            }
+            LeaseLoss loss = lease.keeper().loss();
+            if (loss != null && loss.reason() != LeaseLoss.Reason.REVOKED) {
+                LeaseLostException lost = new LeaseLostException(lease.id(), loss);
+                if (failure != null) {
+                    lost.addSuppressed(failure);
+                }
+                throw lost;
+            }
+            if (failure instanceof Exception e) {
+                throw e;
+            }
+            if (failure instanceof Error e) {
+                throw e;
+            }
+            return result;
+        } finally {
+            if (lease.isValid()) {
+                lease.close();
+            } else {
+                // Lost: the server ends it after its TTL anyway; do not hold the caller up retrying.
+                lease.revokeAsync().exceptionally(failure -> null);
+            }
+        }
+    }
+
+    /**
+     * The asynchronous form of {@link #withLock(String, Duration, LockedWork)}: {@code work}
+     * starts the protected work and returns its stage; when the lease is lost first, that stage is
+     * cancelled and the result fails with {@link LeaseLostException}. The lease is revoked when
+     * the result completes.
+     */
+    public <T> CompletableFuture<T> withLockAsync(String name, Duration ttl,
+            java.util.function.Function<LockHandle, ? extends java.util.concurrent.CompletionStage<T>> work) {
+        checkName(name);
+        Objects.requireNonNull(work, "work");
+        return grantLeaseAsync(ttl).thenCompose(lease -> {
+            CompletableFuture<T> result = new CompletableFuture<>();
+            acquireAsync(name, lease, null, null).whenComplete((lock, failure) -> {
+                if (failure != null) {
+                    result.completeExceptionally(Futures.rethrowable(failure));
+                    return;
+                }
+                CompletableFuture<T> running;
+                try {
+                    running = work.apply(lock).toCompletableFuture();
+                } catch (RuntimeException e) {
+                    result.completeExceptionally(e);
+                    return;
+                }
+                Runnable stopWatching = lease.keeper().onLoss(loss -> {
+                    if (result.completeExceptionally(new LeaseLostException(lease.id(), loss))) {
+                        running.cancel(true);
+                    }
+                });
+                running.whenComplete((value, workFailure) -> {
+                    stopWatching.run();
+                    if (workFailure != null) {
+                        result.completeExceptionally(Futures.rethrowable(workFailure));
+                    } else {
+                        result.complete(value);
+                    }
+                });
+            });
+            return result.whenComplete((value, failure) -> lease.revokeAsync().exceptionally(e -> null));
+        });
+    }
+
+    /**
+     * Who holds lock {@code name} and who waits for it, read linearizably (any member answers
+     * once it has applied everything committed before the call).
+     *
+     * @throws IllegalArgumentException if the name is blank or too long
+     * @throws UnavailableException     if no member could answer
+     */
+    public LockDescription describe(String name) {
+        return Futures.await(describeAsync(name), "describe '" + name + "'");
+    }
+
+    /** The asynchronous form of {@link #describe(String)}. */
+    public CompletableFuture<LockDescription> describeAsync(String name) {
+        checkName(name);
+        ensureOpen();
+        return unary(LockServiceGrpc.getDescribeMethod(), DescribeRequest.newBuilder().setName(name).build())
+                .thenApply(response -> describedLock(response.getLock(), response.getHeader().getRevision()));
+    }
+
+    /**
+     * The held locks whose names start with {@code prefix}, in name order, at most {@code limit}
+     * (1 to 10,000), read linearizably.
+     */
+    public List<LockDescription> locks(String prefix, int limit) {
+        return Futures.await(locksAsync(prefix, limit), "the locks under '" + prefix + "'");
+    }
+
+    /** The asynchronous form of {@link #locks(String, int)}. */
+    public CompletableFuture<List<LockDescription>> locksAsync(String prefix, int limit) {
+        Objects.requireNonNull(prefix, "prefix");
+        if (limit < 1 || limit > 10_000) {
+            throw new IllegalArgumentException("limit must be between 1 and 10000, got " + limit);
+        }
+        ensureOpen();
+        return unary(LockServiceGrpc.getListLocksMethod(), ListLocksRequest.newBuilder().setPrefix(prefix).setLimit(limit).build())
+                .thenApply(response -> response.getLocksList().stream()
+                        .map(lock -> describedLock(lock, response.getHeader().getRevision())).toList());
+    }
+
+    /**
+     * Calls {@code listener} whenever one of this client's leases changes {@link ConnectionState}
+     * (CONNECTED, SUSPENDED, LOST), on a client thread; keep it short.
+     */
+    public void addConnectionStateListener(ConnectionStateListener listener) {
+        stateListeners.add(Objects.requireNonNull(listener, "listener"));
+    }
+
+    public void removeConnectionStateListener(ConnectionStateListener listener) {
+        stateListeners.remove(listener);
+    }
+
+    /** This client's id: the holder name others see for leases granted without one. */
+    public String clientId() {
+        return clientId;
+    }
+
+    /**
      * Acquires lock {@code name} for {@code lease}, waiting in the lock's FIFO queue. Waiters are
      * granted in the order they joined, one per release. A retried request keeps its place.
      *
@@ -175,17 +423,18 @@ public final class TenureClient implements AutoCloseable {
      * @throws InvalidArgumentException if the server refuses the name or metadata
      * @throws UnavailableException     if no member could serve the request
      */
-    public LockHandle lock(String name, Lease lease, Duration timeout, byte[] metadata) {
-        return Futures.await(lockAsync(name, lease, timeout, metadata), "lock '" + name + "'");
+    public LockHandle acquire(String name, Lease lease, Duration timeout, byte[] metadata) {
+        return Futures.await(acquireAsync(name, lease, timeout, metadata), "lock '" + name + "'");
     }
 
     /**
-     * The asynchronous form of {@link #lock}; cancelling the future withdraws the wait. When the
+     * The asynchronous form of {@link #acquire(String, Lease, Duration, byte[])}; cancelling the future withdraws the wait. When the
      * member serving the wait dies or stops serving, the same request is re-issued on another
      * member with the remaining timeout, keeping the waiter's place (see the class comment).
      */
-    public CompletableFuture<LockHandle> lockAsync(String name, Lease lease, Duration timeout, byte[] metadata) {
-        Objects.requireNonNull(name, "name");
+    public CompletableFuture<LockHandle> acquireAsync(String name, Lease lease, Duration timeout, byte[] metadata) {
+        checkName(name);
+        checkMetadata(metadata);
         checkLease(lease);
         long timeoutMs = timeout == null || timeout.isNegative() ? -1 : ceilMillis(timeout);
         LockRequest request = LockRequest.newBuilder()
@@ -220,6 +469,13 @@ public final class TenureClient implements AutoCloseable {
         result.whenComplete((handle, failure) -> {
             if (result.isCancelled()) {
                 call.cancel(false);
+                // Granted just before the cancellation: nobody will use it, so give it back.
+                call.thenAccept(response -> {
+                    if (response.getAcquired()) {
+                        new LockHandle(response.getKey().isEmpty() ? name : response.getKey(), response.getFencingToken(), lease)
+                                .releaseAsync();
+                    }
+                });
             }
         });
         return result;
@@ -229,28 +485,34 @@ public final class TenureClient implements AutoCloseable {
      * Acquires lock {@code name} for {@code lease} only if it is free (or already held by this
      * lease); never waits and never joins the queue.
      *
-     * @return the handle, or empty when another lease holds the lock (use {@link #lock} with a
+     * @return the handle, or empty when another lease holds the lock (use {@link #acquire(String, Lease, Duration, byte[])} with a
      *         zero timeout to learn the holder)
      * @throws LeaseLostException if the lease is not valid
-     * @throws TenureException    the same server refusals as {@link #lock}
+     * @throws TenureException    the same server refusals as {@link #acquire(String, Lease, Duration, byte[])}
      */
-    public Optional<LockHandle> tryLock(String name, Lease lease, byte[] metadata) {
-        Objects.requireNonNull(name, "name");
+    public Optional<LockHandle> tryAcquire(String name, Lease lease, byte[] metadata) {
+        return Futures.await(tryAcquireAsync(name, lease, metadata), "try-lock '" + name + "'");
+    }
+
+    /** The asynchronous form of {@link #tryAcquire(String, Lease, byte[])}. */
+    public CompletableFuture<Optional<LockHandle>> tryAcquireAsync(String name, Lease lease, byte[] metadata) {
+        checkName(name);
+        checkMetadata(metadata);
         checkLease(lease);
         if (!lease.isValid()) {
-            throw lease.lostException();
+            return CompletableFuture.failedFuture(lease.lostException());
         }
         TryLockRequest request = TryLockRequest.newBuilder()
                 .setName(name)
                 .setLeaseId(lease.id())
                 .setMetadata(bytes(metadata))
                 .build();
-        TryLockResponse response = Futures.await(unary(LockServiceGrpc.getTryLockMethod(), request),
-                "try-lock '" + name + "'");
-        if (!response.getAcquired()) {
-            return Optional.empty();
-        }
-        return Optional.of(granted(response.getKey().isEmpty() ? name : response.getKey(), response.getFencingToken(), lease));
+        return unary(LockServiceGrpc.getTryLockMethod(), request).thenApply(response -> {
+            if (!response.getAcquired()) {
+                return Optional.empty();
+            }
+            return Optional.of(granted(response.getKey().isEmpty() ? name : response.getKey(), response.getFencingToken(), lease));
+        });
     }
 
     /**
@@ -364,15 +626,79 @@ public final class TenureClient implements AutoCloseable {
         }
     }
 
-    void unlockOnServer(String key, long leaseId, long fencingToken) {
+    CompletableFuture<Void> unlockOnServer(String key, long leaseId, long fencingToken) {
         UnlockRequest request = UnlockRequest.newBuilder()
                 .setKey(key).setLeaseId(leaseId).setFencingToken(fencingToken).build();
-        Futures.await(unary(LockServiceGrpc.getUnlockMethod(), request), "unlock '" + key + "'");
+        return unary(LockServiceGrpc.getUnlockMethod(), request).thenApply(response -> null);
     }
 
-    void revokeOnServer(long leaseId) {
+    CompletableFuture<Void> revokeOnServer(long leaseId) {
         LeaseRevokeRequest request = LeaseRevokeRequest.newBuilder().setId(leaseId).build();
-        Futures.await(unary(LockServiceGrpc.getLeaseRevokeMethod(), request), "revoke of lease " + leaseId);
+        return unary(LockServiceGrpc.getLeaseRevokeMethod(), request).thenApply(response -> null);
+    }
+
+    MonotonicClock clock() {
+        return clock;
+    }
+
+    ScheduledExecutorService scheduler() {
+        return scheduler;
+    }
+
+    private static LockDescription describedLock(LockState lock, long revision) {
+        List<LockDescription.Waiter> waiters = lock.getWaitersList().stream()
+                .map(w -> new LockDescription.Waiter(w.getLeaseId(), w.getClientId(), w.getJoinedRevision())).toList();
+        Optional<Duration> remaining = lock.getHeld() && lock.getHolderTtlRemainingMs() >= 0
+                ? Optional.of(Duration.ofMillis(lock.getHolderTtlRemainingMs())) : Optional.empty();
+        return new LockDescription(lock.getKey(), lock.getHeld(), lock.getHolder(), lock.getLeaseId(), lock.getFencingToken(),
+                lock.getMetadata().toByteArray(), lock.getCreateRevision(), lock.getVersion(), remaining, waiters, revision);
+    }
+
+    /** Lock names: not blank, at most {@value #MAX_NAME_BYTES} bytes of UTF-8 (the server's limit). */
+    static void checkName(String name) {
+        if (name == null || name.isBlank()) {
+            throw new IllegalArgumentException("lock name must not be blank, got " + (name == null ? "null" : "'" + name + "'"));
+        }
+        int bytes = name.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > MAX_NAME_BYTES) {
+            throw new IllegalArgumentException("lock name is " + bytes + " bytes of UTF-8, over the limit of " + MAX_NAME_BYTES);
+        }
+    }
+
+    private static void checkMetadata(byte[] metadata) {
+        if (metadata != null && metadata.length > MAX_METADATA_BYTES) {
+            throw new IllegalArgumentException("lock metadata is " + metadata.length + " bytes, over the limit of " + MAX_METADATA_BYTES);
+        }
+    }
+
+    private static void checkTtl(Duration ttl) {
+        Objects.requireNonNull(ttl, "ttl");
+        if (ttl.compareTo(Lease.MIN_TTL) < 0) {
+            throw new IllegalArgumentException("lease TTL must be at least " + Lease.MIN_TTL.toMillis() + " ms (a cluster's "
+                    + "minimum is higher: 30 election timeouts), got " + ttl.toMillis() + " ms");
+        }
+        if (ttl.compareTo(Lease.MAX_TTL) > 0) {
+            throw new IllegalArgumentException("lease TTL must be at most 24 h, got " + ttl);
+        }
+    }
+
+    private static void checkClientId(String clientId) {
+        Objects.requireNonNull(clientId, "clientId");
+        int bytes = clientId.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > MAX_CLIENT_ID_BYTES) {
+            throw new IllegalArgumentException("client id is " + bytes + " bytes of UTF-8, over the limit of " + MAX_CLIENT_ID_BYTES);
+        }
+    }
+
+    private static String defaultClientId() {
+        String host;
+        try {
+            host = java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            host = "localhost";
+        }
+        String id = host + "-" + ProcessHandle.current().pid();
+        return id.length() > 200 ? id.substring(0, 200) : id;
     }
 
     private <Req, Resp> CompletableFuture<Resp> unary(MethodDescriptor<Req, Resp> method, Req request) {
@@ -416,6 +742,11 @@ public final class TenureClient implements AutoCloseable {
         LeaseKeeper keeper = new LeaseKeeper(granted.getId(), ttl, sentAt, endpoints, clock, scheduler);
         Lease lease = new Lease(this, granted.getId(), ttl, clientId, keeper);
         openLeases.add(lease);
+        keeper.addStateListener(state -> {
+            for (ConnectionStateListener listener : stateListeners) {
+                listener.stateChanged(lease, state);
+            }
+        });
         lease.keeper().lost().whenComplete((loss, failure) -> openLeases.remove(lease));
         if (closed) {
             keeper.stop(LeaseLoss.Reason.CLOSED, "the client was closed while the lease was granted");
@@ -475,12 +806,34 @@ public final class TenureClient implements AutoCloseable {
         private ScheduledExecutorService scheduler;
         private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
         private Function<String, ManagedChannel> channelFactory = Endpoints::plaintext;
+        private String clientId;
+        private Duration sessionTtl = DEFAULT_SESSION_TTL;
 
         private Builder() {
         }
 
+        /** The holder name others see for this client's leases (default: host name and process id). */
+        public Builder clientId(String clientId) {
+            checkClientId(clientId);
+            this.clientId = clientId;
+            return this;
+        }
+
+        /** The TTL of the {@linkplain TenureClient#session() session lease} (default 30 s). */
+        public Builder sessionTtl(Duration sessionTtl) {
+            checkTtl(sessionTtl);
+            this.sessionTtl = sessionTtl;
+            return this;
+        }
+
         /** {@code host:port} of one or more members, tried in this order. */
         public Builder endpoints(List<String> endpoints) {
+            Objects.requireNonNull(endpoints, "endpoints");
+            for (int i = 0; i < endpoints.size(); i++) {
+                if (endpoints.get(i) == null) {
+                    throw new IllegalArgumentException("endpoint " + (i + 1) + " of " + endpoints.size() + " is null; each must be host:port");
+                }
+            }
             this.endpoints = List.copyOf(endpoints);
             return this;
         }
@@ -525,6 +878,9 @@ public final class TenureClient implements AutoCloseable {
 
         /** @throws IllegalArgumentException if no endpoint was given or one is malformed */
         public TenureClient build() {
+            if (clientId == null) {
+                clientId = defaultClientId();
+            }
             return new TenureClient(this);
         }
     }

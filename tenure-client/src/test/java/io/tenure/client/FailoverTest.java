@@ -124,7 +124,7 @@ class FailoverTest {
     @Test
     void aReleaseRetriedOnAnotherMemberIsTheSameRelease() throws Exception {
         Lease lease = client.grantLease(Duration.ofSeconds(9), "worker-1");
-        LockHandle handle = client.lock("jobs", lease, null, null);
+        LockHandle handle = client.acquire("jobs", lease, null, null);
         first.unlockFailure = Status.UNAVAILABLE.withDescription("shutting down");
 
         handle.release();
@@ -154,7 +154,7 @@ class FailoverTest {
         Lease lease = client.grantLease(ttl, "worker-1");
         members.time.advance(Duration.ofSeconds(4)); // renewed at 3 s, by n1
         assertThat(first.keepAlivesReceived).hasSize(1);
-        long safeBefore = lease.safeUntilNanos();
+        long safeBefore = lease.safeUntil();
 
         members.kill(0);
         members.time.runDueTasks();
@@ -162,7 +162,7 @@ class FailoverTest {
         // Reopened on n2 at once, carrying the keep-alive the broken stream could not deliver.
         assertThat(second.streamsOpened).hasValue(1);
         assertThat(second.keepAlivesReceived).hasSize(1);
-        assertThat(lease.safeUntilNanos()).isEqualTo(FakeTime.EPOCH + Duration.ofSeconds(4).plus(ttl.dividedBy(2)).toNanos())
+        assertThat(lease.safeUntil()).isEqualTo(FakeTime.EPOCH + Duration.ofSeconds(4).plus(ttl.dividedBy(2)).toNanos())
                 .isGreaterThan(safeBefore);
         // Several TTLs later the lease is still kept alive, by n2 alone.
         members.time.advance(ttl.multipliedBy(3));

@@ -43,7 +43,7 @@ class KeepAliveStallTest {
 
         time.advanceTo(third.plus(TTL.dividedBy(10)));            // stalled: moved and re-sent
         assertThat(second.keepAlivesReceived).hasSize(1);
-        assertThat(lease.safeUntilNanos()).as("the re-sent keep-alive's own send time counts")
+        assertThat(lease.safeUntil()).as("the re-sent keep-alive's own send time counts")
                 .isEqualTo(at(third.plus(TTL.dividedBy(10)).plus(TTL.dividedBy(2))));
 
         time.advanceTo(TTL.multipliedBy(2));

@@ -46,7 +46,7 @@ class LeaseKeepAliveTest {
         assertThat(lease.id()).isEqualTo(grant.getId());
         assertThat(lease.ttl()).isEqualTo(Duration.ofMillis(1500));
         assertThat(lease.isValid()).isTrue();
-        assertThat(lease.safeUntilNanos()).isEqualTo(FakeTime.EPOCH + Duration.ofMillis(750).toNanos());
+        assertThat(lease.safeUntil()).isEqualTo(FakeTime.EPOCH + Duration.ofMillis(750).toNanos());
     }
 
     @Test
@@ -59,11 +59,11 @@ class LeaseKeepAliveTest {
         time.advanceTo(THIRD);
         assertThat(server.keepAlivesReceived).hasSize(1);
         assertThat(server.keepAlivesReceived.peek().getId()).isEqualTo(lease.id());
-        assertThat(lease.safeUntilNanos()).isEqualTo(at(THIRD.plus(HALF)));
+        assertThat(lease.safeUntil()).isEqualTo(at(THIRD.plus(HALF)));
 
         time.advanceTo(THIRD.multipliedBy(5));
         assertThat(server.keepAlivesReceived).hasSize(5);
-        assertThat(lease.safeUntilNanos()).isEqualTo(at(THIRD.multipliedBy(5).plus(HALF)));
+        assertThat(lease.safeUntil()).isEqualTo(at(THIRD.multipliedBy(5).plus(HALF)));
         assertThat(lease.isValid()).isTrue();
         assertThat(lease.lost()).isNotDone();
         assertThat(server.streamsOpened).hasValue(1);
@@ -100,7 +100,7 @@ class LeaseKeepAliveTest {
         server.keepAlives = ScriptedLockService.KeepAlives.SILENT;
         server.releaseHeldAcks();
 
-        assertThat(lease.safeUntilNanos()).isEqualTo(at(THIRD.plus(HALF)));
+        assertThat(lease.safeUntil()).isEqualTo(at(THIRD.plus(HALF)));
         time.advanceTo(THIRD.plus(HALF).minus(NANO));
         assertThat(lease.isValid()).isTrue();
         time.advanceTo(THIRD.plus(HALF));
@@ -119,7 +119,7 @@ class LeaseKeepAliveTest {
 
         assertThat(lease.lost().get(5, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLoss.Reason.UNREACHABLE);
         assertThat(lease.isValid()).isFalse();
-        assertThat(lease.safeUntilNanos()).isEqualTo(at(HALF));
+        assertThat(lease.safeUntil()).isEqualTo(at(HALF));
     }
 
     @Test
@@ -163,7 +163,7 @@ class LeaseKeepAliveTest {
 
         assertThat(server.streamsOpened).hasValue(2);
         assertThat(server.keepAlivesReceived).hasSize(1);
-        assertThat(lease.safeUntilNanos()).isEqualTo(at(Duration.ofSeconds(1).plus(HALF)));
+        assertThat(lease.safeUntil()).isEqualTo(at(Duration.ofSeconds(1).plus(HALF)));
         // Past the grant's own window, alive thanks to the retry; the regular ticks continue.
         time.advanceTo(HALF.plus(Duration.ofSeconds(1)));
         assertThat(lease.isValid()).isTrue();
@@ -253,7 +253,7 @@ class LeaseKeepAliveTest {
         server.lockAnswer = request -> null; // never granted
         server.keepAlives = ScriptedLockService.KeepAlives.SILENT;
 
-        CompletableFuture<LockHandle> waiting = client.lockAsync("jobs", lease, null, null);
+        CompletableFuture<LockHandle> waiting = client.acquireAsync("jobs", lease, null, null);
         assertThat(server.locks.poll(5, TimeUnit.SECONDS).getTimeoutMs()).isEqualTo(-1);
         assertThat(waiting).isNotDone();
 

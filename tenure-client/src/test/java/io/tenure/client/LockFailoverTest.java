@@ -52,7 +52,7 @@ class LockFailoverTest {
         first.lockAnswer = request -> null;                 // n1 queues the waiter
         second.lockAnswer = LockFailoverTest::grant;         // n2 finds it granted (same queue, replicated)
 
-        CompletableFuture<LockHandle> waiting = client.lockAsync("invoices", lease, Duration.ofSeconds(30), METADATA);
+        CompletableFuture<LockHandle> waiting = client.acquireAsync("invoices", lease, Duration.ofSeconds(30), METADATA);
         LockRequest original = first.locks.poll(5, TimeUnit.SECONDS);
         time.advance(Duration.ofMillis(4250));
         assertThat(waiting).isNotDone();
@@ -80,7 +80,7 @@ class LockFailoverTest {
     void aWaitWhoseMemberDiesIsReissuedOnTheNextMember() throws Exception {
         first.lockAnswer = request -> null;
         second.lockAnswer = LockFailoverTest::grant;
-        CompletableFuture<LockHandle> waiting = client.lockAsync("invoices", lease, Duration.ofSeconds(30), null);
+        CompletableFuture<LockHandle> waiting = client.acquireAsync("invoices", lease, Duration.ofSeconds(30), null);
         time.advance(Duration.ofSeconds(2));
 
         members.kill(0); // the connection breaks under the parked call
@@ -98,7 +98,7 @@ class LockFailoverTest {
     void aWaitWithoutTimeoutStaysWithoutTimeoutWhenReissued() throws Exception {
         first.lockAnswer = request -> null;
         second.lockAnswer = LockFailoverTest::grant;
-        CompletableFuture<LockHandle> waiting = client.lockAsync("invoices", lease, null, null);
+        CompletableFuture<LockHandle> waiting = client.acquireAsync("invoices", lease, null, null);
         time.advance(Duration.ofSeconds(5));
 
         first.failParkedLocks(Status.UNAVAILABLE.withDescription("not the leader"));
@@ -114,7 +114,7 @@ class LockFailoverTest {
         second.lockAnswer = request -> {
             throw unavailable("no leader");
         };
-        CompletableFuture<LockHandle> waiting = client.lockAsync("invoices", lease, Duration.ofSeconds(60), METADATA);
+        CompletableFuture<LockHandle> waiting = client.acquireAsync("invoices", lease, Duration.ofSeconds(60), METADATA);
         time.advance(Duration.ofSeconds(10));
         first.lockAnswer = request -> {
             throw unavailable("no leader");
@@ -151,7 +151,7 @@ class LockFailoverTest {
         second.lockAnswer = request -> {
             throw unavailable("no leader");
         };
-        CompletableFuture<LockHandle> waiting = client.lockAsync("invoices", lease, Duration.ofSeconds(2), null);
+        CompletableFuture<LockHandle> waiting = client.acquireAsync("invoices", lease, Duration.ofSeconds(2), null);
 
         time.advance(Duration.ofSeconds(3));
         assertThat(waiting).isNotDone();
@@ -175,7 +175,7 @@ class LockFailoverTest {
     void aGrantAnsweredToARetryAfterTheTimeoutRanOutIsTaken() throws Exception {
         first.lockAnswer = request -> null;
         second.lockAnswer = request -> request.getTimeoutMs() == 0 ? grant(request) : null;
-        CompletableFuture<LockHandle> waiting = client.lockAsync("invoices", lease, Duration.ofSeconds(2), null);
+        CompletableFuture<LockHandle> waiting = client.acquireAsync("invoices", lease, Duration.ofSeconds(2), null);
         time.advance(Duration.ofSeconds(2));
 
         // n1 granted at the last moment and died before answering; the retry learns of the grant.
@@ -195,7 +195,7 @@ class LockFailoverTest {
         };
         first.keepAlives = ScriptedLockService.KeepAlives.SILENT;
         second.keepAlives = ScriptedLockService.KeepAlives.SILENT;
-        CompletableFuture<LockHandle> waiting = client.lockAsync("invoices", lease, null, null);
+        CompletableFuture<LockHandle> waiting = client.acquireAsync("invoices", lease, null, null);
 
         time.advanceTo(TTL.dividedBy(2));
 
@@ -212,7 +212,7 @@ class LockFailoverTest {
     void aLeaseLostWhileWaitingOnTheNextMemberWithdrawsThatWait() throws Exception {
         first.lockAnswer = request -> null;
         second.lockAnswer = request -> null;
-        CompletableFuture<LockHandle> waiting = client.lockAsync("invoices", lease, null, null);
+        CompletableFuture<LockHandle> waiting = client.acquireAsync("invoices", lease, null, null);
         first.failParkedLocks(Status.UNAVAILABLE.withDescription("member n1 is shutting down"));
         assertThat(second.parkedLockCount()).isEqualTo(1);
 
@@ -228,7 +228,7 @@ class LockFailoverTest {
     @Test
     void aRefusalEndsTheWaitWithoutTryingAnotherMember() {
         first.lockAnswer = request -> null;
-        CompletableFuture<LockHandle> waiting = client.lockAsync("invoices", lease, null, null);
+        CompletableFuture<LockHandle> waiting = client.acquireAsync("invoices", lease, null, null);
 
         first.failParkedLocks(Status.NOT_FOUND.withDescription("lease " + lease.id() + " expired"));
 
@@ -246,7 +246,7 @@ class LockFailoverTest {
         second.lockAnswer = request -> {
             throw unavailable("no leader");
         };
-        CompletableFuture<LockHandle> waiting = client.lockAsync("invoices", lease, null, null);
+        CompletableFuture<LockHandle> waiting = client.acquireAsync("invoices", lease, null, null);
         assertThat(first.locks.size() + second.locks.size()).isEqualTo(2);
 
         waiting.cancel(false);
@@ -268,7 +268,7 @@ class LockFailoverTest {
             second.lockAnswer = LockFailoverTest::grant;
         }, 5, TimeUnit.SECONDS);
 
-        LockHandle handle = time.drive(() -> client.lock("invoices", lease, Duration.ofSeconds(30), null),
+        LockHandle handle = time.drive(() -> client.acquire("invoices", lease, Duration.ofSeconds(30), null),
                 Duration.ofSeconds(30));
 
         assertThat(handle.fencingToken()).isEqualTo(TOKEN_FROM_N2);

@@ -34,7 +34,7 @@ class LockTest {
         server.lockAnswer = request -> LockResponse.newBuilder()
                 .setKey(request.getName()).setAcquired(true).setFencingToken(TOKEN).build();
 
-        LockHandle handle = client.lock("invoices", lease, Duration.ofMillis(1500), "batch 7".getBytes(StandardCharsets.UTF_8));
+        LockHandle handle = client.acquire("invoices", lease, Duration.ofMillis(1500), "batch 7".getBytes(StandardCharsets.UTF_8));
 
         LockRequest sent = server.locks.poll(5, TimeUnit.SECONDS);
         assertThat(sent.getName()).isEqualTo("invoices");
@@ -49,10 +49,10 @@ class LockTest {
 
     @Test
     void timeoutNullOrNegativeWaitsForeverAndZeroTriesOnce() throws InterruptedException {
-        client.lock("a", lease, null, null);
-        client.lock("a", lease, Duration.ofSeconds(-1), null);
-        client.lock("a", lease, Duration.ZERO, null);
-        client.lock("a", lease, Duration.ofNanos(1), null);
+        client.acquire("a", lease, null, null);
+        client.acquire("a", lease, Duration.ofSeconds(-1), null);
+        client.acquire("a", lease, Duration.ZERO, null);
+        client.acquire("a", lease, Duration.ofNanos(1), null);
 
         assertThat(server.locks.poll(5, TimeUnit.SECONDS).getTimeoutMs()).isEqualTo(-1);
         assertThat(server.locks.poll(5, TimeUnit.SECONDS).getTimeoutMs()).isEqualTo(-1);
@@ -65,7 +65,7 @@ class LockTest {
         server.lockAnswer = request -> LockResponse.newBuilder()
                 .setKey(request.getName()).setAcquired(false).setHolder("worker-2").setWaiters(3).build();
 
-        assertThatThrownBy(() -> client.lock("invoices", lease, Duration.ofSeconds(1), null))
+        assertThatThrownBy(() -> client.acquire("invoices", lease, Duration.ofSeconds(1), null))
                 .isInstanceOfSatisfying(LockNotAcquiredException.class, e -> {
                     assertThat(e.key()).isEqualTo("invoices");
                     assertThat(e.holder()).isEqualTo("worker-2");
@@ -78,7 +78,7 @@ class LockTest {
     void releaseSendsOneUnlockWithKeyLeaseAndToken() throws InterruptedException {
         server.lockAnswer = request -> LockResponse.newBuilder()
                 .setKey(request.getName()).setAcquired(true).setFencingToken(TOKEN).build();
-        LockHandle handle = client.lock("invoices", lease, null, null);
+        LockHandle handle = client.acquire("invoices", lease, null, null);
 
         handle.release();
         handle.release();
@@ -95,7 +95,7 @@ class LockTest {
 
     @Test
     void aReleaseTheServerCallsStaleIsNotAnErrorForTheHandle() {
-        LockHandle handle = client.lock("invoices", lease, null, null);
+        LockHandle handle = client.acquire("invoices", lease, null, null);
         server.unlockFailure = Status.FAILED_PRECONDITION.withDescription("lease does not hold 'invoices' at that token");
 
         handle.release();
@@ -106,7 +106,7 @@ class LockTest {
 
     @Test
     void aReleaseThatReachedNoMemberWithinTheRequestTimeoutThrowsAndCanBeRetried() {
-        LockHandle handle = client.lock("invoices", lease, null, null);
+        LockHandle handle = client.acquire("invoices", lease, null, null);
         server.unlockFailure = Status.UNAVAILABLE.withDescription("no leader");
         long start = members.time.elapsedNanos();
 
@@ -133,32 +133,32 @@ class LockTest {
         server.tryLockAnswer = request -> TryLockResponse.newBuilder()
                 .setKey(request.getName()).setAcquired(false).setHolder("worker-2").build();
 
-        assertThat(client.tryLock("invoices", lease, null)).isEmpty();
+        assertThat(client.tryAcquire("invoices", lease, null)).isEmpty();
 
         server.tryLockAnswer = request -> TryLockResponse.newBuilder()
                 .setKey(request.getName()).setAcquired(true).setFencingToken(TOKEN).build();
-        assertThat(client.tryLock("invoices", lease, null)).get()
+        assertThat(client.tryAcquire("invoices", lease, null)).get()
                 .satisfies(handle -> assertThat(handle.fencingToken()).isEqualTo(TOKEN));
     }
 
     @Test
     void serverRefusalsBecomeTypedExceptionsWithTheServersText() {
         server.lockAnswer = request -> {
-            throw Status.INVALID_ARGUMENT.withDescription("name: must not be empty").asRuntimeException();
+            throw Status.INVALID_ARGUMENT.withDescription("name is not valid Unicode").asRuntimeException();
         };
-        assertThatThrownBy(() -> client.lock("", lease, null, null))
-                .isInstanceOf(InvalidArgumentException.class).hasMessage("name: must not be empty");
+        assertThatThrownBy(() -> client.acquire("a", lease, null, null))
+                .isInstanceOf(InvalidArgumentException.class).hasMessage("name is not valid Unicode");
 
         server.lockAnswer = request -> {
             throw Status.NOT_FOUND.withDescription("lease 7 not found").asRuntimeException();
         };
-        assertThatThrownBy(() -> client.lock("a", lease, null, null))
+        assertThatThrownBy(() -> client.acquire("a", lease, null, null))
                 .isInstanceOf(LeaseNotFoundException.class).hasMessage("lease 7 not found");
 
         server.lockAnswer = request -> {
             throw Status.PERMISSION_DENIED.withDescription("no").asRuntimeException();
         };
-        assertThatThrownBy(() -> client.lock("a", lease, null, null))
+        assertThatThrownBy(() -> client.acquire("a", lease, null, null))
                 .isExactlyInstanceOf(TenureException.class).hasMessageContaining("PERMISSION_DENIED").hasMessageContaining("no");
     }
 
@@ -166,16 +166,16 @@ class LockTest {
     void aLeaseThatIsNoLongerValidIsRefusedWithoutAskingTheServer() {
         lease.revoke();
 
-        assertThatThrownBy(() -> client.lock("a", lease, null, null))
+        assertThatThrownBy(() -> client.acquire("a", lease, null, null))
                 .isInstanceOfSatisfying(LeaseLostException.class,
                         e -> assertThat(e.loss().reason()).isEqualTo(LeaseLoss.Reason.REVOKED));
-        assertThatThrownBy(() -> client.tryLock("a", lease, null)).isInstanceOf(LeaseLostException.class);
+        assertThatThrownBy(() -> client.tryAcquire("a", lease, null)).isInstanceOf(LeaseLostException.class);
         assertThat(server.locks).isEmpty();
     }
 
     @Test
     void aHandleIsInvalidOnceItsLeaseIsLost() {
-        LockHandle handle = client.lock("invoices", lease, null, null);
+        LockHandle handle = client.acquire("invoices", lease, null, null);
         server.keepAlives = ScriptedLockService.KeepAlives.SILENT;
 
         members.time.advance(TTL.dividedBy(2));
@@ -187,7 +187,7 @@ class LockTest {
     void cancellingAnAsyncLockWithdrawsTheWaitOnTheServer() throws Exception {
         server.lockAnswer = request -> null;
 
-        CompletableFuture<LockHandle> waiting = client.lockAsync("invoices", lease, null, null);
+        CompletableFuture<LockHandle> waiting = client.acquireAsync("invoices", lease, null, null);
         waiting.cancel(false);
 
         server.parkedLockCancelled.get(5, TimeUnit.SECONDS);
@@ -198,6 +198,6 @@ class LockTest {
     void aLeaseBelongsToTheClientThatGrantedIt() {
         TenureClient other = members.client();
 
-        assertThatThrownBy(() -> other.lock("a", lease, null, null)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> other.acquire("a", lease, null, null)).isInstanceOf(IllegalArgumentException.class);
     }
 }

@@ -261,7 +261,7 @@ final class ContendedWorkload implements AutoCloseable {
                 lease.set(grant(client, "probe"));
             }
             try {
-                Optional<LockHandle> granted = client.tryLock(key, lease.get(), null);
+                Optional<LockHandle> granted = client.tryAcquire(key, lease.get(), null);
                 if (granted.isEmpty()) {
                     throw new AssertionError(key + " is taken, but nobody else uses it");
                 }
@@ -350,7 +350,7 @@ final class ContendedWorkload implements AutoCloseable {
             // and a retry never leaves a second wait behind.
             while (handle == null && !stop.get()) {
                 try {
-                    handle = client.lock(key, lease, LOCK_WAIT, name.getBytes(StandardCharsets.UTF_8));
+                    handle = client.acquire(key, lease, LOCK_WAIT, name.getBytes(StandardCharsets.UTF_8));
                 } catch (UnavailableException e) {
                     unavailable.incrementAndGet();
                     LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));

@@ -78,14 +78,14 @@ class LeaseAcrossFailoverTest {
                 }
                 Lease lease = client.grantLease(TTL, "kept-alive-" + i);
                 leases.add(lease);
-                locks.add(client.lock("failover/kept-" + i, lease, Duration.ofSeconds(10), null));
+                locks.add(client.acquire("failover/kept-" + i, lease, Duration.ofSeconds(10), null));
             }
             // Kill the leader just before lease 0 sends its next keep-alive. Its sends are on a grid
             // of TTL/3 from the grant; the send time of its last acknowledged one is safeUntil - TTL/2.
             Lease first = leases.get(0);
-            long acked = first.safeUntilNanos();
-            Await.until("a fresh keep-alive of lease 0 is acknowledged", TTL, () -> first.safeUntilNanos() != acked);
-            long nextSend = first.safeUntilNanos() - TTL.toNanos() / 2 + TTL.toNanos() / 3;
+            long acked = first.safeUntil();
+            Await.until("a fresh keep-alive of lease 0 is acknowledged", TTL, () -> first.safeUntil() != acked);
+            long nextSend = first.safeUntil() - TTL.toNanos() / 2 + TTL.toNanos() / 3;
             Await.untilTime(nextSend - TimeUnit.MILLISECONDS.toNanos(150));
             String leader = cluster.leader();
             long killedAt = System.nanoTime();
@@ -151,8 +151,8 @@ class LeaseAcrossFailoverTest {
             try (TenureClient viaLeader = TenureClient.connect(leaderFirst);
                  TenureClient viaFollower = TenureClient.connect(followerFirst)) {
                 List<Lease> leases = List.of(viaLeader.grantLease(TTL, "via-leader"), viaFollower.grantLease(TTL, "via-follower"));
-                viaLeader.lock("pause/via-leader", leases.get(0), Duration.ofSeconds(10), null);
-                viaFollower.lock("pause/via-follower", leases.get(1), Duration.ofSeconds(10), null);
+                viaLeader.acquire("pause/via-leader", leases.get(0), Duration.ofSeconds(10), null);
+                viaFollower.acquire("pause/via-follower", leases.get(1), Duration.ofSeconds(10), null);
 
                 long pausedAt = System.nanoTime();
                 cluster.pause(leader);

@@ -75,7 +75,7 @@ final class LockCycler implements AutoCloseable {
                     }
                 }
                 Lease current = lease;
-                LockHandle handle = retry(() -> client.lock(key, current, LOCK_WAIT, null), key + " lock");
+                LockHandle handle = retry(() -> client.acquire(key, current, LOCK_WAIT, null), key + " lock");
                 if (handle == null) {
                     continue;
                 }

@@ -51,13 +51,13 @@ class QueuePositionTest {
                      TenureClient w1 = TenureClient.connect(cluster.endpoints(b, a, c));
                      TenureClient w2 = TenureClient.connect(cluster.endpoints(c))) {
                     Lease hLease = h.grantLease(TTL, "H");
-                    LockHandle held = h.lock(key, hLease, Duration.ofSeconds(10), null);
+                    LockHandle held = h.acquire(key, hLease, Duration.ofSeconds(10), null);
 
                     Lease w1Lease = w1.grantLease(TTL, "W1");
-                    CompletableFuture<LockHandle> w1Wait = w1.lockAsync(key, w1Lease, null, null);
+                    CompletableFuture<LockHandle> w1Wait = w1.acquireAsync(key, w1Lease, null, null);
                     awaitWaiting(observer, w1Lease, key);
                     Lease w2Lease = w2.grantLease(TTL, "W2");
-                    CompletableFuture<LockHandle> w2Wait = w2.lockAsync(key, w2Lease, null, null);
+                    CompletableFuture<LockHandle> w2Wait = w2.acquireAsync(key, w2Lease, null, null);
                     awaitWaiting(observer, w2Lease, key);
 
                     long killedAt = System.nanoTime();
@@ -65,7 +65,7 @@ class QueuePositionTest {
                     // W1's client has moved to another member once it has a keep-alive acknowledged that
                     // was sent after the kill (its blocking wait moved on the same UNAVAILABLE).
                     Await.until("W1's client reaches another member after " + b + " died", GRANT_LIMIT,
-                            () -> w1Lease.safeUntilNanos() - (killedAt + TTL.toNanos() / 2) > 0 || w1Wait.isDone());
+                            () -> w1Lease.safeUntil() - (killedAt + TTL.toNanos() / 2) > 0 || w1Wait.isDone());
                     assertThat(w1Wait).as("W1 still waits (its wait survived the death of " + b + ")").isNotDone();
                     assertThat(w1Lease.isValid()).isTrue();
                     assertThat(waiting(observer, w1Lease)).as("W1's lease still waits for " + key).contains(key);

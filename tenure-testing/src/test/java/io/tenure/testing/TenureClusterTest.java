@@ -15,7 +15,7 @@ class TenureClusterTest {
         try (TenureCluster cluster = TenureCluster.start(3)) {
             TenureClient client = cluster.newClient();
             Lease lease = client.grantLease(cluster.minTtl().multipliedBy(2), "worker");
-            LockHandle lock = client.lock("migrations", lease, Duration.ZERO, null);
+            LockHandle lock = client.acquire("migrations", lease, Duration.ZERO, null);
 
             int leader = cluster.leader();
             cluster.stop(leader);
@@ -23,10 +23,13 @@ class TenureClusterTest {
             int next = cluster.leader();
             assertThat(next).isNotEqualTo(leader);
 
-            // The lease is still kept alive through the other members, and the grant stands.
+            // The lease is still kept alive through the other members, and the grant stands with its token.
             assertThat(lease.isValid()).isTrue();
+            assertThat(lock.isValid()).isTrue();
+            assertThat(client.describe("migrations").fencingToken()).isEqualTo(lock.fencingToken());
+            assertThat(client.describe("migrations").leaseId()).isEqualTo(lease.id());
             lock.release();
-            try (LockHandle again = client.lock("migrations", lease, Duration.ZERO, null)) {
+            try (LockHandle again = client.acquire("migrations", lease, Duration.ZERO, null)) {
                 assertThat(again.fencingToken()).isGreaterThan(lock.fencingToken());
             }
 

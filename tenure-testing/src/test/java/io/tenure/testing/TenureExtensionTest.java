@@ -17,7 +17,7 @@ class TenureExtensionTest {
     @Test
     void aClientParameterTalksToTheRunningMember(TenureClient client) {
         try (Lease lease = client.grantLease(Duration.ofSeconds(5), "worker-1");
-             LockHandle lock = client.lock("jobs/nightly", lease, Duration.ZERO, null)) {
+             LockHandle lock = client.acquire("jobs/nightly", lease, Duration.ZERO, null)) {
             assertThat(lock.fencingToken()).isPositive();
             assertThat(client.status().getLeader()).isEqualTo("n1");
         }

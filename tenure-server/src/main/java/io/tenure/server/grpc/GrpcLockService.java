@@ -4,8 +4,12 @@ import com.google.protobuf.ByteString;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.tenure.core.LeaseView;
+import io.tenure.core.Limits;
+import io.tenure.core.LockView;
 import io.tenure.core.watch.KeyValue;
 import io.tenure.core.watch.WatchEvent;
+import io.tenure.proto.v1.DescribeRequest;
+import io.tenure.proto.v1.DescribeResponse;
 import io.tenure.proto.v1.Event;
 import io.tenure.proto.v1.LeaseGrantRequest;
 import io.tenure.proto.v1.LeaseGrantResponse;
@@ -15,9 +19,12 @@ import io.tenure.proto.v1.LeaseRevokeRequest;
 import io.tenure.proto.v1.LeaseRevokeResponse;
 import io.tenure.proto.v1.LeaseTimeToLiveRequest;
 import io.tenure.proto.v1.LeaseTimeToLiveResponse;
+import io.tenure.proto.v1.ListLocksRequest;
+import io.tenure.proto.v1.ListLocksResponse;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
+import io.tenure.proto.v1.LockState;
 import io.tenure.proto.v1.ResponseHeader;
 import io.tenure.proto.v1.StatusRequest;
 import io.tenure.proto.v1.StatusResponse;
@@ -25,9 +32,12 @@ import io.tenure.proto.v1.TryLockRequest;
 import io.tenure.proto.v1.TryLockResponse;
 import io.tenure.proto.v1.UnlockRequest;
 import io.tenure.proto.v1.UnlockResponse;
+import io.tenure.proto.v1.Waiter;
 import io.tenure.proto.v1.WatchRequest;
 import io.tenure.proto.v1.WatchResponse;
 import io.tenure.server.Member;
+import io.tenure.server.NotServingException;
+import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.lock.Locks;
 import io.tenure.server.watch.WatchHub;
 
@@ -43,6 +53,10 @@ import java.util.concurrent.TimeUnit;
  * {@link Statuses}.
  */
 public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
+    /** Locks listed when the request names no limit, and the most one request may ask for. */
+    static final int DEFAULT_LIST = 1_000;
+    static final int MAX_LIST = 10_000;
+
     private final Member member;
 
     public GrpcLockService(Member member) {
@@ -385,6 +399,79 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
             }
             return null;
         });
+    }
+
+    @Override
+    public void describe(DescribeRequest request, StreamObserver<DescribeResponse> observer) {
+        String problem = Limits.checkKey("name", request.getName());
+        if (problem != null) {
+            observer.onError(Statuses.invalid(problem));
+            return;
+        }
+        member.readBarrier().thenApply(ignored -> member.locks().describeAt(request.getName())).whenComplete((read, error) -> {
+            if (error != null) {
+                observer.onError(Statuses.of(error));
+                return;
+            }
+            LockState lock = read.locks().isEmpty()
+                    ? LockState.newBuilder().setKey(request.getName()).setHeld(false).setHolderTtlRemainingMs(-1).build()
+                    : lockState(read.locks().get(0));
+            observer.onNext(DescribeResponse.newBuilder().setHeader(header(read.revision())).setLock(lock).build());
+            observer.onCompleted();
+        });
+    }
+
+    @Override
+    public void listLocks(ListLocksRequest request, StreamObserver<ListLocksResponse> observer) {
+        if (request.getLimit() < 0 || request.getLimit() > MAX_LIST) {
+            observer.onError(Statuses.invalid("limit must be between 0 (the default of " + DEFAULT_LIST + ") and "
+                    + MAX_LIST + ", got " + request.getLimit()));
+            return;
+        }
+        int limit = request.getLimit() == 0 ? DEFAULT_LIST : request.getLimit();
+        member.readBarrier().thenApply(ignored -> member.locks().list(request.getPrefix(), limit)).whenComplete((read, error) -> {
+            if (error != null) {
+                observer.onError(Statuses.of(error));
+                return;
+            }
+            ListLocksResponse.Builder response = ListLocksResponse.newBuilder().setHeader(header(read.revision())).setMore(read.more());
+            read.locks().forEach(lock -> response.addLocks(lockState(lock)));
+            observer.onNext(response.build());
+            observer.onCompleted();
+        });
+    }
+
+    private LockState lockState(LockView lock) {
+        LockState.Builder state = LockState.newBuilder()
+                .setKey(lock.key())
+                .setHeld(true)
+                .setHolder(lock.holder())
+                .setLeaseId(lock.leaseId())
+                .setFencingToken(lock.fencingToken())
+                .setMetadata(ByteString.copyFrom(lock.metadata()))
+                .setCreateRevision(lock.createRevision())
+                .setVersion(lock.version())
+                .setHolderTtlRemainingMs(remainingMillis(lock.leaseId()));
+        for (LockView.Waiter waiter : lock.waiters()) {
+            state.addWaiters(Waiter.newBuilder().setLeaseId(waiter.leaseId()).setClientId(waiter.clientId())
+                    .setJoinedRevision(waiter.joinedAt()));
+        }
+        return state.build();
+    }
+
+    /** The holder's remaining TTL on this member, or -1 when this member has no deadline for it yet. */
+    private long remainingMillis(long leaseId) {
+        try {
+            LeaseKeeper.TimeToLive ttl = member.leases().timeToLive(leaseId);
+            return ttl == null ? -1 : ttl.remainingMillis();
+        } catch (NotServingException noDeadlineYet) {
+            return -1;
+        }
+    }
+
+    /** A header whose revision is that of the state a read saw. */
+    private ResponseHeader header(long revision) {
+        return header().toBuilder().setRevision(revision).build();
     }
 
     private static long seconds(long millis) {

@@ -146,6 +146,26 @@ public final class Locks {
         return stateMachine.read(s -> s.lock(name));
     }
 
+    /** Locks as read from one state: {@code revision} is that state's, so a watch from revision + 1 misses nothing. */
+    public record Snapshot(List<LockView> locks, boolean more, long revision) {}
+
+    /** The lock (an empty list when it is free) and the revision of the state it was read from. */
+    public Snapshot describeAt(String name) {
+        return stateMachine.read(s -> {
+            LockView lock = s.lock(name);
+            return new Snapshot(lock == null ? List.of() : List.of(lock), false, s.revision());
+        });
+    }
+
+    /** Held locks whose names start with {@code prefix}, in name order, at most {@code limit}. */
+    public Snapshot list(String prefix, int limit) {
+        return stateMachine.read(s -> {
+            List<LockView> found = s.locks(prefix, limit + 1);
+            boolean more = found.size() > limit;
+            return new Snapshot(more ? found.subList(0, limit) : found, more, s.revision());
+        });
+    }
+
     /** Wakes parked calls for the effects of an applied entry; called on the apply thread. */
     public void applied(List<Applied> results) {
         for (Applied applied : results) {

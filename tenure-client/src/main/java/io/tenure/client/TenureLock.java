@@ -1,0 +1,184 @@
+package io.tenure.client;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A named lock, as {@link TenureClient#lock(String)} hands it out: nothing is sent until an
+ * acquire. Acquiring returns a {@link LockHandle} carrying the fencing token of the grant.
+ *
+ * <pre>{@code
+ * TenureLock lock = client.lock("jobs/nightly-report");
+ * try (LockHandle held = lock.acquire(Duration.ofSeconds(30))) {
+ *     report.publish(data, held.fencingToken());
+ * }
+ * }</pre>
+ *
+ * <p>The lock is acquired for a lease: the one given to {@link TenureClient#lock(String, Lease)},
+ * or else the client's {@linkplain TenureClient#session() session lease}, granted on first use
+ * and granted anew once lost. A waiting acquire joins the lock's FIFO queue on the server and is
+ * granted in turn, one waiter per release; it never polls, and when the member it waits on fails
+ * it re-attaches on another member keeping its place. Acquiring again for the same lease while it
+ * holds the lock returns the same grant (same token), so a retry after an ambiguous failure never
+ * makes a second queue entry.
+ *
+ * <p>Immutable and thread-safe; {@link #withMetadata(byte[])} returns a new instance.
+ */
+public final class TenureLock {
+    private final TenureClient client;
+    private final String name;
+    private final Lease lease; // null: the client's session lease
+    private final byte[] metadata;
+
+    TenureLock(TenureClient client, String name, Lease lease, byte[] metadata) {
+        this.client = client;
+        this.name = name;
+        this.lease = lease;
+        this.metadata = metadata;
+    }
+
+    /** The lock's name (its key). */
+    public String name() {
+        return name;
+    }
+
+    /** The same lock, acquired with {@code metadata} shown to others next to the holder (at most 64 KiB). */
+    public TenureLock withMetadata(byte[] metadata) {
+        return new TenureLock(client, name, lease, metadata == null ? null : metadata.clone());
+    }
+
+    /** {@link #withMetadata(byte[])} with UTF-8 text. */
+    public TenureLock withMetadata(String metadata) {
+        return withMetadata(metadata == null ? null : metadata.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Waits in the queue until granted, or until the lease is lost.
+     *
+     * @throws LeaseLostException   if the lease is lost before the grant (the wait is withdrawn)
+     * @throws UnavailableException if no member could be reached
+     */
+    public LockHandle acquire() {
+        return Futures.await(acquireAsync(), "lock '" + name + "'");
+    }
+
+    /**
+     * Waits in the queue at most {@code timeout}; zero tries once without waiting.
+     *
+     * @throws LockNotAcquiredException if not granted in time; it names the holder and the queue
+     *                                  length (the wait is withdrawn on the server)
+     * @throws LeaseLostException       if the lease is lost before the grant
+     */
+    public LockHandle acquire(Duration timeout) {
+        return Futures.await(acquireAsync(timeout), "lock '" + name + "'");
+    }
+
+    /** Acquires only if free (or already held by this lease); never waits or joins the queue. */
+    public Optional<LockHandle> tryAcquire() {
+        return Futures.await(tryAcquireAsync(), "try-lock '" + name + "'");
+    }
+
+    /** The asynchronous form of {@link #acquire()}; cancelling the future withdraws the wait. */
+    public CompletableFuture<LockHandle> acquireAsync() {
+        return withLease(held -> client.acquireAsync(name, held, null, metadata), LockHandle::releaseAsync);
+    }
+
+    /** The asynchronous form of {@link #acquire(Duration)}; cancelling the future withdraws the wait. */
+    public CompletableFuture<LockHandle> acquireAsync(Duration timeout) {
+        if (timeout == null || timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must be zero or positive, got " + timeout + " (use acquire() to wait without a limit)");
+        }
+        return withLease(held -> client.acquireAsync(name, held, timeout, metadata), LockHandle::releaseAsync);
+    }
+
+    /** The asynchronous form of {@link #tryAcquire()}. */
+    public CompletableFuture<Optional<LockHandle>> tryAcquireAsync() {
+        return withLease(held -> client.tryAcquireAsync(name, held, metadata), granted -> granted.ifPresent(LockHandle::releaseAsync));
+    }
+
+    /**
+     * Acquires with bounded retries (seed of the HTTP lock server's {@code AcquireWithRetry}): each
+     * attempt waits in the queue for up to {@link RetryPolicy#attemptTimeout()}; an attempt that
+     * times out, finds no member, or (with the session lease) loses its lease is retried after a
+     * jittered backoff, up to {@link RetryPolicy#maxAttempts()} attempts. Other refusals (an
+     * invalid name, an explicit lease that is lost) end it at once.
+     *
+     * @throws TenureException the last attempt's failure, with the earlier ones attached as suppressed
+     */
+    public LockHandle acquireWithRetry(RetryPolicy policy) {
+        return Futures.await(acquireWithRetryAsync(policy), "lock '" + name + "' with retries");
+    }
+
+    /** The asynchronous form of {@link #acquireWithRetry(RetryPolicy)}; cancelling stops the retries. */
+    public CompletableFuture<LockHandle> acquireWithRetryAsync(RetryPolicy policy) {
+        java.util.Objects.requireNonNull(policy, "policy");
+        CompletableFuture<LockHandle> result = new CompletableFuture<>();
+        attempt(policy, 1, new ArrayList<>(), result);
+        return result;
+    }
+
+    /** Who holds this lock and who waits, read linearizably. */
+    public LockDescription describe() {
+        return client.describe(name);
+    }
+
+    /** The asynchronous form of {@link #describe()}. */
+    public CompletableFuture<LockDescription> describeAsync() {
+        return client.describeAsync(name);
+    }
+
+    private void attempt(RetryPolicy policy, int attempt, List<RuntimeException> failures, CompletableFuture<LockHandle> result) {
+        if (result.isDone()) {
+            return;
+        }
+        CompletableFuture<LockHandle> call = acquireAsync(policy.attemptTimeout());
+        result.whenComplete((handle, failure) -> {
+            if (result.isCancelled()) {
+                call.cancel(false);
+            }
+        });
+        call.whenComplete((handle, failure) -> {
+            if (failure == null) {
+                if (!result.complete(handle)) {
+                    handle.releaseAsync(); // cancelled meanwhile: do not keep a lock nobody will release
+                }
+                return;
+            }
+            RuntimeException cause = Futures.rethrowable(failure);
+            boolean retryable = cause instanceof LockNotAcquiredException || cause instanceof UnavailableException
+                    || (cause instanceof LeaseLostException && lease == null);
+            if (!retryable || attempt >= policy.maxAttempts() || result.isDone()) {
+                failures.forEach(cause::addSuppressed);
+                result.completeExceptionally(cause);
+                return;
+            }
+            failures.add(cause);
+            Duration pause = policy.backoffAfter(attempt);
+            try {
+                client.scheduler().schedule(() -> attempt(policy, attempt + 1, failures, result),
+                        pause.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException closed) {
+                result.completeExceptionally(new TenureException("the client was closed while retrying lock '" + name + "'", cause));
+            }
+        });
+    }
+
+    private <T> CompletableFuture<T> withLease(java.util.function.Function<Lease, CompletableFuture<T>> call,
+                                               java.util.function.Consumer<T> release) {
+        if (lease != null) {
+            return call.apply(lease);
+        }
+        return Futures.thenCompose(client.sessionAsync(), call, release);
+    }
+
+    @Override
+    public String toString() {
+        return "TenureLock{name='" + name + "', lease=" + (lease == null ? "session" : String.valueOf(lease.id())) + "}";
+    }
+}
