@@ -100,6 +100,7 @@ public final class TenureClient implements AutoCloseable {
     private final String clientId;
     private final Duration sessionTtl;
     private final Set<Lease> openLeases = ConcurrentHashMap.newKeySet();
+    private final Set<Watch> openWatches = ConcurrentHashMap.newKeySet();
     private final List<ConnectionStateListener> stateListeners = new CopyOnWriteArrayList<>();
     /** The session lease, granted on first use and again once lost. Guarded by this. */
     private CompletableFuture<Lease> session;
@@ -516,6 +517,96 @@ public final class TenureClient implements AutoCloseable {
     }
 
     /**
+     * Watches lock {@code key}: every grant (a PUT naming the new holder, whose revision is its
+     * fencing token) and every release or expiry with nobody waiting (a DELETE), from
+     * {@code startRevision} on, delivered to {@code listener}.
+     *
+     * <h4>No gap, no duplicate</h4>
+     * The listener sees every change of the key with a revision at or after
+     * {@code startRevision}, each exactly once, in strictly increasing revision order; calls for
+     * one watch never overlap. This holds across member failures: when the stream breaks (the
+     * member died, stopped serving, is shutting down, or dropped the watch because it fell
+     * behind) the watch is created again on the next endpoint at once, then with a jittered
+     * backoff doubling to 1 s, starting at the revision after the last one delivered; events a
+     * lagging member sends again, or older ones, are dropped. Unreachable members never end a
+     * watch; it keeps reconnecting until closed. A member that is cut off without breaking the
+     * connection is noticed by the default channels' keep-alive pings, which break it.
+     *
+     * <p>With {@code startRevision} 0 the watch starts after the serving member's revision when it
+     * creates the watch ({@link Watch#started()} completes with it): every change after that is
+     * delivered, none before.
+     *
+     * <h4>Waiting for a change without missing one</h4>
+     * Read the state together with the revision it reflects, then watch from the revision after:
+     * nothing that happens between the read and the watch is lost.
+     * <pre>{@code
+     * // Learn when a lock this process holds is taken from it (lease expired, revoked):
+     * // the first change after its own grant is the one that ends the hold.
+     * client.watch(lock.key(), lock.fencingToken() + 1, listener);
+     *
+     * // Or: read at revision R, then watch from R + 1.
+     * long r = client.status().getRevision();   // a read barrier: includes every acknowledged write
+     * ... read what you depend on ...
+     * client.watch("jobs/42", r + 1, listener);
+     * }</pre>
+     *
+     * <h4>Ending</h4>
+     * A start revision (or the revision a reconnect has to continue from) older than what the
+     * server retains ends the watch with {@link WatchListener#onCompacted}: events are lost, so
+     * read the state again and watch anew from after it. A refusal (for example
+     * {@link InvalidArgumentException}) and {@link #close()} of this client end it with
+     * {@link WatchListener#onError}. {@link Watch#close()} ends it silently.
+     *
+     * @param key           the lock's key (its name); not empty
+     * @param startRevision the first revision to deliver; 0 = from the next change
+     * @param listener      receives the events and the end; see {@link WatchListener}
+     * @return the open watch; close it to stop
+     * @throws IllegalArgumentException if {@code key} is null or empty, or {@code startRevision}
+     *                                  is negative; nothing is sent then
+     * @throws IllegalStateException    if this client is closed
+     */
+    public Watch watch(String key, long startRevision, WatchListener listener) {
+        if (key == null || key.isEmpty()) {
+            throw new IllegalArgumentException("key must not be null or empty (watchPrefix with \"\" watches every key)");
+        }
+        return openWatch(key, false, startRevision, listener);
+    }
+
+    /**
+     * Watches every lock key that starts with {@code prefix}; as {@link #watch}, with the same
+     * guarantees, over all those keys together (revisions increase across keys).
+     *
+     * @param prefix        the keys' common start; empty watches every key
+     * @param startRevision the first revision to deliver; 0 = from the next change
+     * @throws IllegalArgumentException if {@code prefix} is null or {@code startRevision} is
+     *                                  negative; nothing is sent then
+     * @throws IllegalStateException    if this client is closed
+     */
+    public Watch watchPrefix(String prefix, long startRevision, WatchListener listener) {
+        if (prefix == null) {
+            throw new IllegalArgumentException("prefix must not be null (\"\" watches every key)");
+        }
+        return openWatch(prefix, true, startRevision, listener);
+    }
+
+    private Watch openWatch(String key, boolean prefix, long startRevision, WatchListener listener) {
+        if (startRevision < 0) {
+            throw new IllegalArgumentException("startRevision must not be negative (0 = from the next change), got " + startRevision);
+        }
+        Objects.requireNonNull(listener, "listener");
+        ensureOpen();
+        Watch watch = new Watch(new WatchStream(key, prefix, startRevision, listener, endpoints, clock, scheduler));
+        openWatches.add(watch);
+        watch.ended().whenComplete((ignored, failure) -> openWatches.remove(watch));
+        if (closed) {
+            watch.clientClosed(); // close() ran while this watch was being made, and may have missed it
+        } else {
+            watch.start();
+        }
+        return watch;
+    }
+
+    /**
      * The serving member's view of the cluster: leader, term, applied and committed positions,
      * members.
      *
@@ -620,6 +711,7 @@ public final class TenureClient implements AutoCloseable {
             lease.keeper().stop(LeaseLoss.Reason.CLOSED, "the client was closed");
         }
         openLeases.clear();
+        openWatches.forEach(Watch::clientClosed);
         endpoints.close();
         if (ownsScheduler) {
             scheduler.shutdownNow();

@@ -1,0 +1,74 @@
+package io.tenure.client;
+
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * One change of a lock key, as a {@link Watch} delivers it: a {@link Type#PUT} when a lease is
+ * granted the lock (fresh, or handed over from the previous holder), a {@link Type#DELETE} when
+ * the lock is released, or its lease ends, with nobody waiting.
+ *
+ * <p>Every change has its own {@link #revision()}: the log position of the command that made it,
+ * unique across all keys and strictly increasing. For a PUT it is the new holder's fencing token.
+ *
+ * @param type             PUT (granted) or DELETE (freed)
+ * @param key              the lock's key
+ * @param revision         the log position of the change; for a PUT, the grant's fencing token
+ * @param holder           the client id of the lease that now holds the lock; empty for a DELETE
+ * @param leaseId          the lease that now holds the lock; 0 for a DELETE
+ * @param metadata         what the new holder attached to its lock request; empty for a DELETE
+ * @param prevHolder       the client id of the holder before this change; empty when the lock was free
+ * @param prevFencingToken the fencing token of the holder before this change (the grant this change
+ *                         ended); 0 when the lock was free
+ */
+public record WatchEvent(Type type, String key, long revision, String holder, long leaseId, byte[] metadata,
+                         String prevHolder, long prevFencingToken) {
+    private static final byte[] NONE = new byte[0];
+
+    public enum Type {
+        /** The lock was granted: {@link #holder()} holds it with fencing token {@link #revision()}. */
+        PUT,
+        /** The lock was released, or its holder's lease ended, and nobody was waiting: it is free. */
+        DELETE
+    }
+
+    public WatchEvent {
+        Objects.requireNonNull(type, "type");
+        Objects.requireNonNull(key, "key");
+        holder = holder == null ? "" : holder;
+        prevHolder = prevHolder == null ? "" : prevHolder;
+        metadata = metadata == null || metadata.length == 0 ? NONE : metadata.clone();
+    }
+
+    /** The fencing token of the grant a PUT announces (its revision); 0 for a DELETE. */
+    public long fencingToken() {
+        return type == Type.PUT ? revision : 0;
+    }
+
+    /** A copy of the new holder's metadata; empty for a DELETE. */
+    @Override
+    public byte[] metadata() {
+        return metadata.length == 0 ? NONE : metadata.clone();
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof WatchEvent that
+                && type == that.type && key.equals(that.key) && revision == that.revision
+                && holder.equals(that.holder) && leaseId == that.leaseId && Arrays.equals(metadata, that.metadata)
+                && prevHolder.equals(that.prevHolder) && prevFencingToken == that.prevFencingToken;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(type, key, revision, holder, leaseId, Arrays.hashCode(metadata), prevHolder, prevFencingToken);
+    }
+
+    @Override
+    public String toString() {
+        return "WatchEvent{" + type + " '" + key + "' revision=" + revision
+                + (type == Type.PUT ? ", holder='" + holder + "', lease=" + leaseId + ", metadata=" + metadata.length + " bytes" : "")
+                + (prevFencingToken != 0 ? ", prev holder='" + prevHolder + "' (token " + prevFencingToken + ")" : "")
+                + "}";
+    }
+}
