@@ -45,13 +45,19 @@ import org.slf4j.LoggerFactory;
  * The Tenure Java client: leases kept alive in the background, and locks held by those leases.
  *
  * <pre>{@code
- * try (TenureClient client = TenureClient.connect(List.of("10.0.0.1:7070", "10.0.0.2:7070"));
- *      Lease lease = client.grantLease(Duration.ofSeconds(10), "billing-worker-3");
- *      LockHandle lock = client.acquire("invoices", lease, Duration.ofSeconds(30), null)) {
- *     lease.lost().thenRun(worker::abort);          // stop before the server could give the lock away
- *     storage.write(batch, lock.fencingToken());    // the storage refuses tokens older than it has seen
+ * try (TenureClient client = TenureClient.connect(List.of("10.0.0.1:7070", "10.0.0.2:7070"))) {
+ *     try (LockHandle lock = client.lock("invoices").acquire(Duration.ofSeconds(30))) {
+ *         storage.write(batch, lock.fencingToken());    // the storage refuses tokens older than it has seen
+ *     }
+ *     client.withLock("billing/close", Duration.ofSeconds(30), lock -> ledger.close(lock.fencingToken()));
  * }
  * }</pre>
+ *
+ * <p>{@link #lock(String)} acquires with the client's {@linkplain #session() session lease};
+ * {@link #grantLease(Duration)} and {@link #lock(String, Lease)} give a lease of your own, whose
+ * {@link Lease#lost()} and {@link Lease#state()} tell when to stop. {@link #describe(String)}
+ * says who holds a lock, {@link #watch} follows its changes, and
+ * {@link io.tenure.client.fence.FenceGuard} is the storage's side of fencing.
  *
  * <h2>Failover</h2>
  * Every call goes to one preferred endpoint. When a member answers {@code UNAVAILABLE} (not

@@ -7,7 +7,9 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A named lock, as {@link TenureClient#lock(String)} hands it out: nothing is sent until an
@@ -131,6 +133,74 @@ public final class TenureLock {
     /** The asynchronous form of {@link #describe()}. */
     public CompletableFuture<LockDescription> describeAsync() {
         return client.describeAsync(name);
+    }
+
+    /**
+     * Waits until the lock is free (nobody holds it), at most {@code timeout}, without acquiring
+     * it: for a worker that must not start while another runs, or a test. It starts a watch on
+     * the lock first and only then reads its state (seed 001's watch-then-read), so a release
+     * between the two is not missed; nothing polls.
+     *
+     * @return true when the lock was seen free, false when the time ran out with it held
+     */
+    public boolean awaitFree(Duration timeout) {
+        return Futures.await(awaitFreeAsync(timeout), "lock '" + name + "' to be free");
+    }
+
+    /** The asynchronous form of {@link #awaitFree(Duration)}; cancelling it closes the watch. */
+    public CompletableFuture<Boolean> awaitFreeAsync(Duration timeout) {
+        if (timeout == null || timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must be zero or positive, got " + timeout);
+        }
+        CompletableFuture<Boolean> result = new CompletableFuture<>();
+        AtomicLong readAt = new AtomicLong(Long.MAX_VALUE); // the read's revision, once known
+        AtomicLong lastFreed = new AtomicLong(); // the latest DELETE (the lock became free) seen
+        Watch watch = client.watch(name, 0, new WatchListener() {
+            @Override
+            public void onEvent(WatchEvent event) {
+                if (event.type() == WatchEvent.Type.DELETE) {
+                    lastFreed.accumulateAndGet(event.revision(), Math::max);
+                    if (event.revision() > readAt.get()) {
+                        result.complete(true);
+                    }
+                }
+            }
+
+            @Override
+            public void onCompacted(long compactRevision) {
+                result.completeExceptionally(new TenureException("the watch on lock '" + name
+                        + "' fell behind the retained events (compacted at " + compactRevision + ")"));
+            }
+
+            @Override
+            public void onError(TenureException error) {
+                result.completeExceptionally(error);
+            }
+        });
+        // Read only once the watch is in place: a release after the read is then an event. The
+        // time limit counts from the read, so that a zero timeout still looks once.
+        watch.started().thenCompose(created -> client.describeAsync(name)).whenComplete((lock, failure) -> {
+            if (failure != null) {
+                result.completeExceptionally(Futures.rethrowable(failure));
+            } else if (!lock.held()) {
+                result.complete(true);
+            } else {
+                readAt.set(lock.revision());
+                if (lastFreed.get() > lock.revision()) {
+                    result.complete(true);
+                    return;
+                }
+                try {
+                    ScheduledFuture<?> timer = client.scheduler().schedule(() -> result.complete(false),
+                            timeout.toNanos(), TimeUnit.NANOSECONDS);
+                    result.whenComplete((free, f) -> timer.cancel(false));
+                } catch (RejectedExecutionException closed) {
+                    result.completeExceptionally(new TenureException("the Tenure client was closed", closed));
+                }
+            }
+        });
+        result.whenComplete((free, failure) -> watch.close());
+        return result;
     }
 
     private void attempt(RetryPolicy policy, int attempt, List<RuntimeException> failures, CompletableFuture<LockHandle> result) {

@@ -197,6 +197,23 @@ class LockApiTest {
     }
 
     @Test
+    void awaitFreeWatchesBeforeItReadsAndReturnsOnceTheHolderLetsGo() throws Exception {
+        TenureClient client = tenure.client();
+        assertThat(client.lock("await/a").awaitFree(Duration.ZERO)).as("a free lock").isTrue();
+
+        Lease holder = client.grantLease(TTL, "h");
+        LockHandle held = client.lock("await/a", holder).acquire();
+        assertThat(client.lock("await/a").awaitFree(Duration.ofMillis(300))).as("held throughout").isFalse();
+
+        CompletableFuture<Boolean> waiting = client.lock("await/a").awaitFreeAsync(Duration.ofSeconds(30));
+        // Let the watch and the read happen while the lock is held, then release.
+        awaitDescribed(client, "await/a");
+        held.release();
+        assertThat(waiting.get(30, TimeUnit.SECONDS)).isTrue();
+        holder.revoke();
+    }
+
+    @Test
     void handlesOfDifferentLeasesNeverOverlap() throws Exception {
         TenureClient client = tenure.client();
         int workers = 4;
@@ -265,6 +282,11 @@ class LockApiTest {
             // Lost at TTL/2 (1 s) after the last acknowledged keep-alive, so within 1 s of the stop.
             assertThat(tookMs).isLessThan(2_000);
         }
+    }
+
+    /** Returns after one more linearizable read: whatever was started before has been applied. */
+    private static void awaitDescribed(TenureClient client, String name) {
+        assertThat(client.describe(name).held()).isTrue();
     }
 
     private static void awaitWaiters(TenureClient client, String name, int count) {
