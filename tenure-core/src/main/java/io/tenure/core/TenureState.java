@@ -365,6 +365,15 @@ public final class TenureState {
         return leases.size();
     }
 
+    /** Leases queued for locks, over every lock. */
+    public int waiterCount() {
+        int waiters = 0;
+        for (Lock lock : locks.values()) {
+            waiters += lock.waiters.size();
+        }
+        return waiters;
+    }
+
     public int lockCount() {
         return locks.size();
     }

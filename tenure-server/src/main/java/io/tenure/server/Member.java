@@ -11,6 +11,7 @@ import io.tenure.server.raft.TenureStateMachine;
 import io.tenure.server.watch.WatchHub;
 import io.tenure.core.Command;
 import io.tenure.core.Result;
+import io.tenure.server.metrics.ServerMetrics;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
@@ -59,10 +60,11 @@ public final class Member implements TenureStateMachine.Listener {
     private final AtomicLong readCalls = new AtomicLong();
     private volatile boolean announcing;
     private volatile int clientPort;
+    private final ServerMetrics metrics;
 
     Member(ServerConfig config, RaftServer raft, RaftGroupId groupId, TenureStateMachine stateMachine,
-           Proposer proposer, LeaseKeeper leases, Locks locks, WatchHub watches, long clusterId, RaftClient admin,
-           Runnable onRaftShutdown,
+           Proposer proposer, LeaseKeeper leases, Locks locks, WatchHub watches, ServerMetrics metrics, long clusterId,
+           RaftClient admin, Runnable onRaftShutdown,
            java.util.function.Consumer<Throwable> onLogFailure) {
         this.config = config;
         this.raft = raft;
@@ -72,11 +74,16 @@ public final class Member implements TenureStateMachine.Listener {
         this.leases = leases;
         this.locks = locks;
         this.watches = watches;
+        this.metrics = metrics;
         this.clusterId = clusterId;
         this.memberId = MemberInfo.idOf(config.memberName());
         this.admin = admin;
         this.onRaftShutdown = onRaftShutdown;
         this.onLogFailure = onLogFailure;
+    }
+
+    public ServerMetrics metrics() {
+        return metrics;
     }
 
     public Locks locks() {
@@ -117,6 +124,15 @@ public final class Member implements TenureStateMachine.Listener {
             return division().getInfo().getCurrentTerm();
         } catch (UncheckedIOException e) {
             return 0;
+        }
+    }
+
+    /** The commit index this member knows, or -1 when its division is not running. */
+    public long commitIndex() {
+        try {
+            return division().getRaftLog().getLastCommittedIndex();
+        } catch (UncheckedIOException e) {
+            return -1;
         }
     }
 
@@ -297,6 +313,11 @@ public final class Member implements TenureStateMachine.Listener {
 
     @Override
     public void applied(Entry entry, long index, List<Applied> results) {
+        for (Applied applied : results) {
+            if (applied.result() instanceof Result.LeaseEnded ended && ended.reason() == Result.EndReason.EXPIRED) {
+                metrics.leaseExpired();
+            }
+        }
         proposer.applied(entry, index, results);
         locks.applied(results);
         watches.applied(results);

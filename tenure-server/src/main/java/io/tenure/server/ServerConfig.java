@@ -25,6 +25,10 @@ import java.util.regex.Pattern;
  * @param peers           the initial members, name to Raft address host:port, this member among them;
  *                        empty for a single member
  * @param join            start as a new member of a running cluster, to be added with {@code tenure member add}
+ * @param httpPort        HTTP port for the JSON API, {@code /metrics}, {@code /healthz} and {@code /readyz}
+ *                        (7080; 0 picks a free port)
+ * @param shutdownTimeout how long a graceful shutdown (SIGTERM) may take before the member stops anyway (10 s)
+ * @param limits          the per-member guards against overload (see {@link ServerLimits})
  */
 public record ServerConfig(
         String memberName,
@@ -36,7 +40,10 @@ public record ServerConfig(
         Duration electionTimeout,
         String clusterName,
         Map<String, String> peers,
-        boolean join) {
+        boolean join,
+        int httpPort,
+        Duration shutdownTimeout,
+        ServerLimits limits) {
 
     public static final String DEFAULT_MEMBER = "n1";
     public static final Path DEFAULT_DATA_DIR = Path.of("tenure-data");
@@ -44,6 +51,8 @@ public record ServerConfig(
     public static final int DEFAULT_CLIENT_PORT = 7070;
     public static final int DEFAULT_PEER_PORT = 7071;
     public static final String DEFAULT_CLUSTER = "tenure";
+    public static final int DEFAULT_HTTP_PORT = 7080;
+    public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
     /** Large enough that snapshots are rare under load, small enough that a restart replays seconds, not minutes. */
     public static final long DEFAULT_SNAPSHOT_EVERY = 50_000;
     /** Ratis's 150 ms default causes spurious elections on a busy 2-core machine (RATIS.md). */
@@ -65,29 +74,35 @@ public record ServerConfig(
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(electionTimeout, "electionTimeout");
         Objects.requireNonNull(clusterName, "clusterName");
+        Objects.requireNonNull(shutdownTimeout, "shutdownTimeout");
+        Objects.requireNonNull(limits, "limits");
         peers = Collections.unmodifiableMap(new LinkedHashMap<>(peers));
     }
 
     public static ServerConfig defaults() {
         return new ServerConfig(DEFAULT_MEMBER, DEFAULT_DATA_DIR, DEFAULT_HOST, DEFAULT_CLIENT_PORT,
-                DEFAULT_PEER_PORT, DEFAULT_SNAPSHOT_EVERY, DEFAULT_ELECTION_TIMEOUT, DEFAULT_CLUSTER, Map.of(), false);
+                DEFAULT_PEER_PORT, DEFAULT_SNAPSHOT_EVERY, DEFAULT_ELECTION_TIMEOUT, DEFAULT_CLUSTER, Map.of(), false,
+                DEFAULT_HTTP_PORT, DEFAULT_SHUTDOWN_TIMEOUT, ServerLimits.defaults());
     }
 
-    public ServerConfig withMemberName(String v) { return new ServerConfig(v, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join); }
-    public ServerConfig withDataDir(Path v) { return new ServerConfig(memberName, v, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join); }
-    public ServerConfig withHost(String v) { return new ServerConfig(memberName, dataDir, v, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join); }
-    public ServerConfig withClientPort(int v) { return new ServerConfig(memberName, dataDir, host, v, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join); }
-    public ServerConfig withPeerPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, v, snapshotEvery, electionTimeout, clusterName, peers, join); }
-    public ServerConfig withSnapshotEvery(long v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, v, electionTimeout, clusterName, peers, join); }
-    public ServerConfig withElectionTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, v, clusterName, peers, join); }
-    public ServerConfig withClusterName(String v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, v, peers, join); }
-    public ServerConfig withJoin(boolean v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, v); }
+    public ServerConfig withMemberName(String v) { return new ServerConfig(v, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits); }
+    public ServerConfig withDataDir(Path v) { return new ServerConfig(memberName, v, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits); }
+    public ServerConfig withHost(String v) { return new ServerConfig(memberName, dataDir, v, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits); }
+    public ServerConfig withClientPort(int v) { return new ServerConfig(memberName, dataDir, host, v, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits); }
+    public ServerConfig withPeerPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, v, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits); }
+    public ServerConfig withSnapshotEvery(long v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, v, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits); }
+    public ServerConfig withElectionTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, v, clusterName, peers, join, httpPort, shutdownTimeout, limits); }
+    public ServerConfig withClusterName(String v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, v, peers, join, httpPort, shutdownTimeout, limits); }
+    public ServerConfig withJoin(boolean v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, v, httpPort, shutdownTimeout, limits); }
+    public ServerConfig withHttpPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, v, shutdownTimeout, limits); }
+    public ServerConfig withShutdownTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, v, limits); }
+    public ServerConfig withLimits(ServerLimits v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, v); }
 
     /** The initial members; this member's peer port becomes the port of its own entry. */
     public ServerConfig withPeers(Map<String, String> v) {
         String own = v.get(memberName);
         int port = own == null ? peerPort : portOf(own);
-        return new ServerConfig(memberName, dataDir, host, clientPort, port, snapshotEvery, electionTimeout, clusterName, v, join);
+        return new ServerConfig(memberName, dataDir, host, clientPort, port, snapshotEvery, electionTimeout, clusterName, v, join, httpPort, shutdownTimeout, limits);
     }
 
     /**
@@ -145,6 +160,14 @@ public record ServerConfig(
         }
         checkPort("client port", clientPort);
         checkPort("peer port", peerPort);
+        checkPort("http port", httpPort);
+        if (httpPort != 0 && (httpPort == clientPort || httpPort == peerPort)) {
+            throw new IllegalArgumentException("http port " + httpPort + " must differ from the client and peer ports");
+        }
+        if (shutdownTimeout.toMillis() < 100 || shutdownTimeout.toMinutes() > 10) {
+            throw new IllegalArgumentException("shutdown timeout must be between 100ms and 10m, got " + shutdownTimeout);
+        }
+        limits.validate();
         if (clientPort != 0 && clientPort == peerPort) {
             throw new IllegalArgumentException("client port and peer port must differ (both " + clientPort + ")");
         }

@@ -6,6 +6,7 @@ import io.tenure.core.TenureState;
 import io.tenure.server.grpc.GrpcClusterService;
 import io.tenure.server.grpc.GrpcLockService;
 import io.tenure.server.lease.LeaseKeeper;
+import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.lock.Locks;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
@@ -68,6 +69,7 @@ public final class TenureServer implements AutoCloseable {
     private final Proposer proposer;
     private final LeaseKeeper leases;
     private final WatchHub watches;
+    private final ServerMetrics metrics;
     private final RaftClient forwarder;
     private final ScheduledExecutorService timer;
     private final ExecutorService delivery;
@@ -94,12 +96,17 @@ public final class TenureServer implements AutoCloseable {
                 .build();
         this.proposer = new Proposer(raft, group.getGroupId(), RaftPeerId.valueOf(config.memberName()), forwarder,
                 () -> lastAppliedIndex(stateMachine));
-        this.leases = new LeaseKeeper(proposer, stateMachine, timer, System::nanoTime, config.minTtl());
-        Locks locks = new Locks(proposer, stateMachine, timer);
+        this.metrics = new ServerMetrics();
+        stateMachine.setMetrics(metrics);
+        this.leases = new LeaseKeeper(proposer, stateMachine, timer, System::nanoTime, config.minTtl(), metrics);
+        Locks locks = new Locks(proposer, stateMachine, timer, metrics);
         this.watches = new WatchHub(stateMachine, delivery);
-        this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, leases, locks, watches,
+        this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, leases, locks, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), forwarder, this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
+        metrics.gauges(() -> stateMachine.read(TenureState::lockCount), () -> stateMachine.read(TenureState::leaseCount),
+                () -> stateMachine.read(TenureState::waiterCount), watches::watcherCount, member::term,
+                member::commitIndex, () -> lastAppliedIndex(stateMachine));
     }
 
     private static long lastAppliedIndex(TenureStateMachine stateMachine) {
@@ -266,6 +273,11 @@ public final class TenureServer implements AutoCloseable {
     public int clientPort() {
         Server s = grpc;
         return s == null ? -1 : s.getPort();
+    }
+
+    /** The member's Prometheus metrics. */
+    public ServerMetrics metrics() {
+        return metrics;
     }
 
     /** The member's parts, for embedding and tests. */

@@ -53,7 +53,7 @@ class InProcessClusterTest {
         }
         List<CompletableFuture<TenureServer>> starting = new ArrayList<>();
         for (String name : peers.keySet()) {
-            ServerConfig config = ServerConfig.defaults().withMemberName(name).withDataDir(dir.resolve(name))
+            ServerConfig config = ServerConfig.defaults().withHttpPort(0).withMemberName(name).withDataDir(dir.resolve(name))
                     .withClientPort(0).withPeers(peers);
             starting.add(CompletableFuture.supplyAsync(() -> {
                 try {
@@ -176,7 +176,7 @@ class InProcessClusterTest {
         }
         String n4Address = "127.0.0.1:" + freePort();
         peers.put("n4", n4Address);
-        TenureServer n4 = TenureServer.start(ServerConfig.defaults().withMemberName("n4").withDataDir(dir.resolve("n4"))
+        TenureServer n4 = TenureServer.start(ServerConfig.defaults().withHttpPort(0).withMemberName("n4").withDataDir(dir.resolve("n4"))
                 .withClientPort(0).withPeers(peers).withJoin(true));
         members.put("n4", n4);
         channels.put("n4", NettyChannelBuilder.forAddress("127.0.0.1", n4.clientPort()).usePlaintext().build());

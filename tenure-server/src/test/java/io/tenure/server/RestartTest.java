@@ -23,7 +23,7 @@ class RestartTest {
     Path dataDir;
 
     private ServerConfig config() {
-        return ServerConfig.defaults().withDataDir(dataDir).withClientPort(0).withPeerPort(0).withSnapshotEvery(100);
+        return ServerConfig.defaults().withHttpPort(0).withDataDir(dataDir).withClientPort(0).withPeerPort(0).withSnapshotEvery(100);
     }
 
     /** Fills the member with 150 held locks (a snapshot at 100 entries) and one queued waiter. */
@@ -89,7 +89,7 @@ class RestartTest {
 
     @Test
     void aTruncatedLogStopsStartUp() throws Exception {
-        try (RunningMember m = RunningMember.start(ServerConfig.defaults().withDataDir(dataDir).withClientPort(0).withPeerPort(0))) {
+        try (RunningMember m = RunningMember.start(ServerConfig.defaults().withHttpPort(0).withDataDir(dataDir).withClientPort(0).withPeerPort(0))) {
             long holder = m.grantLease("holder", 120_000);
             for (int i = 0; i < 20; i++) {
                 m.blocking().lock(LockRequest.newBuilder().setName("key-" + i).setLeaseId(holder).build());
@@ -101,7 +101,7 @@ class RestartTest {
             f.seek(size / 3);
             f.write(new byte[] {(byte) 0xde, (byte) 0xad, (byte) 0xbe, (byte) 0xef, 1, 2, 3, 4});
         }
-        assertThatThrownBy(() -> RunningMember.start(ServerConfig.defaults().withDataDir(dataDir).withClientPort(0).withPeerPort(0)))
+        assertThatThrownBy(() -> RunningMember.start(ServerConfig.defaults().withHttpPort(0).withDataDir(dataDir).withClientPort(0).withPeerPort(0)))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("cannot start member n1")
                 ;
@@ -109,7 +109,7 @@ class RestartTest {
 
     @Test
     void aLogCutShortLosesNoAcknowledgedLockSilently() throws Exception {
-        ServerConfig plain = ServerConfig.defaults().withDataDir(dataDir).withClientPort(0).withPeerPort(0);
+        ServerConfig plain = ServerConfig.defaults().withHttpPort(0).withDataDir(dataDir).withClientPort(0).withPeerPort(0);
         long holder;
         try (RunningMember m = RunningMember.start(plain)) {
             holder = m.grantLease("holder", 120_000);

@@ -22,7 +22,7 @@ final class RunningMember implements AutoCloseable {
     }
 
     static RunningMember start(Path dataDir) throws IOException {
-        return start(ServerConfig.defaults().withDataDir(dataDir).withClientPort(0).withPeerPort(0));
+        return start(ServerConfig.defaults().withHttpPort(0).withDataDir(dataDir).withClientPort(0).withPeerPort(0));
     }
 
     static RunningMember start(ServerConfig config) throws IOException {

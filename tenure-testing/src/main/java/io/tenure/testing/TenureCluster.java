@@ -65,9 +65,11 @@ public final class TenureCluster implements AutoCloseable {
         int size = builder.members;
         Map<String, String> peers = new LinkedHashMap<>();
         List<Integer> clientPorts = new ArrayList<>();
+        List<Integer> httpPorts = new ArrayList<>();
         for (int i = 0; i < size; i++) {
             peers.put(memberName(i), "127.0.0.1:" + freePort());
             clientPorts.add(freePort());
+            httpPorts.add(freePort());
         }
         List<ServerConfig> list = new ArrayList<>();
         for (int i = 0; i < size; i++) {
@@ -75,6 +77,7 @@ public final class TenureCluster implements AutoCloseable {
                     .withMemberName(memberName(i))
                     .withDataDir(dataDir.resolve(memberName(i)))
                     .withClientPort(clientPorts.get(i))
+                    .withHttpPort(httpPorts.get(i))
                     .withSnapshotEvery(builder.snapshotEvery);
             if (size > 1) {
                 config = config.withPeers(peers).withElectionTimeout(builder.electionTimeout);
@@ -103,6 +106,12 @@ public final class TenureCluster implements AutoCloseable {
             endpoints.add(config.host() + ":" + config.clientPort());
         }
         return endpoints;
+    }
+
+    /** The HTTP endpoint ({@code http://127.0.0.1:port}) of member {@code index}: JSON API, /metrics, /healthz, /readyz. */
+    public String httpEndpoint(int index) {
+        ServerConfig config = configs.get(index);
+        return "http://" + config.host() + ":" + config.httpPort();
     }
 
     /** The client endpoint of member {@code index}. */

@@ -7,6 +7,7 @@ import io.tenure.core.Result;
 import io.tenure.core.lease.LeaseDeadlines;
 import io.tenure.server.NotServingException;
 import io.tenure.server.RequestRejected;
+import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
 import org.slf4j.Logger;
@@ -58,8 +59,11 @@ public final class LeaseKeeper implements AutoCloseable {
     private boolean renewalScheduled;
     private volatile boolean leading;
 
+    private final ServerMetrics metrics;
+
     public LeaseKeeper(Proposer proposer, TenureStateMachine stateMachine, ScheduledExecutorService timer, LongSupplier nanoClock,
-                       java.time.Duration minTtl) {
+                       java.time.Duration minTtl, ServerMetrics metrics) {
+        this.metrics = metrics;
         this.minTtlMillis = minTtl.toMillis();
         this.proposer = proposer;
         this.stateMachine = stateMachine;
@@ -129,6 +133,11 @@ public final class LeaseKeeper implements AutoCloseable {
      */
     public CompletableFuture<Long> keepAlive(long leaseId) {
         CompletableFuture<Long> ack = new CompletableFuture<>();
+        long started = System.nanoTime();
+        ack.whenComplete((ttl, error) -> {
+            metrics.latency("renew", System.nanoTime() - started);
+            metrics.renew(error != null ? ServerMetrics.failureResult(error) : ttl > 0 ? "renewed" : "expired");
+        });
         boolean schedule;
         synchronized (lock) {
             pendingRenewals.computeIfAbsent(leaseId, id -> new ArrayList<>(1)).add(ack);

@@ -8,6 +8,7 @@ import io.tenure.core.LockView;
 import io.tenure.core.Result;
 import io.tenure.server.RequestRejected;
 import io.tenure.server.raft.Proposer;
+import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.raft.TenureStateMachine;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -72,7 +73,10 @@ public final class Locks {
     private final ScheduledExecutorService timer;
     private final Map<WaitKey, List<Wait>> parked = new ConcurrentHashMap<>();
 
-    public Locks(Proposer proposer, TenureStateMachine stateMachine, ScheduledExecutorService timer) {
+    private final ServerMetrics metrics;
+
+    public Locks(Proposer proposer, TenureStateMachine stateMachine, ScheduledExecutorService timer, ServerMetrics metrics) {
+        this.metrics = metrics;
         this.proposer = proposer;
         this.stateMachine = stateMachine;
         this.timer = timer;
@@ -85,6 +89,11 @@ public final class Locks {
      */
     public Wait lock(String name, long leaseId, byte[] metadata, long timeoutMs) {
         Wait wait = new Wait(new WaitKey(name, leaseId));
+        long started = System.nanoTime();
+        wait.outcome.whenComplete((outcome, error) -> {
+            metrics.latency("acquire", System.nanoTime() - started);
+            metrics.acquire(error != null ? ServerMetrics.failureResult(error) : outcome.acquired() ? "acquired" : "held");
+        });
         try {
             validate(name, metadata);
             if (timeoutMs < -1) {
@@ -132,7 +141,16 @@ public final class Locks {
         if (fencingToken <= 0) {
             return CompletableFuture.failedFuture(RequestRejected.invalid("fencing_token", "fencing_token must be positive, got " + fencingToken));
         }
-        return proposer.propose(new Command.LockRelease(name, leaseId, fencingToken)).thenApply(applied -> {
+        long started = System.nanoTime();
+        return proposer.propose(new Command.LockRelease(name, leaseId, fencingToken)).whenComplete((applied, error) -> {
+            metrics.latency("release", System.nanoTime() - started);
+            if (error != null) {
+                metrics.release(ServerMetrics.failureResult(error));
+            } else {
+                metrics.release(applied.result() instanceof Result.Released ? "released"
+                        : applied.result() instanceof Result.Rejected r && r.code() == Result.Code.FAILED_PRECONDITION ? "stale" : "rejected");
+            }
+        }).thenApply(applied -> {
             if (applied.result() instanceof Result.Released released) {
                 LOG.info("event=lock_released lock=\"{}\" lease={} token={} next_token={}", name, leaseId, fencingToken, released.nextFencingToken());
                 return released.nextFencingToken();
@@ -345,5 +363,4 @@ public final class Locks {
             LOG.info("event=lock_acquired lock=\"{}\" lease={} token={} via={}", g.key(), g.leaseId(), g.fencingToken(), via);
         }
     }
-
 }

@@ -5,6 +5,7 @@ import io.tenure.core.Command;
 import io.tenure.core.LeaseView;
 import io.tenure.core.Result;
 import io.tenure.core.TenureState;
+import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.core.lease.LeaseDeadlines;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
@@ -40,6 +41,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
@@ -78,6 +80,8 @@ public final class TenureStateMachine extends BaseStateMachine {
     }
 
     private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
+    /** Set once at start-up, before the first apply. */
+    private volatile ServerMetrics metrics;
     private final ReentrantReadWriteLock guard = new ReentrantReadWriteLock();
     private final LeaseDeadlines deadlines = new LeaseDeadlines();
     private final LongSupplier nanoClock;
@@ -161,6 +165,11 @@ public final class TenureStateMachine extends BaseStateMachine {
         return CompletableFuture.completedFuture(Message.EMPTY);
     }
 
+    /** Where apply, snapshot and leader-change figures go; set once at start-up. */
+    public void setMetrics(ServerMetrics metrics) {
+        this.metrics = metrics;
+    }
+
     @Override
     public SimpleStateMachineStorage getStateMachineStorage() {
         return storage;
@@ -184,6 +193,7 @@ public final class TenureStateMachine extends BaseStateMachine {
         }
         List<Command> commands = entry.commands();
         List<Applied> results = new ArrayList<>(commands.size());
+        long applyStarted = System.nanoTime();
         guard.writeLock().lock();
         try {
             for (int slot = 0; slot < commands.size(); slot++) {
@@ -202,6 +212,10 @@ public final class TenureStateMachine extends BaseStateMachine {
             recordLeaseTimes(index, results);
         } finally {
             guard.writeLock().unlock();
+        }
+        ServerMetrics m = metrics;
+        if (m != null) {
+            m.applied(System.nanoTime() - applyStarted);
         }
         Listener l = listener;
         if (l != null) {
@@ -234,6 +248,7 @@ public final class TenureStateMachine extends BaseStateMachine {
 
     @Override
     public long takeSnapshot() throws IOException {
+        long started = System.nanoTime();
         TermIndex last;
         File file;
         File tmp;
@@ -256,7 +271,12 @@ public final class TenureStateMachine extends BaseStateMachine {
         MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(file);
         syncDirectory(file.getParentFile().toPath());
         storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), last));
-        LOG.info("event=snapshot index={} file={}", last.getIndex(), file.getName());
+        ServerMetrics m = metrics;
+        if (m != null) {
+            m.snapshotTaken(System.nanoTime() - started);
+        }
+        LOG.info("event=snapshot index={} file={} took_ms={}", last.getIndex(), file.getName(),
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
         return last.getIndex();
     }
 
@@ -353,6 +373,10 @@ public final class TenureStateMachine extends BaseStateMachine {
 
     @Override
     public void notifyLeaderChanged(RaftGroupMemberId groupMemberId, RaftPeerId newLeaderId) {
+        ServerMetrics m = metrics;
+        if (m != null) {
+            m.leaderChanged();
+        }
         Listener l = listener;
         if (l != null && !groupMemberId.getPeerId().equals(newLeaderId)) {
             l.leadership(false);

@@ -1,0 +1,145 @@
+package io.tenure.server.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The member's Prometheus metrics (seed 002's lock metrics and the Raft and lease figures an
+ * operator watches), in base units. Counted where the work is done, once for both front ends.
+ *
+ * <ul>
+ *   <li>{@code lock_acquire_total{result}}: acquired, held (not granted in time), rejected, unavailable</li>
+ *   <li>{@code lock_renew_total{result}}: renewed, expired (the lease is gone), rejected, unavailable</li>
+ *   <li>{@code lock_release_total{result}}: released, stale (not the holder), rejected, unavailable</li>
+ *   <li>{@code lock_op_latency_seconds{op}}: a histogram per operation (acquire includes queueing)</li>
+ *   <li>{@code lock_expired_total}: leases ended by expiry, as applied from the log</li>
+ *   <li>gauges {@code locks_held}, {@code leases_active}, {@code lock_waiters}, {@code watchers},
+ *       {@code raft_term}, {@code raft_commit_index}, {@code raft_applied_index}</li>
+ *   <li>{@code raft_leader_changes_total}, {@code raft_apply_latency_seconds},
+ *       {@code raft_log_sync_latency_seconds}, {@code raft_snapshot_duration_seconds}</li>
+ * </ul>
+ */
+public final class ServerMetrics {
+    private static final Duration[] LATENCY_BUCKETS = {
+            Duration.ofNanos(250_000), Duration.ofNanos(500_000), Duration.ofMillis(1), Duration.ofMillis(2),
+            Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25), Duration.ofMillis(50),
+            Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1),
+            Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30)};
+
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+    private final Map<String, Timer> opLatency = new ConcurrentHashMap<>();
+    private final Counter expired;
+    private final Counter leaderChanges;
+    private final Timer applyLatency;
+    private final Timer logSyncLatency;
+    private final Timer snapshotDuration;
+
+    public ServerMetrics() {
+        expired = Counter.builder("lock_expired").description("Leases ended by expiry (their locks passed on)").register(registry);
+        leaderChanges = Counter.builder("raft_leader_changes").description("Leader changes this member observed").register(registry);
+        applyLatency = histogram("raft_apply_latency", "Time to apply one log entry to the state machine").register(registry);
+        logSyncLatency = histogram("raft_log_sync_latency", "Time from proposing an entry to its commit and apply on this member (one fsync per member on a majority)").register(registry);
+        snapshotDuration = histogram("raft_snapshot_duration", "Time to write a snapshot (fsync included)").register(registry);
+    }
+
+    /** Registers the gauges read from the member's state on each scrape. */
+    public void gauges(Supplier<Number> locksHeld, Supplier<Number> leasesActive, Supplier<Number> lockWaiters,
+                       Supplier<Number> watchers, Supplier<Number> term, Supplier<Number> commitIndex,
+                       Supplier<Number> appliedIndex) {
+        gauge("locks_held", "Locks that have a holder", locksHeld);
+        gauge("leases_active", "Leases in the replicated state", leasesActive);
+        gauge("lock_waiters", "Leases queued for a lock", lockWaiters);
+        gauge("watchers", "Open watches on this member", watchers);
+        gauge("raft_term", "The current Raft term", term);
+        gauge("raft_commit_index", "The Raft commit index this member knows", commitIndex);
+        gauge("raft_applied_index", "The last log index this member applied", appliedIndex);
+    }
+
+    public void acquire(String result) {
+        count("lock_acquire", result, "Lock acquisitions by result");
+    }
+
+    public void renew(String result) {
+        count("lock_renew", result, "Lease renewals (keep-alives, HTTP renews) by result");
+    }
+
+    public void release(String result) {
+        count("lock_release", result, "Lock releases by result");
+    }
+
+    /** How long one operation took, from the request to its answer. */
+    public void latency(String op, long nanos) {
+        opLatency.computeIfAbsent(op, o -> histogram("lock_op_latency", "Operation latency by operation")
+                .tag("op", o).register(registry)).record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    public void leaseExpired() {
+        expired.increment();
+    }
+
+    public void leaderChanged() {
+        leaderChanges.increment();
+    }
+
+    public void applied(long nanos) {
+        applyLatency.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    public void committed(long nanos) {
+        logSyncLatency.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    public void snapshotTaken(long nanos) {
+        snapshotDuration.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * The result label of a failed operation: {@code rejected} when the state machine or the
+     * front end refused it (bad input, not the holder, over a limit), {@code cancelled} when the
+     * caller went away, {@code unavailable} when this member could not serve it.
+     */
+    public static String failureResult(Throwable error) {
+        Throwable e = error;
+        while ((e instanceof java.util.concurrent.CompletionException || e instanceof java.util.concurrent.ExecutionException)
+                && e.getCause() != null) {
+            e = e.getCause();
+        }
+        if (e instanceof io.tenure.server.RequestRejected) {
+            return "rejected";
+        }
+        return e instanceof java.util.concurrent.CancellationException ? "cancelled" : "unavailable";
+    }
+
+    /** The metrics in the Prometheus text exposition format (version 0.0.4). */
+    public String scrape() {
+        return registry.scrape();
+    }
+
+    private void count(String name, String result, String description) {
+        counters.computeIfAbsent(name + "|" + result, k -> Counter.builder(name).description(description)
+                .tag("result", result).register(registry)).increment();
+    }
+
+    private void gauge(String name, String description, Supplier<Number> value) {
+        ToDoubleFunction<Supplier<Number>> read = supplier -> {
+            Number n = supplier.get();
+            return n == null ? Double.NaN : n.doubleValue();
+        };
+        Gauge.builder(name, value, read).description(description).register(registry);
+    }
+
+    private static Timer.Builder histogram(String name, String description) {
+        return Timer.builder(name).description(description).serviceLevelObjectives(LATENCY_BUCKETS)
+                .minimumExpectedValue(LATENCY_BUCKETS[0]).maximumExpectedValue(LATENCY_BUCKETS[LATENCY_BUCKETS.length - 1]);
+    }
+}
