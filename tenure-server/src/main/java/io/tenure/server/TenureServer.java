@@ -98,6 +98,7 @@ public final class TenureServer implements AutoCloseable {
                 () -> lastAppliedIndex(stateMachine));
         this.metrics = new ServerMetrics();
         stateMachine.setMetrics(metrics);
+        proposer.onCommitLatency(metrics::committed);
         this.leases = new LeaseKeeper(proposer, stateMachine, timer, System::nanoTime, config.minTtl(), metrics);
         Locks locks = new Locks(proposer, stateMachine, timer, metrics);
         this.watches = new WatchHub(stateMachine, delivery);

@@ -48,7 +48,7 @@ public final class ServerMetrics {
         expired = Counter.builder("lock_expired").description("Leases ended by expiry (their locks passed on)").register(registry);
         leaderChanges = Counter.builder("raft_leader_changes").description("Leader changes this member observed").register(registry);
         applyLatency = histogram("raft_apply_latency", "Time to apply one log entry to the state machine").register(registry);
-        logSyncLatency = histogram("raft_log_sync_latency", "Time from proposing an entry to its commit and apply on this member (one fsync per member on a majority)").register(registry);
+        logSyncLatency = histogram("raft_log_sync_latency", "Time from submitting a log entry to its commit: append, fsync and replication to a majority").register(registry);
         snapshotDuration = histogram("raft_snapshot_duration", "Time to write a snapshot (fsync included)").register(registry);
     }
 

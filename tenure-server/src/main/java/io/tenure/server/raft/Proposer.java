@@ -62,6 +62,8 @@ public final class Proposer {
     private int inFlight;
     private long nextBatch;
     private volatile boolean closed;
+    /** Told how long each of this member's entries took from submission to commit (append, replicate, fsync). */
+    private volatile java.util.function.LongConsumer commitLatency = nanos -> { };
 
     public Proposer(RaftServer server, RaftGroupId groupId, RaftPeerId self, RaftClient forwarder, LongSupplier appliedIndex) {
         this.server = server;
@@ -69,6 +71,10 @@ public final class Proposer {
         this.self = self;
         this.forwarder = forwarder;
         this.appliedIndex = appliedIndex;
+    }
+
+    public void onCommitLatency(java.util.function.LongConsumer observer) {
+        this.commitLatency = observer;
     }
 
     /** Proposes one command; see the class comment for how the future completes. */
@@ -160,6 +166,7 @@ public final class Proposer {
         List<Command> commands = new ArrayList<>(batch.size());
         batch.forEach(p -> commands.add(p.command));
         inFlightBatches.put(seq, batch);
+        long submitted = System.nanoTime();
         CompletableFuture<RaftClientReply> reply;
         try {
             RaftServer.Division division = server.getDivision(groupId);
@@ -175,6 +182,7 @@ public final class Proposer {
                 inFlight--;
             }
             if (error == null && r.isSuccess()) {
+                commitLatency.accept(System.nanoTime() - submitted);
                 if (inFlightBatches.containsKey(seq)) {
                     // Committed; it completes when this member applies it (a follower lags a little).
                     committedNotApplied.put(seq, r.getLogIndex());
