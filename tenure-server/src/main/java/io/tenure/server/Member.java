@@ -61,6 +61,7 @@ public final class Member implements TenureStateMachine.Listener {
     private volatile boolean announcing;
     private volatile int clientPort;
     private final ServerMetrics metrics;
+    private volatile boolean draining;
 
     Member(ServerConfig config, RaftServer raft, RaftGroupId groupId, TenureStateMachine stateMachine,
            Proposer proposer, LeaseKeeper leases, Locks locks, WatchHub watches, ServerMetrics metrics, long clusterId,
@@ -80,6 +81,18 @@ public final class Member implements TenureStateMachine.Listener {
         this.admin = admin;
         this.onRaftShutdown = onRaftShutdown;
         this.onLogFailure = onLogFailure;
+    }
+
+    /**
+     * True once a graceful shutdown began: the member still answers what is in flight, but
+     * {@code /readyz} reports 503 and new work should go to another member.
+     */
+    public boolean draining() {
+        return draining;
+    }
+
+    public void startDraining() {
+        draining = true;
     }
 
     public ServerMetrics metrics() {
