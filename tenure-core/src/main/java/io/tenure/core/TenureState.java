@@ -18,8 +18,10 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -58,6 +60,8 @@ public final class TenureState {
         }
     };
     private final EventLog events;
+    /** Client id → its leases' ids: for the per-client limits. Looked up, never iterated. */
+    private final Map<String, Set<Long>> leasesByClient = new HashMap<>();
     /** Member name → client endpoint, as each member announced it. */
     private final TreeMap<String, String> endpoints = new TreeMap<>();
 
@@ -131,7 +135,9 @@ public final class TenureState {
             }
             return rejected(Code.ALREADY_EXISTS, "lease " + c.leaseId() + " already exists for another client or TTL");
         }
-        leases.put(c.leaseId(), new Lease(c.leaseId(), c.ttlMillis(), clientIdOf(c), position));
+        Lease lease = new Lease(c.leaseId(), c.ttlMillis(), clientIdOf(c), position);
+        leases.put(c.leaseId(), lease);
+        indexByClient(lease);
         return new Result.LeaseGranted(c.leaseId(), c.ttlMillis());
     }
 
@@ -191,6 +197,10 @@ public final class TenureState {
             effects.add(new Effect.WaitEnded(key, lease.id));
         }
         leases.remove(lease.id);
+        Set<Long> ofClient = leasesByClient.get(lease.clientId);
+        if (ofClient != null && ofClient.remove(lease.id) && ofClient.isEmpty()) {
+            leasesByClient.remove(lease.clientId);
+        }
         return new Result.LeaseEnded(lease.id, reason, List.copyOf(released));
     }
 
@@ -365,6 +375,43 @@ public final class TenureState {
         return leases.size();
     }
 
+    /** How many releases are remembered for idempotent retries (at most {@value #RECENT_RELEASES}). */
+    public int recentReleaseCount() {
+        return recentReleases.size();
+    }
+
+    /** The live leases of client id {@code clientId}. */
+    public int leaseCount(String clientId) {
+        Set<Long> ids = leasesByClient.get(clientId);
+        return ids == null ? 0 : ids.size();
+    }
+
+    /** The locks held or waited for by the leases of client id {@code clientId}. */
+    public int lockCount(String clientId) {
+        Set<Long> ids = leasesByClient.get(clientId);
+        if (ids == null) {
+            return 0;
+        }
+        int count = 0;
+        for (long id : ids) {
+            Lease lease = leases.get(id);
+            count += lease.held.size() + lease.waiting.size();
+        }
+        return count;
+    }
+
+    /** The leases queued for lock {@code key}. */
+    public int waiterCount(String key) {
+        Lock lock = locks.get(key);
+        return lock == null ? 0 : lock.waiters.size();
+    }
+
+    /** Whether lease {@code leaseId} holds or waits for lock {@code key}. */
+    public boolean holdsOrWaits(long leaseId, String key) {
+        Lease lease = leases.get(leaseId);
+        return lease != null && (lease.held.contains(key) || lease.waiting.contains(key));
+    }
+
     /** Leases queued for locks, over every lock. */
     public int waiterCount() {
         int waiters = 0;
@@ -423,8 +470,13 @@ public final class TenureState {
     public static TenureState readSnapshot(InputStream in, int eventLogCapacity) throws IOException {
         TenureState state = new TenureState(eventLogCapacity);
         SnapshotFormat.read(state, in);
+        state.leases.values().forEach(state::indexByClient);
         state.events.resetTo(state.revision() + 1);
         return state;
+    }
+
+    private void indexByClient(Lease lease) {
+        leasesByClient.computeIfAbsent(lease.clientId, k -> new HashSet<>()).add(lease.id);
     }
 
     // ---- the records, package-private for SnapshotFormat -----------------------------------------

@@ -62,6 +62,7 @@ public final class Member implements TenureStateMachine.Listener {
     private volatile int clientPort;
     private final ServerMetrics metrics;
     private volatile boolean draining;
+    private final RequestRateGuard rateGuard;
 
     Member(ServerConfig config, RaftServer raft, RaftGroupId groupId, TenureStateMachine stateMachine,
            Proposer proposer, LeaseKeeper leases, Locks locks, WatchHub watches, ServerMetrics metrics, long clusterId,
@@ -76,6 +77,7 @@ public final class Member implements TenureStateMachine.Listener {
         this.locks = locks;
         this.watches = watches;
         this.metrics = metrics;
+        this.rateGuard = new RequestRateGuard(config.limits().maxRequestsPerSecond(), System::nanoTime);
         this.clusterId = clusterId;
         this.memberId = MemberInfo.idOf(config.memberName());
         this.admin = admin;
@@ -93,6 +95,11 @@ public final class Member implements TenureStateMachine.Listener {
 
     public void startDraining() {
         draining = true;
+    }
+
+    /** The member-wide request-rate guard both front ends take from. */
+    public RequestRateGuard rateGuard() {
+        return rateGuard;
     }
 
     public ServerMetrics metrics() {

@@ -3,6 +3,7 @@ package io.tenure.server;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.tenure.core.TenureState;
+import io.tenure.server.grpc.ClientGuard;
 import io.tenure.server.grpc.GrpcClusterService;
 import io.tenure.server.grpc.GrpcLockService;
 import io.tenure.server.lease.LeaseKeeper;
@@ -99,8 +100,9 @@ public final class TenureServer implements AutoCloseable {
         this.metrics = new ServerMetrics();
         stateMachine.setMetrics(metrics);
         proposer.onCommitLatency(metrics::committed);
-        this.leases = new LeaseKeeper(proposer, stateMachine, timer, System::nanoTime, config.minTtl(), metrics);
-        Locks locks = new Locks(proposer, stateMachine, timer, metrics);
+        this.leases = new LeaseKeeper(proposer, stateMachine, timer, System::nanoTime, config.minTtl(), metrics,
+                config.limits().maxLeasesPerClient());
+        Locks locks = new Locks(proposer, stateMachine, timer, metrics, config.limits());
         this.watches = new WatchHub(stateMachine, delivery);
         this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, leases, locks, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), forwarder, this::raftStopped, this::logFailed);
@@ -254,7 +256,10 @@ public final class TenureServer implements AutoCloseable {
     }
 
     private void startGrpc() throws IOException {
+        ClientGuard guard = new ClientGuard(config.limits().maxConnections(), member.rateGuard());
         Server server = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.clientPort()))
+                .addTransportFilter(guard)
+                .intercept(guard)
                 .addService(new GrpcLockService(member))
                 .addService(new GrpcClusterService(member, admin))
                 .maxInboundMessageSize(4 << 20)

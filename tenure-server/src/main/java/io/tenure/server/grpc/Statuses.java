@@ -2,6 +2,7 @@ package io.tenure.server.grpc;
 
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.tenure.server.LimitExceeded;
 import io.tenure.server.NotServingException;
 import io.tenure.server.RequestRejected;
 
@@ -26,6 +27,9 @@ final class Statuses {
                 case ALREADY_EXISTS -> Status.ALREADY_EXISTS;
             };
             return status.withDescription(r.getMessage()).asRuntimeException();
+        }
+        if (e instanceof LimitExceeded) {
+            return Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).asRuntimeException();
         }
         if (e instanceof NotServingException) {
             return Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException();

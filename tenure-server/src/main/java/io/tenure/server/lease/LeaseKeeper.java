@@ -7,6 +7,8 @@ import io.tenure.core.Result;
 import io.tenure.core.lease.LeaseDeadlines;
 import io.tenure.server.NotServingException;
 import io.tenure.server.RequestRejected;
+import io.tenure.server.LimitExceeded;
+import io.tenure.server.RequestIds;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
@@ -60,10 +62,12 @@ public final class LeaseKeeper implements AutoCloseable {
     private volatile boolean leading;
 
     private final ServerMetrics metrics;
+    private final int maxLeasesPerClient;
 
     public LeaseKeeper(Proposer proposer, TenureStateMachine stateMachine, ScheduledExecutorService timer, LongSupplier nanoClock,
-                       java.time.Duration minTtl, ServerMetrics metrics) {
+                       java.time.Duration minTtl, ServerMetrics metrics, int maxLeasesPerClient) {
         this.metrics = metrics;
+        this.maxLeasesPerClient = maxLeasesPerClient;
         this.minTtlMillis = minTtl.toMillis();
         this.proposer = proposer;
         this.stateMachine = stateMachine;
@@ -96,15 +100,30 @@ public final class LeaseKeeper implements AutoCloseable {
         if (requestedId < 0) {
             return CompletableFuture.failedFuture(RequestRejected.invalid("id", "id must not be negative, got " + requestedId));
         }
+        String client = clientId == null ? "" : clientId;
+        boolean over = stateMachine.read(s -> (requestedId == 0 || s.lease(requestedId) == null)
+                && s.leaseCount(client) >= maxLeasesPerClient);
+        if (over) {
+            return CompletableFuture.failedFuture(new LimitExceeded("max-leases-per-client", "client id '" + client
+                    + "' already has " + maxLeasesPerClient + " live leases, the most a client may have (--max-leases-per-client);"
+                    + " revoke some or let them expire"));
+        }
         long id = requestedId != 0 ? requestedId : newLeaseId();
+        String requestId = RequestIds.current();
         return proposer.propose(new Command.LeaseGrant(id, ttlMillis, clientId == null ? "" : clientId))
                 .thenApply(applied -> {
                     if (applied.result() instanceof Result.LeaseGranted g) {
-                        LOG.info("event=lease_granted lease={} client=\"{}\" ttl_ms={}", g.leaseId(), clientId, g.ttlMillis());
+                        LOG.info("event=lease_granted lease={} holder=\"{}\" ttl_ms={} request_id={}", g.leaseId(), client, g.ttlMillis(), requestId);
                         return new Granted(g.leaseId(), g.ttlMillis());
                     }
                     throw RequestRejected.of(applied);
                 });
+    }
+
+    /** The client id of a lease, for log lines; empty once it is gone. */
+    private String holderOf(long leaseId) {
+        LeaseView lease = stateMachine.read(s -> s.lease(leaseId));
+        return lease == null ? "" : lease.clientId();
     }
 
     /** Positive, so it prints and parses the same everywhere; 63 random bits. */
@@ -118,9 +137,11 @@ public final class LeaseKeeper implements AutoCloseable {
 
     /** Revokes a lease: its locks pass to their next waiters. Fails NOT_FOUND for an unknown lease. */
     public CompletableFuture<Void> revoke(long leaseId) {
+        String requestId = RequestIds.current();
+        String holder = holderOf(leaseId);
         return proposer.propose(new Command.LeaseRevoke(leaseId)).thenApply(applied -> {
             if (applied.result() instanceof Result.LeaseEnded ended) {
-                LOG.info("event=lease_revoked lease={} released={}", leaseId, ended.released());
+                LOG.info("event=lease_revoked lease={} holder=\"{}\" released={} request_id={}", leaseId, holder, ended.released(), requestId);
                 return null;
             }
             throw RequestRejected.of(applied);
@@ -221,11 +242,12 @@ public final class LeaseKeeper implements AutoCloseable {
                 due = deadlines.due(nanoClock.getAsLong(), EXPIRY_RETRY_NANOS);
             }
             for (LeaseDeadlines.Due d : due) {
+                String holder = holderOf(d.leaseId());
                 proposer.propose(new Command.LeaseExpire(d.leaseId(), d.renewedAt())).whenComplete((applied, error) -> {
                     if (error != null) {
                         LOG.debug("event=lease_expiry_not_committed lease={} reason=\"{}\"", d.leaseId(), error.getMessage());
                     } else if (applied.result() instanceof Result.LeaseEnded ended) {
-                        LOG.info("event=lease_expired lease={} released={}", d.leaseId(), ended.released());
+                        LOG.info("event=lease_expired lease={} holder=\"{}\" released={} request_id=-", d.leaseId(), holder, ended.released());
                     }
                 });
             }

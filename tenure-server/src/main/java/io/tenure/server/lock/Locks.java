@@ -4,10 +4,14 @@ import io.tenure.core.Applied;
 import io.tenure.core.Command;
 import io.tenure.core.Effect;
 import io.tenure.core.Limits;
+import io.tenure.core.LeaseView;
 import io.tenure.core.LockView;
 import io.tenure.core.Result;
 import io.tenure.server.RequestRejected;
 import io.tenure.server.raft.Proposer;
+import io.tenure.server.LimitExceeded;
+import io.tenure.server.RequestIds;
+import io.tenure.server.ServerLimits;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.raft.TenureStateMachine;
 import org.slf4j.Logger;
@@ -48,6 +52,8 @@ public final class Locks {
     public final class Wait {
         private final WaitKey id;
         private final CompletableFuture<Outcome> outcome = new CompletableFuture<>();
+        /** The request that started the wait, for the log line of its grant. */
+        private final String requestId = RequestIds.current();
         private volatile ScheduledFuture<?> timeout;
         private volatile boolean abandoned;
 
@@ -74,9 +80,11 @@ public final class Locks {
     private final Map<WaitKey, List<Wait>> parked = new ConcurrentHashMap<>();
 
     private final ServerMetrics metrics;
+    private final ServerLimits limits;
 
-    public Locks(Proposer proposer, TenureStateMachine stateMachine, ScheduledExecutorService timer, ServerMetrics metrics) {
+    public Locks(Proposer proposer, TenureStateMachine stateMachine, ScheduledExecutorService timer, ServerMetrics metrics, ServerLimits limits) {
         this.metrics = metrics;
+        this.limits = limits;
         this.proposer = proposer;
         this.stateMachine = stateMachine;
         this.timer = timer;
@@ -99,7 +107,8 @@ public final class Locks {
             if (timeoutMs < -1) {
                 throw RequestRejected.invalid("timeout_ms", "timeout_ms must be -1 (wait until granted), 0 (do not wait) or positive, got " + timeoutMs);
             }
-        } catch (RequestRejected e) {
+            checkLimits(name, leaseId, timeoutMs != 0);
+        } catch (RequestRejected | LimitExceeded e) {
             wait.outcome.completeExceptionally(e);
             return wait;
         }
@@ -110,7 +119,7 @@ public final class Locks {
             }
             Result r = applied.result();
             if (r instanceof Result.Granted g) {
-                logAcquired(g, "immediate");
+                logAcquired(g, "immediate", wait.requestId);
                 wait.outcome.complete(Outcome.granted(g.key(), g.fencingToken()));
             } else if (r instanceof Result.Busy b) {
                 wait.outcome.complete(new Outcome(b.key(), false, 0, b.holder(), b.waiters()));
@@ -142,6 +151,8 @@ public final class Locks {
             return CompletableFuture.failedFuture(RequestRejected.invalid("fencing_token", "fencing_token must be positive, got " + fencingToken));
         }
         long started = System.nanoTime();
+        String requestId = RequestIds.current();
+        String holder = LOG.isInfoEnabled() ? holderOf(leaseId) : "";
         return proposer.propose(new Command.LockRelease(name, leaseId, fencingToken)).whenComplete((applied, error) -> {
             metrics.latency("release", System.nanoTime() - started);
             if (error != null) {
@@ -152,7 +163,8 @@ public final class Locks {
             }
         }).thenApply(applied -> {
             if (applied.result() instanceof Result.Released released) {
-                LOG.info("event=lock_released lock=\"{}\" lease={} token={} next_token={}", name, leaseId, fencingToken, released.nextFencingToken());
+                LOG.info("event=lock_released lock=\"{}\" holder=\"{}\" lease={} token={} next_token={} request_id={}", name, holder,
+                        leaseId, fencingToken, released.nextFencingToken(), requestId);
                 return released.nextFencingToken();
             }
             throw RequestRejected.of(applied);
@@ -191,7 +203,7 @@ public final class Locks {
                 if (effect instanceof Effect.WaiterGranted g) {
                     List<Wait> waits = parked.remove(new WaitKey(g.key(), g.leaseId()));
                     if (waits != null) {
-                        LOG.info("event=lock_acquired lock=\"{}\" lease={} token={} via=hand_off", g.key(), g.leaseId(), g.fencingToken());
+                        logAcquired(g.key(), g.leaseId(), g.fencingToken(), "hand_off", waits.get(0).requestId);
                         boolean delivered = false;
                         for (Wait w : waits) {
                             delivered |= deliver(w, Outcome.granted(g.key(), g.fencingToken()));
@@ -358,9 +370,53 @@ public final class Locks {
         }
     }
 
-    private static void logAcquired(Result.Granted g, String via) {
-        if (!g.again()) {
-            LOG.info("event=lock_acquired lock=\"{}\" lease={} token={} via={}", g.key(), g.leaseId(), g.fencingToken(), via);
+    /**
+     * Refuses a new hold or wait that would take the lease's client over its lock limit, or a new
+     * waiter over the lock's queue limit. A lease that already holds or waits for the lock (a
+     * retry) is never refused. Read from the applied state: a guard, not an invariant.
+     */
+    private void checkLimits(String name, long leaseId, boolean wouldWait) {
+        String refusal = stateMachine.read(s -> {
+            if (s.holdsOrWaits(leaseId, name)) {
+                return null;
+            }
+            LeaseView lease = s.lease(leaseId);
+            if (lease == null) {
+                return null; // the state machine answers NOT_FOUND
+            }
+            if (s.lockCount(lease.clientId()) >= limits.maxLocksPerClient()) {
+                return "max-locks-per-client|client id '" + lease.clientId() + "' already holds or waits for "
+                        + limits.maxLocksPerClient() + " locks, the most a client may (--max-locks-per-client)";
+            }
+            LockView lock = s.lock(name);
+            if (wouldWait && lock != null && lock.waiters().size() >= limits.maxWaitersPerLock()) {
+                return "max-waiters-per-lock|lock '" + name + "' already has " + limits.maxWaitersPerLock()
+                        + " waiters, the most a lock may have (--max-waiters-per-lock); try again later";
+            }
+            return null;
+        });
+        if (refusal != null) {
+            int bar = refusal.indexOf('|');
+            throw new LimitExceeded(refusal.substring(0, bar), refusal.substring(bar + 1));
         }
+    }
+
+    private void logAcquired(Result.Granted g, String via, String requestId) {
+        if (!g.again()) {
+            logAcquired(g.key(), g.leaseId(), g.fencingToken(), via, requestId);
+        }
+    }
+
+    private void logAcquired(String key, long leaseId, long token, String via, String requestId) {
+        if (LOG.isInfoEnabled()) {
+            LOG.info("event=lock_acquired lock=\"{}\" holder=\"{}\" lease={} token={} via={} request_id={}", key,
+                    holderOf(leaseId), leaseId, token, via, requestId);
+        }
+    }
+
+    /** The client id of a lease, for log lines; empty once it is gone. */
+    private String holderOf(long leaseId) {
+        LeaseView lease = stateMachine.read(s -> s.lease(leaseId));
+        return lease == null ? "" : lease.clientId();
     }
 }
