@@ -39,6 +39,7 @@ final class StatusErrors {
                     ? new FailedPreconditionException(text, failure)
                     : new NotHolderException(text, failure);
             case ALREADY_EXISTS -> new AlreadyExistsException(text, failure);
+            case RESOURCE_EXHAUSTED -> new LimitExceededException(text, failure);
             case UNAVAILABLE -> new UnavailableException(endpoint + " unavailable: " + text, failure);
             case DEADLINE_EXCEEDED -> new UnavailableException(endpoint + " did not answer in time: " + text, failure);
             default -> new TenureException(status.getCode() + " from " + endpoint + ": " + text, failure);
