@@ -107,7 +107,8 @@ public final class TenureLock {
     /**
      * Acquires with bounded retries (seed of the HTTP lock server's {@code AcquireWithRetry}): each
      * attempt waits in the queue for up to {@link RetryPolicy#attemptTimeout()}; an attempt that
-     * times out, finds no member, or (with the session lease) loses its lease is retried after a
+     * times out, finds no member, meets a member's limit, or (with the session lease) loses its
+     * lease is retried after a
      * jittered backoff, up to {@link RetryPolicy#maxAttempts()} attempts. Other refusals (an
      * invalid name, an explicit lease that is lost) end it at once.
      *
@@ -222,6 +223,7 @@ public final class TenureLock {
             }
             RuntimeException cause = Futures.rethrowable(failure);
             boolean retryable = cause instanceof LockNotAcquiredException || cause instanceof UnavailableException
+                    || cause instanceof LimitExceededException
                     || (cause instanceof LeaseLostException && lease == null);
             if (!retryable || attempt >= policy.maxAttempts() || result.isDone()) {
                 failures.forEach(cause::addSuppressed);
