@@ -33,6 +33,21 @@ public final class RequestIds {
         return fresh();
     }
 
+    /** Runs {@code call} with {@code requestId} in the MDC, restoring what was there before. */
+    public static <T> T traced(String requestId, java.util.function.Supplier<T> call) {
+        String before = MDC.get(MDC_KEY);
+        MDC.put(MDC_KEY, requestId);
+        try {
+            return call.get();
+        } finally {
+            if (before == null) {
+                MDC.remove(MDC_KEY);
+            } else {
+                MDC.put(MDC_KEY, before);
+            }
+        }
+    }
+
     /** 16 random hex digits. */
     public static String fresh() {
         return String.format("%016x", ThreadLocalRandom.current().nextLong());

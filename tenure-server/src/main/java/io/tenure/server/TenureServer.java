@@ -6,6 +6,7 @@ import io.tenure.core.TenureState;
 import io.tenure.server.grpc.ClientGuard;
 import io.tenure.server.grpc.GrpcClusterService;
 import io.tenure.server.grpc.GrpcLockService;
+import io.tenure.server.http.HttpFront;
 import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.lock.Locks;
@@ -80,6 +81,7 @@ public final class TenureServer implements AutoCloseable {
     private final AtomicBoolean closing = new AtomicBoolean();
     private volatile String failure;
     private volatile Server grpc;
+    private volatile HttpFront http;
 
     private TenureServer(ServerConfig config, RaftServer raft, TenureStateMachine stateMachine, RaftGroup group,
                          RaftProperties properties) {
@@ -168,6 +170,7 @@ public final class TenureServer implements AutoCloseable {
                 server.awaitLeader();
             }
             server.startGrpc();
+            server.http = HttpFront.start(server.member, config);
         } catch (IOException | RuntimeException e) {
             server.close();
             throw e;
@@ -180,8 +183,8 @@ public final class TenureServer implements AutoCloseable {
                 server.fail("the Raft server stopped (see the errors logged above)");
             }
         }, 1, 1, TimeUnit.SECONDS);
-        LOG.info("event=serving member={} client={}:{} peer={} members={} data_dir={}", config.memberName(), config.host(),
-                server.clientPort(), config.peerAddress(), peers.size(), config.dataDir().toAbsolutePath());
+        LOG.info("event=serving member={} client={}:{} http={}:{} peer={} members={} data_dir={}", config.memberName(), config.host(),
+                server.clientPort(), config.host(), server.httpPort(), config.peerAddress(), peers.size(), config.dataDir().toAbsolutePath());
         return server;
     }
 
@@ -281,6 +284,12 @@ public final class TenureServer implements AutoCloseable {
         return s == null ? -1 : s.getPort();
     }
 
+    /** The bound HTTP port (useful when the configured port was 0), or -1 before it serves. */
+    public int httpPort() {
+        HttpFront h = http;
+        return h == null ? -1 : h.port();
+    }
+
     /** The member's Prometheus metrics. */
     public ServerMetrics metrics() {
         return metrics;
@@ -334,6 +343,10 @@ public final class TenureServer implements AutoCloseable {
         Server s = grpc;
         if (s != null) {
             s.shutdown();
+        }
+        HttpFront h = http;
+        if (h != null) {
+            h.close();
         }
         watches.closeAll("the member is shutting down");
         try {

@@ -135,7 +135,8 @@ public final class ServerMetrics {
             Number n = supplier.get();
             return n == null ? Double.NaN : n.doubleValue();
         };
-        Gauge.builder(name, value, read).description(description).register(registry);
+        // Strong: the suppliers are lambdas nobody else keeps, and a weakly held one reads NaN after a GC.
+        Gauge.builder(name, value, read).description(description).strongReference(true).register(registry);
     }
 
     private static Timer.Builder histogram(String name, String description) {

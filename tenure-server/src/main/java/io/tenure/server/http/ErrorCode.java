@@ -1,0 +1,50 @@
+package io.tenure.server.http;
+
+/**
+ * The {@code error} codes of the HTTP API, each with its one status. Every 4xx and 5xx body is
+ * {@code {"error": code, "message": text, "field": name}} ({@code field} only when one request
+ * field is at fault).
+ */
+enum ErrorCode {
+    /** Jetty refused the request before routing it: a malformed escape in the path, bad framing or headers. */
+    MALFORMED_REQUEST(400, "malformed_request"),
+    /** The body is not one JSON object (malformed, empty, trailing data, a duplicate key). */
+    INVALID_JSON(400, "invalid_json"),
+    /** A field is missing, of the wrong type or out of range; {@code field} names it. */
+    INVALID_ARGUMENT(400, "invalid_argument"),
+    /** The lock is free (GET of a lock). */
+    NOT_FOUND(404, "not_found"),
+    /** The lease was never granted, has expired or was revoked. */
+    LEASE_NOT_FOUND(404, "lease_not_found"),
+    /** No endpoint has this path. */
+    UNKNOWN_ROUTE(404, "unknown_route"),
+    /** The path exists, with other methods (listed in {@code Allow}). */
+    METHOD_NOT_ALLOWED(405, "method_not_allowed"),
+    /** An acquire found the lock still held when its wait ended. */
+    HELD(409, "held"),
+    /** A renew by a lease, token or owner that does not hold the lock. */
+    NOT_HOLDER(409, "not_holder"),
+    /** A renew of a lease that has ended. */
+    EXPIRED(409, "expired"),
+    /** A release that cannot apply: a stale token, another owner's lease, or a lease that ended (seed 002 S3). */
+    STALE(409, "stale"),
+    /** A lease id taken by another client or TTL. */
+    ALREADY_EXISTS(409, "already_exists"),
+    PAYLOAD_TOO_LARGE(413, "payload_too_large"),
+    /** Over one of the member's limits (leases or locks per client, waiters per lock, connections, request rate); the message names it. */
+    LIMIT_EXCEEDED(429, "limit_exceeded"),
+    URI_TOO_LONG(414, "uri_too_long"),
+    HEADERS_TOO_LARGE(431, "headers_too_large"),
+    /** A bug: the message says what failed. */
+    INTERNAL(500, "internal"),
+    /** No leader, shutting down, or a write whose outcome is unknown; retry (see {@code Retry-After}). */
+    UNAVAILABLE(503, "unavailable");
+
+    final int status;
+    final String wire;
+
+    ErrorCode(int status, String wire) {
+        this.status = status;
+        this.wire = wire;
+    }
+}

@@ -1,0 +1,370 @@
+package io.tenure.server.http;
+
+import io.tenure.server.RequestIds;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.javalin.Javalin;
+import io.javalin.http.Context;
+import io.javalin.http.HttpResponseException;
+import io.javalin.util.JavalinLogger;
+import io.tenure.proto.v1.ResponseHeader;
+import io.tenure.proto.v1.StatusResponse;
+import io.tenure.server.Member;
+import io.tenure.server.ServerConfig;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.UriCompliance;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.ErrorHandler;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * The HTTP front end (Javalin on Jetty): the JSON lock API under {@code /v1} ({@link LockApi}),
+ * {@code /metrics} in the Prometheus text format, {@code /healthz} and {@code /readyz}. Like the
+ * gRPC front end it only translates: the lock and lease services decide, and failures become
+ * answers in one table ({@link Failures}).
+ *
+ * <p>Every answer carries {@code X-Request-Id} ({@link RequestIds}). Every error body is
+ * {@code {"error": code, "message": text, "field": name}}, {@code field} only when one field is
+ * at fault; a 503 also has {@code Retry-After}.
+ */
+public final class HttpFront implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(HttpFront.class);
+    /** How long {@code /readyz} waits for this member to apply what the leader has committed. */
+    static final long READY_TIMEOUT_MS = 2_000;
+    /** A 503's {@code Retry-After}, in seconds: about one election, after which a leader is usually known. */
+    static final String RETRY_AFTER_SECONDS = "1";
+    static final String METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+    private static final String JSON_CONTENT_TYPE = "application/json";
+    private static final String REQUEST_ID = "tenure.request_id";
+
+    static final ObjectMapper JSON = new ObjectMapper()
+            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
+    static {
+        // Javalin's start-up lines ("Listening on ...") would break the one-line-per-event log.
+        JavalinLogger.startupInfo = false;
+    }
+
+    private final Member member;
+    private final int maxBodyBytes;
+    private final ScheduledExecutorService timer;
+    private final LockApi locks;
+    private final Javalin app;
+    private final int maxConnections;
+    private final OpenConnections openConnections = new OpenConnections();
+
+    private HttpFront(Member member, ServerConfig config) {
+        this.member = member;
+        this.maxBodyBytes = config.limits().maxHttpBodyBytes();
+        this.maxConnections = config.limits().maxConnections();
+        ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, daemon("tenure-http-timer"));
+        t.setRemoveOnCancelPolicy(true);
+        this.timer = t;
+        this.locks = new LockApi(member, timer);
+        this.app = Javalin.create(c -> {
+            c.showJavalinBanner = false;
+            c.startupWatcherEnabled = false;
+            c.http.prefer405over404 = true;
+            c.http.maxRequestSize = maxBodyBytes;
+            QueuedThreadPool threads = new QueuedThreadPool(200, 4);
+            threads.setName("tenure-http");
+            threads.setDaemon(true);
+            c.jetty.threadPool = threads;
+            c.jetty.modifyServer(server -> server.setErrorHandler(new JsonBadMessages()));
+            c.jetty.addConnector((server, http) -> {
+                configure(http);
+                ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
+                connector.setHost(config.host());
+                connector.setPort(config.httpPort());
+                connector.addBean(openConnections);
+                // An acquire may wait silently for up to wait_ms: the connection must outlive it.
+                connector.setIdleTimeout(LockApi.MAX_WAIT_MS + LockApi.WAIT_SLACK_MS);
+                return connector;
+            });
+        });
+        routes();
+    }
+
+    /**
+     * Starts serving on {@code config.host():config.httpPort()} (0 picks a free port).
+     *
+     * @throws IOException when the port cannot be bound
+     */
+    public static HttpFront start(Member member, ServerConfig config) throws IOException {
+        HttpFront front = new HttpFront(member, config);
+        try {
+            front.app.start();
+        } catch (RuntimeException e) {
+            front.close();
+            throw new IOException("cannot listen for HTTP on " + config.host() + ":" + config.httpPort() + ": " + e.getMessage(), e);
+        }
+        return front;
+    }
+
+    /** The bound port (useful when the configured port was 0). */
+    public int port() {
+        return app.port();
+    }
+
+    /** Stops accepting and closes open connections; waits (and in-flight acquires) end with them. */
+    @Override
+    public void close() {
+        try {
+            app.stop();
+        } catch (RuntimeException e) {
+            LOG.warn("event=http_stop_failed reason=\"{}\"", e.toString());
+        }
+        timer.shutdownNow();
+    }
+
+    /**
+     * Lock names may hold an encoded {@code /} or {@code %}, and empty or dot segments: Jetty's
+     * default refuses such paths as ambiguous, which matters to servlet path mapping, not to us
+     * (the lock routes read the raw path, see {@link LockPath}).
+     */
+    private static void configure(HttpConfiguration http) {
+        http.setUriCompliance(UriCompliance.DEFAULT.with("tenure-lock-names",
+                UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR,
+                UriCompliance.Violation.AMBIGUOUS_PATH_ENCODING,
+                UriCompliance.Violation.AMBIGUOUS_EMPTY_SEGMENT,
+                UriCompliance.Violation.AMBIGUOUS_PATH_SEGMENT));
+        http.setSendServerVersion(false);
+        http.setSendXPoweredBy(false);
+    }
+
+    /**
+     * The member's limits, before any work: beyond {@code --max-connections} open connections a
+     * request is answered 429 and its connection closed; the API (not health, readiness, metrics
+     * or a renew, which keeps a lease alive) takes a token from the member's request-rate guard.
+     */
+    private void guard(Context ctx) {
+        if (openConnections.count() > maxConnections) {
+            ctx.header("Connection", "close");
+            throw new Failure(ErrorCode.LIMIT_EXCEEDED, null, "this member serves at most " + maxConnections
+                    + " HTTP connections (--max-connections); use another member or fewer connections");
+        }
+        String path = ctx.path();
+        boolean api = path.startsWith("/v1/") && !(path.endsWith("/renew") && "POST".equals(ctx.method().name()));
+        if (api && !member.rateGuard().tryAdmit()) {
+            throw new Failure(ErrorCode.LIMIT_EXCEEDED, null, member.rateGuard().refusal().getMessage());
+        }
+    }
+
+    /** Counts the open HTTP connections for the connection limit. */
+    private static final class OpenConnections implements org.eclipse.jetty.io.Connection.Listener {
+        private final java.util.concurrent.atomic.AtomicInteger open = new java.util.concurrent.atomic.AtomicInteger();
+
+        @Override
+        public void onOpened(org.eclipse.jetty.io.Connection connection) {
+            open.incrementAndGet();
+        }
+
+        @Override
+        public void onClosed(org.eclipse.jetty.io.Connection connection) {
+            open.decrementAndGet();
+        }
+
+        int count() {
+            return open.get();
+        }
+    }
+
+    private void routes() {
+        app.before(ctx -> {
+            String id = RequestIds.accept(ctx.header(RequestIds.HEADER));
+            ctx.attribute(REQUEST_ID, id);
+            ctx.header(RequestIds.HEADER, id);
+            guard(ctx);
+        });
+        app.get("/healthz", ctx -> write(ctx, 200, JSON.createObjectNode().put("status", "serving")));
+        app.get("/readyz", ctx -> serve(ctx, this::ready));
+        app.get("/metrics", ctx -> ctx.contentType(METRICS_CONTENT_TYPE)
+                .result(member.metrics().scrape().getBytes(StandardCharsets.UTF_8)));
+        app.get("/v1/status", ctx -> serve(ctx, locks::status));
+        app.get("/v1/leases/{id}", ctx -> serve(ctx, () -> locks.lease(ctx.pathParam("id"))));
+        app.get("/v1/locks", ctx -> serve(ctx, () -> locks.list(ctx.queryParam("prefix"), ctx.queryParam("limit"))));
+        app.get("/v1/locks/*", ctx -> serve(ctx, () -> {
+            String lock = LockPath.lockOf(ctx.req().getRequestURI());
+            return lock.isEmpty() ? locks.list(ctx.queryParam("prefix"), ctx.queryParam("limit")) : locks.describe(lock);
+        }));
+        app.post("/v1/locks/*", ctx -> serve(ctx, () -> post(ctx)));
+        app.exception(Failure.class, (failure, ctx) -> render(ctx, failure));
+        app.exception(HttpResponseException.class, (e, ctx) -> render(ctx, fromJavalin(ctx, e)));
+        app.exception(Exception.class, (e, ctx) -> render(ctx, Failures.of(e)));
+    }
+
+    private CompletableFuture<Answer> post(Context ctx) throws IOException {
+        LockPath.Target target = LockPath.actionOf(ctx.req().getRequestURI());
+        String action = target == null ? "" : target.action();
+        if (!action.equals("acquire") && !action.equals("renew") && !action.equals("release")) {
+            throw new Failure(ErrorCode.UNKNOWN_ROUTE, null, "no endpoint POST " + ctx.req().getRequestURI()
+                    + "; the lock endpoints are POST /v1/locks/{lock}/acquire, /renew and /release");
+        }
+        byte[] bytes = JsonBody.read(ctx.req().getInputStream(), ctx.req().getContentLengthLong(), maxBodyBytes);
+        JsonBody body = JsonBody.parse(JSON, bytes);
+        String requestId = ctx.attribute(REQUEST_ID);
+        return switch (action) {
+            case "acquire" -> locks.acquire(target.lock(), body, requestId);
+            case "renew" -> locks.renew(target.lock(), body, requestId);
+            default -> locks.release(target.lock(), body, requestId);
+        };
+    }
+
+    /**
+     * Ready when not draining, a leader is known, and this member has applied everything the
+     * leader had committed when asked (a ReadIndex read barrier, within {@link #READY_TIMEOUT_MS}):
+     * a member cut off from the leader, or far behind it, is not ready although it may remember one.
+     */
+    private CompletableFuture<Answer> ready() {
+        if (member.draining()) {
+            return CompletableFuture.completedFuture(new Answer(503, JSON.createObjectNode().put("status", "draining")
+                    .put("reason", "the member is shutting down; send new work to another member")));
+        }
+        StatusResponse before = member.status(ResponseHeader.getDefaultInstance());
+        if (before.getLeader().isEmpty()) {
+            return CompletableFuture.completedFuture(new Answer(503, readiness("no_leader", before)
+                    .put("reason", "this member knows no leader (an election is under way, or no majority is reachable)")));
+        }
+        return member.readBarrier().orTimeout(READY_TIMEOUT_MS, TimeUnit.MILLISECONDS).handle((ignored, error) -> {
+            StatusResponse now = member.status(ResponseHeader.getDefaultInstance());
+            if (error != null) {
+                return new Answer(503, readiness("catching_up", now).put("reason", "this member has not applied what the"
+                        + " leader committed within " + READY_TIMEOUT_MS + " ms: " + Failures.unwrap(error)));
+            }
+            return new Answer(200, readiness("ready", now));
+        });
+    }
+
+    private static ObjectNode readiness(String status, StatusResponse s) {
+        return JSON.createObjectNode()
+                .put("status", status)
+                .put("leader", s.getLeader().isEmpty() ? null : s.getLeader())
+                .put("term", s.getRaftTerm())
+                .put("applied_index", s.getAppliedIndex())
+                .put("commit_index", s.getCommitIndex());
+    }
+
+    /** Runs a handler with the request id in the MDC, and answers with its result or its failure. */
+    private void serve(Context ctx, ThrowingSupplier handler) {
+        String requestId = ctx.attribute(REQUEST_ID);
+        CompletableFuture<Answer> answer;
+        try {
+            answer = RequestIds.traced(requestId, handler);
+        } catch (RuntimeException e) {
+            answer = CompletableFuture.failedFuture(e);
+        }
+        CompletableFuture<Answer> settled = answer;
+        ctx.future(() -> settled.handle((a, error) -> {
+            if (error != null) {
+                render(ctx, Failures.of(error));
+            } else {
+                write(ctx, a.status(), a.body());
+            }
+            return null;
+        }));
+    }
+
+    /** A handler whose synchronous part may fail on reading the body. */
+    private interface ThrowingSupplier extends Supplier<CompletableFuture<Answer>> {
+        CompletableFuture<Answer> call() throws IOException;
+
+        @Override
+        default CompletableFuture<Answer> get() {
+            try {
+                return call();
+            } catch (IOException e) {
+                throw new Failure(ErrorCode.INVALID_JSON, null, "the request body could not be read: " + e.getMessage());
+            }
+        }
+    }
+
+    private static Failure fromJavalin(Context ctx, HttpResponseException e) {
+        String route = ctx.method() + " " + ctx.req().getRequestURI();
+        return switch (e.getStatus()) {
+            case 404 -> new Failure(ErrorCode.UNKNOWN_ROUTE, null, "no endpoint " + route);
+            case 405 -> {
+                String allowed = e.getDetails().getOrDefault("availableMethods", "");
+                if (!allowed.isEmpty()) {
+                    ctx.header("Allow", allowed);
+                }
+                yield new Failure(ErrorCode.METHOD_NOT_ALLOWED, null, ctx.method() + " is not allowed on "
+                        + ctx.req().getRequestURI() + (allowed.isEmpty() ? "" : "; allowed: " + allowed));
+            }
+            case 413 -> new Failure(ErrorCode.PAYLOAD_TOO_LARGE, null, "the request body is over this member's limit");
+            case 400 -> new Failure(ErrorCode.INVALID_ARGUMENT, null, e.getMessage());
+            case 503 -> new Failure(ErrorCode.UNAVAILABLE, null, e.getMessage());
+            default -> new Failure(ErrorCode.INTERNAL, null, e.getStatus() + " " + e.getMessage());
+        };
+    }
+
+    private static void render(Context ctx, Failure failure) {
+        ObjectNode body = JSON.createObjectNode();
+        body.put("error", failure.code.wire);
+        body.put("message", failure.getMessage());
+        if (failure.field != null) {
+            body.put("field", failure.field);
+        }
+        failure.extra.forEach((name, value) -> body.set(name, JSON.valueToTree(value)));
+        if (failure.code == ErrorCode.UNAVAILABLE) {
+            ctx.header("Retry-After", RETRY_AFTER_SECONDS);
+        }
+        if (failure.code == ErrorCode.INTERNAL) {
+            LOG.warn("event=http_internal_error method={} path=\"{}\" request_id={} reason=\"{}\"", ctx.method(),
+                    ctx.req().getRequestURI(), ctx.attribute(REQUEST_ID), failure.getMessage());
+        }
+        write(ctx, failure.code.status, body);
+    }
+
+    private static void write(Context ctx, int status, ObjectNode body) {
+        byte[] bytes;
+        try {
+            bytes = JSON.writeValueAsBytes(body);
+        } catch (IOException e) {
+            throw new IllegalStateException("a JSON tree always serializes", e);
+        }
+        ctx.status(status).contentType(JSON_CONTENT_TYPE).result(bytes);
+    }
+
+    /** Jetty's answer to a request it refuses before routing (a malformed path, say): the JSON error body, not HTML. */
+    private static final class JsonBadMessages extends ErrorHandler {
+        @Override
+        public ByteBuffer badMessageError(int status, String reason, HttpFields.Mutable fields) {
+            Failure failure = Failures.ofBadMessage(status, reason == null ? "HTTP " + status : reason);
+            ObjectNode body = JSON.createObjectNode().put("error", failure.code.wire).put("message", failure.getMessage());
+            fields.put(HttpHeader.CONTENT_TYPE, JSON_CONTENT_TYPE);
+            try {
+                return ByteBuffer.wrap(JSON.writeValueAsBytes(body));
+            } catch (IOException e) {
+                throw new IllegalStateException("a JSON tree always serializes", e);
+            }
+        }
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+}

@@ -1,0 +1,111 @@
+package io.tenure.server.http;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.IOException;
+import java.io.InputStream;
+
+/**
+ * A request body: one JSON object, read with a size bound, whose fields are taken with their
+ * types checked. A missing or mistyped field fails with {@code invalid_argument} naming it;
+ * a JSON {@code null} counts as missing. Unknown fields are ignored, so newer clients can send more.
+ */
+final class JsonBody {
+    private final ObjectNode fields;
+
+    private JsonBody(ObjectNode fields) {
+        this.fields = fields;
+    }
+
+    /**
+     * Reads at most {@code maxBytes}, refusing a larger body (by its Content-Length, before
+     * reading, or while reading one sent in chunks) with {@code payload_too_large}.
+     */
+    static byte[] read(InputStream in, long contentLength, int maxBytes) throws IOException {
+        if (contentLength > maxBytes) {
+            throw tooLarge(contentLength + " bytes", maxBytes);
+        }
+        byte[] body = in.readNBytes(maxBytes + 1);
+        if (body.length > maxBytes) {
+            throw tooLarge("over " + maxBytes + " bytes", maxBytes);
+        }
+        return body;
+    }
+
+    private static Failure tooLarge(String size, int maxBytes) {
+        return new Failure(ErrorCode.PAYLOAD_TOO_LARGE, null,
+                "the request body is " + size + ", over this member's limit of " + maxBytes + " bytes");
+    }
+
+    static JsonBody parse(ObjectMapper json, byte[] body) {
+        if (body.length == 0) {
+            throw new Failure(ErrorCode.INVALID_JSON, null, "the request body is empty; send a JSON object");
+        }
+        JsonNode tree;
+        try {
+            tree = json.readTree(body);
+        } catch (JsonProcessingException e) {
+            throw new Failure(ErrorCode.INVALID_JSON, null, "the request body is not valid JSON: " + e.getOriginalMessage()
+                    + " (line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr() + ")");
+        } catch (IOException e) {
+            throw new Failure(ErrorCode.INVALID_JSON, null, "the request body could not be read: " + e.getMessage());
+        }
+        if (!(tree instanceof ObjectNode object)) {
+            throw new Failure(ErrorCode.INVALID_JSON, null, "the request body must be a JSON object, got "
+                    + (tree == null ? "nothing" : tree.getNodeType().toString().toLowerCase(java.util.Locale.ROOT)));
+        }
+        return new JsonBody(object);
+    }
+
+    String requiredString(String field) {
+        String value = optionalString(field);
+        if (value == null) {
+            throw Failure.invalid(field, field + " is required (a string)");
+        }
+        return value;
+    }
+
+    /** The string, or null when absent. */
+    String optionalString(String field) {
+        JsonNode node = present(field);
+        if (node == null) {
+            return null;
+        }
+        if (!node.isTextual()) {
+            throw Failure.invalid(field, field + " must be a string, got " + describe(node));
+        }
+        return node.textValue();
+    }
+
+    long requiredLong(String field) {
+        if (present(field) == null) {
+            throw Failure.invalid(field, field + " is required (an integer)");
+        }
+        return optionalLong(field, 0);
+    }
+
+    long optionalLong(String field, long absent) {
+        JsonNode node = present(field);
+        if (node == null) {
+            return absent;
+        }
+        if (!node.isIntegralNumber() || !node.canConvertToLong()) {
+            throw Failure.invalid(field, field + " must be an integer, got " + describe(node));
+        }
+        return node.longValue();
+    }
+
+    private JsonNode present(String field) {
+        JsonNode node = fields.get(field);
+        return node == null || node.isNull() ? null : node;
+    }
+
+    private static String describe(JsonNode node) {
+        String text = node.toString();
+        return node.getNodeType().toString().toLowerCase(java.util.Locale.ROOT) + " "
+                + (text.length() > 40 ? text.substring(0, 40) + "..." : text);
+    }
+}

@@ -1,0 +1,20 @@
+package io.tenure.server.http;
+
+import java.time.Duration;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+
+/** Waits for a condition with a deadline, re-checking it every few milliseconds. */
+final class Await {
+    private Await() {}
+
+    static void until(Duration limit, String what, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("not true within " + limit + ": " + what);
+            }
+            LockSupport.parkNanos(5_000_000);
+        }
+    }
+}

@@ -1,0 +1,171 @@
+package io.tenure.server.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenure.server.ServerConfig;
+import io.tenure.server.TenureServer;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+
+/** A real member on 127.0.0.1 with ephemeral ports, and an HTTP client for its JSON API. */
+final class HttpMember implements AutoCloseable {
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    final TenureServer server;
+    final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10)).build();
+
+    private HttpMember(TenureServer server) {
+        this.server = server;
+    }
+
+    static ServerConfig config(Path dataDir) {
+        return ServerConfig.defaults().withHttpPort(0).withDataDir(dataDir).withClientPort(0).withPeerPort(0);
+    }
+
+    static HttpMember start(Path dataDir) throws IOException {
+        return start(config(dataDir));
+    }
+
+    static HttpMember start(ServerConfig config) throws IOException {
+        return new HttpMember(TenureServer.start(config));
+    }
+
+    /** One answer: status, headers and body (parsed when it is JSON). */
+    record Reply(int status, HttpResponse<String> raw) {
+        String body() {
+            return raw.body();
+        }
+
+        JsonNode json() {
+            try {
+                return JSON.readTree(raw.body());
+            } catch (IOException e) {
+                throw new AssertionError("not JSON: " + raw.body(), e);
+            }
+        }
+
+        String header(String name) {
+            return raw.headers().firstValue(name).orElse(null);
+        }
+
+        @Override
+        public String toString() {
+            return status + " " + raw.body();
+        }
+    }
+
+    URI uri(String path) {
+        return URI.create("http://127.0.0.1:" + server.httpPort() + path);
+    }
+
+    Reply get(String path) {
+        return send(HttpRequest.newBuilder(uri(path)).GET());
+    }
+
+    Reply post(String path, String body) {
+        return send(HttpRequest.newBuilder(uri(path)).POST(HttpRequest.BodyPublishers.ofString(body))
+                .header("Content-Type", "application/json"));
+    }
+
+    CompletableFuture<Reply> postAsync(String path, String body) {
+        HttpRequest request = HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(120))
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build();
+        return client.sendAsync(request, HttpResponse.BodyHandlers.ofString()).thenApply(r -> new Reply(r.statusCode(), r));
+    }
+
+    Reply send(HttpRequest.Builder request) {
+        try {
+            HttpResponse<String> r = client.send(request.timeout(Duration.ofSeconds(120)).build(), HttpResponse.BodyHandlers.ofString());
+            return new Reply(r.statusCode(), r);
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    /**
+     * Sends one request line as written, for paths {@link URI} refuses to build (a malformed
+     * escape); answers the raw status line, headers and body.
+     */
+    String raw(String method, String path) {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.httpPort())) {
+            socket.setSoTimeout(30_000);
+            socket.getOutputStream().write((method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n"
+                    + "Connection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            return new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** A lock's path segment with everything but unreserved characters percent-encoded (so {@code /} is %2F). */
+    static String encoded(String lock) {
+        return URLEncoder.encode(lock, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    /** POST /v1/locks/{lock}/acquire for owner with ttl and wait; the name is sent encoded. */
+    Reply acquire(String lock, String owner, long ttlMs, long waitMs) {
+        return post("/v1/locks/" + encoded(lock) + "/acquire", acquireBody(owner, ttlMs, waitMs));
+    }
+
+    CompletableFuture<Reply> acquireAsync(String lock, String owner, long ttlMs, long waitMs) {
+        return postAsync("/v1/locks/" + encoded(lock) + "/acquire", acquireBody(owner, ttlMs, waitMs));
+    }
+
+    static String acquireBody(String owner, long ttlMs, long waitMs) {
+        return body("owner_id", owner, "ttl_ms", ttlMs, "wait_ms", waitMs);
+    }
+
+    /** A JSON object from name, value pairs, in order. */
+    static String body(Object... namesAndValues) {
+        java.util.Map<String, Object> fields = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < namesAndValues.length; i += 2) {
+            fields.put((String) namesAndValues[i], namesAndValues[i + 1]);
+        }
+        try {
+            return JSON.writeValueAsString(fields);
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** The renew and release body for a grant answered by acquire. */
+    static String claim(JsonNode grant) {
+        return body("owner_id", grant.get("owner_id").asText(), "lease_id", grant.get("lease_id").asLong(),
+                "fencing_token", grant.get("fencing_token").asLong());
+    }
+
+    Reply release(JsonNode grant) {
+        return post("/v1/locks/" + encoded(grant.get("lock").asText()) + "/release", claim(grant));
+    }
+
+    /** Releases the grant (asserting it was released) and returns the next waiter's pending answer. */
+    CompletableFuture<Reply> releaseAnd(JsonNode grant, CompletableFuture<Reply> next) {
+        Reply released = release(grant);
+        if (released.status() != 200) {
+            throw new AssertionError("release failed: " + released);
+        }
+        return next;
+    }
+
+    Reply renew(JsonNode grant) {
+        return post("/v1/locks/" + encoded(grant.get("lock").asText()) + "/renew", claim(grant));
+    }
+
+    @Override
+    public void close() {
+        server.close();
+    }
+}
