@@ -29,9 +29,10 @@ import picocli.CommandLine.Spec;
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
-            "0:stopped on request (SIGTERM, Ctrl-C)",
+            "0:stopped on request (SIGTERM, Ctrl-C) within --shutdown-timeout",
             "1:could not start (for example an unusable data directory, one of another cluster or member, "
-                    + "or a port in use), or stopped on a fatal error",
+                    + "or a port in use), stopped on a fatal error, or a stop on request did not finish within "
+                    + "--shutdown-timeout",
             "2:usage error (an invalid option; nothing was started and the data directory was not touched)"
         })
 final class ServerCommand implements Callable<Integer> {
@@ -46,7 +47,8 @@ final class ServerCommand implements Callable<Integer> {
             "peer port", "--peer-port",
             "peers", "--peers",
             "snapshot threshold", "--snapshot-every",
-            "election timeout", "--election-timeout");
+            "election timeout", "--election-timeout",
+            "shutdown timeout", "--shutdown-timeout");
 
     @Spec
     CommandSpec spec;
@@ -101,6 +103,13 @@ final class ServerCommand implements Callable<Integer> {
                     + "of it without a leader. Keep lease TTLs well above it (default: ${DEFAULT-VALUE}).")
     Duration electionTimeout;
 
+    @Option(names = "--shutdown-timeout", paramLabel = "DURATION", defaultValue = "10s",
+            converter = DurationConverter.class,
+            description = "How long a graceful stop (SIGTERM, SIGINT) may take, 100ms to 10m: refuse new calls, answer "
+                    + "those in flight, hand leadership to another member, close the log. Past it the member stops "
+                    + "anyway and exits 1 (default: ${DEFAULT-VALUE}).")
+    Duration shutdownTimeout;
+
     @Override
     public Integer call() throws InterruptedException {
         ServerConfig config = config();
@@ -114,22 +123,45 @@ final class ServerCommand implements Callable<Integer> {
             spec.commandLine().getErr().println("tenure server: cannot start: " + e.getMessage());
             return TenureCli.EXIT_ERROR;
         }
-        Thread closeOnShutdown = new Thread(server::close, "tenure-server-shutdown");
-        Runtime.getRuntime().addShutdownHook(closeOnShutdown);
+        Thread stopOnSignal = new Thread(() -> stopGracefully(server), "tenure-server-shutdown");
+        Runtime.getRuntime().addShutdownHook(stopOnSignal);
         spec.commandLine().getOut().println(servingLine(config, server.clientPort()));
         spec.commandLine().getOut().flush();
         server.awaitTermination();
         try {
-            Runtime.getRuntime().removeShutdownHook(closeOnShutdown);
+            Runtime.getRuntime().removeShutdownHook(stopOnSignal);
         } catch (IllegalStateException shuttingDown) {
-            // The hook is closing the server; nothing to undo.
+            // A signal arrived: the hook stops the server and ends the process with its own exit
+            // code (System.exit blocks while the hooks run, so what this returns is never used).
+            return TenureCli.EXIT_OK;
         }
-        if (server.failure() != null) {
-            // A supervisor restarts a member that stopped on its own; it must not look like a clean stop.
-            spec.commandLine().getErr().println("tenure server: stopped: " + server.failure());
-            return TenureCli.EXIT_ERROR;
+        // Here only when the member stopped on its own (the hook otherwise ends the process).
+        spec.commandLine().getErr().println("tenure server: stopped: " + server.failure());
+        spec.commandLine().getErr().flush();
+        flushLogs();
+        // A supervisor restarts a member that stopped on its own; it must not look like a clean stop.
+        return TenureCli.EXIT_ERROR;
+    }
+
+    /**
+     * SIGTERM or SIGINT (the JVM runs its shutdown hooks): the graceful stop of
+     * {@link TenureServer#shutdownGracefully()}, then the process ends with 0 when it finished in
+     * time and cleanly, 1 when it ran out of time or the member had failed. The exit code is set
+     * with {@code halt}: a JVM ended by a signal would otherwise exit with 128 + the signal number.
+     */
+    private static void stopGracefully(TenureServer server) {
+        boolean clean = server.shutdownGracefully() && server.failure() == null;
+        flushLogs();
+        System.out.flush();
+        System.err.flush();
+        Runtime.getRuntime().halt(clean ? TenureCli.EXIT_OK : TenureCli.EXIT_ERROR);
+    }
+
+    /** Lets Logback's asynchronous appender write what it holds: the shutdown's own lines come last. */
+    private static void flushLogs() {
+        if (org.slf4j.LoggerFactory.getILoggerFactory() instanceof ch.qos.logback.classic.LoggerContext logback) {
+            logback.stop();
         }
-        return TenureCli.EXIT_OK;
     }
 
     /**
@@ -146,7 +178,8 @@ final class ServerCommand implements Callable<Integer> {
                 .withHost(host)
                 .withClientPort(clientPort)
                 .withSnapshotEvery(snapshotEvery)
-                .withElectionTimeout(electionTimeout);
+                .withElectionTimeout(electionTimeout)
+                .withShutdownTimeout(shutdownTimeout);
         if (peers != null) {
             try {
                 // After the member name: this member's entry sets the peer port.

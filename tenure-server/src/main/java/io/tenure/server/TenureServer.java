@@ -1,6 +1,14 @@
 package io.tenure.server;
 
+import io.grpc.ForwardingServerCall;
+import io.grpc.ForwardingServerCallListener;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.tenure.core.TenureState;
 import io.tenure.server.grpc.ClientGuard;
@@ -17,11 +25,14 @@ import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
 import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.TransferLeadershipRequest;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.retry.RetryPolicies;
@@ -36,17 +47,25 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 
 /**
  * One running Tenure member: the Raft server with its state machine, the lease keeper, and the
@@ -82,11 +101,22 @@ public final class TenureServer implements AutoCloseable {
     private volatile String failure;
     private volatile Server grpc;
     private volatile HttpFront http;
+    private final RaftGroupId groupId;
+    /** Refuses new client calls while the member drains, and tracks the admitted ones. */
+    private final CallGate gate;
+    private final AtomicBoolean shutdownStarted = new AtomicBoolean();
+    /** Completes with whether the graceful shutdown stopped the member cleanly. */
+    private final CompletableFuture<Boolean> shutdownDone = new CompletableFuture<>();
+    /** The step the graceful shutdown is in, named when it runs out of time. */
+    private volatile String shutdownStep = "not started";
+    private final ClientId transferClient = ClientId.randomId();
+    private final AtomicLong transferCalls = new AtomicLong();
 
     private TenureServer(ServerConfig config, RaftServer raft, TenureStateMachine stateMachine, RaftGroup group,
                          RaftProperties properties) {
         this.config = config;
         this.raft = raft;
+        this.groupId = group.getGroupId();
         this.timer = new ScheduledThreadPoolExecutor(1, daemon("tenure-timer"));
         this.delivery = Executors.newSingleThreadExecutor(daemon("tenure-watch"));
         this.forwarder = RaftClient.newBuilder()
@@ -112,6 +142,7 @@ public final class TenureServer implements AutoCloseable {
         metrics.gauges(() -> stateMachine.read(TenureState::lockCount), () -> stateMachine.read(TenureState::leaseCount),
                 () -> stateMachine.read(TenureState::waiterCount), watches::watcherCount, member::term,
                 member::commitIndex, () -> lastAppliedIndex(stateMachine));
+        this.gate = new CallGate(member::draining, shuttingDownStatus(config.memberName()));
     }
 
     private static long lastAppliedIndex(TenureStateMachine stateMachine) {
@@ -265,6 +296,7 @@ public final class TenureServer implements AutoCloseable {
                 .intercept(guard)
                 .addService(new GrpcLockService(member))
                 .addService(new GrpcClusterService(member, admin))
+                .intercept(gate)
                 .maxInboundMessageSize(4 << 20)
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
@@ -330,7 +362,205 @@ public final class TenureServer implements AutoCloseable {
         }
     }
 
-    /** Stops serving and closes the Raft server; idempotent. */
+    /**
+     * Stops this member the way SIGTERM and SIGINT do, within {@link ServerConfig#shutdownTimeout()},
+     * so that clients see at most one quick failover and lose nothing:
+     * <ol>
+     *   <li>the member drains: {@link Member#draining()} turns true ({@code /readyz} answers 503) and
+     *       every new client call is refused with UNAVAILABLE, which sends the client SDK to another
+     *       member at once;</li>
+     *   <li>what is in flight is answered: parked lock waits end with UNAVAILABLE <em>without</em>
+     *       leaving the queue (the SDK re-attaches on another member with the same lease and keeps
+     *       its place, or receives the grant it got meanwhile); unary calls in progress get up to a
+     *       quarter of the timeout to finish; then keep-alive and watch streams end with UNAVAILABLE
+     *       (the SDK reopens them elsewhere; a watch resumes from its next revision);</li>
+     *   <li>if this member leads a group of several, it hands leadership to the follower that has the
+     *       most of the log and answers, through Ratis's leadership transfer, and waits until that
+     *       member leads: one short leaderless moment instead of an election timeout;</li>
+     *   <li>the Raft server closes. Every acknowledged entry is already fsynced; no snapshot is taken.</li>
+     * </ol>
+     * Each step logs one line ({@code event=shutdown_begin}, {@code shutdown_drained},
+     * {@code leadership_transferred}, {@code shutdown_complete}). A failed transfer (no follower up
+     * to date in time) is logged and the shutdown goes on: the others then elect a leader as after a
+     * crash. Idempotent; a concurrent caller waits for the same shutdown.
+     *
+     * @return true when the member stopped cleanly within the timeout; false when it did not finish
+     *         in time ({@code event=shutdown_timed_out}, naming the step; the rest goes on in the
+     *         background) or it had failed on its own before or during the shutdown
+     */
+    public boolean shutdownGracefully() {
+        long started = System.nanoTime();
+        long timeout = config.shutdownTimeout().toNanos();
+        if (shutdownStarted.compareAndSet(false, true)) {
+            Thread stopper = new Thread(() -> {
+                try {
+                    shutdownDone.complete(drainAndStop(started, started + timeout));
+                } catch (RuntimeException | Error e) {
+                    LOG.error("event=shutdown_failed step={} reason=\"{}\"", shutdownStep, e.toString(), e);
+                    close();
+                    shutdownDone.complete(false);
+                }
+            }, "tenure-shutdown");
+            stopper.setDaemon(true);
+            stopper.start();
+        }
+        try {
+            return shutdownDone.get(Math.max(0, started + timeout - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            LOG.error("event=shutdown_timed_out member={} step={} took_ms={} timeout_ms={}", config.memberName(), shutdownStep,
+                    millisSince(started), config.shutdownTimeout().toMillis());
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (ExecutionException e) {
+            return false;
+        }
+    }
+
+    private boolean drainAndStop(long started, long deadline) {
+        if (closing.get()) {
+            // Closed already, or failed and closing on its own: nothing to hand over.
+            shutdownStep = "close";
+            awaitTerminated(deadline);
+            return failure == null && terminated.getCount() == 0;
+        }
+        RaftServer.Division division = divisionOrNull();
+        boolean leading = division != null && division.getInfo().isLeader();
+        int peers = division == null ? 0 : division.getGroup().getPeers().size();
+        LOG.info("event=shutdown_begin member={} role={} members={} timeout_ms={}", config.memberName(),
+                leading ? "leader" : "follower", peers, config.shutdownTimeout().toMillis());
+
+        shutdownStep = "drain";
+        member.startDraining();
+        String reason = shuttingDownStatus(config.memberName()).getDescription();
+        int parked = member.locks().endParked(reason);
+        long drainBudget = (deadline - started) / 4;
+        boolean answered = gate.awaitUnaryAnswered(started + drainBudget);
+        watches.closeAll(reason + "; resume the watch from the revision after the last one received");
+        int streams = gate.endStreams();
+        LOG.info("event=shutdown_drained member={} lock_waits_handed_back={} unary_calls_unanswered={} streams_ended={} took_ms={}",
+                config.memberName(), parked, answered ? 0 : gate.unaryInFlight(), streams, millisSince(started));
+
+        if (division != null && peers > 1 && division.getInfo().isLeader()) {
+            shutdownStep = "leadership_transfer";
+            // Leave a quarter of the time for closing Raft, whatever the transfer takes.
+            transferLeadership(division, deadline - (deadline - started) / 4);
+        }
+
+        shutdownStep = "raft_close";
+        long closeStarted = System.nanoTime();
+        close();
+        String failed = failure;
+        if (failed != null) {
+            LOG.error("event=shutdown_complete member={} took_ms={} close_ms={} clean=false reason=\"the member had failed: {}\"",
+                    config.memberName(), millisSince(started), millisSince(closeStarted), failed);
+            return false;
+        }
+        LOG.info("event=shutdown_complete member={} took_ms={} close_ms={}", config.memberName(), millisSince(started),
+                millisSince(closeStarted));
+        return true;
+    }
+
+    /**
+     * Hands leadership to the best follower and waits, until {@code deadline} at most, until it
+     * leads. Ratis replicates the rest of the log to it first (new writes wait meanwhile), then
+     * tells it to start an election at once, which it wins: its log is as long as the leader's.
+     */
+    private void transferLeadership(RaftServer.Division division, long deadline) {
+        long began = System.nanoTime();
+        String outcome = "no follower answered within the last election timeout";
+        for (RaftPeerId target : transferees(division)) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                outcome = "out of time";
+                break;
+            }
+            // A follower that cannot take over within two election timeouts is unlikely to; try the next.
+            long attemptMillis = Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), 2 * config.electionTimeout().toMillis()));
+            try {
+                RaftClientReply reply = raft.transferLeadershipAsync(new TransferLeadershipRequest(transferClient,
+                                RaftPeerId.valueOf(config.memberName()), groupId, transferCalls.incrementAndGet(), target, attemptMillis))
+                        .get(attemptMillis + 500, TimeUnit.MILLISECONDS);
+                if (reply.isSuccess()) {
+                    LOG.info("event=leadership_transferred from={} to={} took_ms={}", config.memberName(), target, millisSince(began));
+                    return;
+                }
+                outcome = String.valueOf(reply.getException());
+            } catch (IOException | ExecutionException | TimeoutException | RuntimeException e) {
+                outcome = e.toString();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                outcome = "interrupted";
+                break;
+            }
+            RaftPeerId leader = division.getInfo().getLeaderId();
+            if (leader != null && !leader.toString().equals(config.memberName())) {
+                // Another member leads already (an election overtook the transfer): as good.
+                LOG.info("event=leadership_transferred from={} to={} took_ms={}", config.memberName(), leader, millisSince(began));
+                return;
+            }
+        }
+        LOG.warn("event=leadership_transfer_failed member={} reason=\"{}\" took_ms={} (the others elect a leader once their"
+                + " election timeout passes)", config.memberName(), outcome, millisSince(began));
+    }
+
+    /**
+     * The followers that answered within the last election timeout (one that did not is down or
+     * shutting down too, and would only use up the time), best successor first: the one with the
+     * most of the log, then the one heard from last.
+     */
+    private List<RaftPeerId> transferees(RaftServer.Division division) {
+        record Candidate(RaftPeerId id, long matchIndex, long silentMillis) {}
+        List<ServerRpcProto> followers = division.getInfo().getRoleInfoProto().getLeaderInfo().getFollowerInfoList();
+        long[] matches = division.getInfo().getFollowerMatchIndices();
+        // Both lists come from the leader's log appenders in the same order; should the set change
+        // between the two reads, rank without the match index (Ratis still waits for the target to catch up).
+        boolean aligned = matches != null && matches.length == followers.size();
+        long electionMillis = config.electionTimeout().toMillis();
+        List<Candidate> candidates = new ArrayList<>();
+        for (int i = 0; i < followers.size(); i++) {
+            ServerRpcProto f = followers.get(i);
+            candidates.add(new Candidate(RaftPeerId.valueOf(f.getId().getId()), aligned ? matches[i] : 0, f.getLastRpcElapsedTimeMs()));
+        }
+        return candidates.stream()
+                .filter(c -> c.silentMillis() < electionMillis)
+                .sorted(Comparator.comparing(Candidate::matchIndex, Comparator.reverseOrder())
+                        .thenComparingLong(Candidate::silentMillis))
+                .map(Candidate::id)
+                .toList();
+    }
+
+    private RaftServer.Division divisionOrNull() {
+        try {
+            return raft.getDivision(groupId);
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private void awaitTerminated(long deadline) {
+        try {
+            terminated.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static long millisSince(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - nanos);
+    }
+
+    /** What a client is told by a member that shuts down. */
+    static Status shuttingDownStatus(String memberName) {
+        return Status.UNAVAILABLE.withDescription("member " + memberName + " shutting down, retry another member");
+    }
+
+    /**
+     * Stops serving and closes the Raft server at once; idempotent. Parked lock waits and streams
+     * are cut without leaving their queues, but nothing is handed over: a leader's followers elect
+     * another after an election timeout. {@link #shutdownGracefully()} is the orderly way.
+     */
     @Override
     public void close() {
         if (!closing.compareAndSet(false, true)) {
@@ -397,5 +627,175 @@ public final class TenureServer implements AutoCloseable {
             t.setDaemon(true);
             return t;
         };
+    }
+
+    /**
+     * The door of the client port. While the member drains, each new call is refused with
+     * UNAVAILABLE, so the client tries another member; the calls let in before are tracked, so
+     * the drain can wait for the unary ones to be answered and end the streams (keep-alive,
+     * watch) with UNAVAILABLE. A stream ended here reports itself cancelled to the service code,
+     * and whatever that code still sends on it is dropped.
+     */
+    static final class CallGate implements ServerInterceptor {
+        private final BooleanSupplier refusing;
+        private final Status refusal;
+        private final Object lock = new Object();
+        private int unaryInFlight; // guarded by lock
+        private final Set<GatedCall<?, ?>> streams = ConcurrentHashMap.newKeySet();
+        private volatile boolean streamsEnded;
+
+        CallGate(BooleanSupplier refusing, Status refusal) {
+            this.refusing = refusing;
+            this.refusal = refusal;
+        }
+
+        @Override
+        public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata headers, ServerCallHandler<Q, A> next) {
+            if (refusing.getAsBoolean()) {
+                call.close(refusal, new Metadata());
+                return new ServerCall.Listener<>() { };
+            }
+            boolean unary = call.getMethodDescriptor().getType() == MethodDescriptor.MethodType.UNARY;
+            GatedCall<Q, A> gated = new GatedCall<>(call, unary);
+            if (unary) {
+                synchronized (lock) {
+                    unaryInFlight++;
+                }
+            } else {
+                streams.add(gated);
+            }
+            ServerCall.Listener<Q> listener;
+            try {
+                listener = next.startCall(gated, headers);
+            } catch (RuntimeException e) {
+                finished(gated);
+                throw e;
+            }
+            if (!unary && streamsEnded) {
+                gated.end(refusal); // let in just as the streams were being ended
+            }
+            return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(listener) {
+                @Override
+                public void onComplete() {
+                    try {
+                        super.onComplete();
+                    } finally {
+                        finished(gated);
+                    }
+                }
+
+                @Override
+                public void onCancel() {
+                    try {
+                        super.onCancel();
+                    } finally {
+                        finished(gated);
+                    }
+                }
+            };
+        }
+
+        private void finished(GatedCall<?, ?> call) {
+            if (!call.finished.compareAndSet(false, true)) {
+                return;
+            }
+            if (call.unary) {
+                synchronized (lock) {
+                    if (--unaryInFlight == 0) {
+                        lock.notifyAll();
+                    }
+                }
+            } else {
+                streams.remove(call);
+            }
+        }
+
+        /** Waits until every unary call let in has been answered, or {@code deadline} (System.nanoTime) passes. */
+        boolean awaitUnaryAnswered(long deadline) {
+            synchronized (lock) {
+                while (unaryInFlight > 0) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        return false;
+                    }
+                    try {
+                        TimeUnit.NANOSECONDS.timedWait(lock, left);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return false;
+                    }
+                }
+                return true;
+            }
+        }
+
+        int unaryInFlight() {
+            synchronized (lock) {
+                return unaryInFlight;
+            }
+        }
+
+        /** Ends every open stream, and any let in from now on, with the refusal; returns how many it ended. */
+        int endStreams() {
+            streamsEnded = true;
+            int ended = 0;
+            for (GatedCall<?, ?> call : streams) {
+                if (call.end(refusal)) {
+                    ended++;
+                }
+            }
+            return ended;
+        }
+    }
+
+    /** A call that the gate can end from outside: sends and closes are serialized and dropped once closed. */
+    private static final class GatedCall<Q, A> extends ForwardingServerCall.SimpleForwardingServerCall<Q, A> {
+        final boolean unary;
+        final AtomicBoolean finished = new AtomicBoolean();
+        private boolean closed; // guarded by this
+        private boolean endedByGate; // guarded by this
+
+        GatedCall(ServerCall<Q, A> call, boolean unary) {
+            super(call);
+            this.unary = unary;
+        }
+
+        @Override
+        public synchronized void sendHeaders(Metadata headers) {
+            if (!closed) {
+                super.sendHeaders(headers);
+            }
+        }
+
+        @Override
+        public synchronized void sendMessage(A message) {
+            if (!closed) {
+                super.sendMessage(message);
+            }
+        }
+
+        @Override
+        public synchronized void close(Status status, Metadata trailers) {
+            if (!closed) {
+                closed = true;
+                super.close(status, trailers);
+            }
+        }
+
+        @Override
+        public synchronized boolean isCancelled() {
+            return endedByGate || super.isCancelled();
+        }
+
+        /** @return false when the call had ended already */
+        synchronized boolean end(Status status) {
+            if (closed) {
+                return false;
+            }
+            closed = true;
+            endedByGate = true;
+            super.close(status, new Metadata());
+            return true;
+        }
     }
 }

@@ -152,39 +152,53 @@ public final class HttpFront implements AutoCloseable {
     }
 
     /**
-     * The member's limits, before any work: beyond {@code --max-connections} open connections a
+     * A draining member refuses new API calls (503, retry elsewhere). The member's limits, before any work: beyond {@code --max-connections} open connections a
      * request is answered 429 and its connection closed; the API (not health, readiness, metrics
      * or a renew, which keeps a lease alive) takes a token from the member's request-rate guard.
      */
     private void guard(Context ctx) {
-        if (openConnections.count() > maxConnections) {
+        if (openConnections.isOverLimit(ctx)) {
             ctx.header("Connection", "close");
             throw new Failure(ErrorCode.LIMIT_EXCEEDED, null, "this member serves at most " + maxConnections
                     + " HTTP connections (--max-connections); use another member or fewer connections");
         }
         String path = ctx.path();
+        if (member.draining() && path.startsWith("/v1/")) {
+            throw new Failure(ErrorCode.UNAVAILABLE, null, "this member is shutting down; retry another member");
+        }
         boolean api = path.startsWith("/v1/") && !(path.endsWith("/renew") && "POST".equals(ctx.method().name()));
         if (api && !member.rateGuard().tryAdmit()) {
             throw new Failure(ErrorCode.LIMIT_EXCEEDED, null, member.rateGuard().refusal().getMessage());
         }
     }
 
-    /** Counts the open HTTP connections for the connection limit. */
-    private static final class OpenConnections implements org.eclipse.jetty.io.Connection.Listener {
+    /**
+     * Counts the open HTTP connections; a connection opened while {@code maxConnections} others
+     * were open is marked, and every request on it is refused.
+     */
+    private final class OpenConnections implements org.eclipse.jetty.io.Connection.Listener {
         private final java.util.concurrent.atomic.AtomicInteger open = new java.util.concurrent.atomic.AtomicInteger();
+        private final java.util.Set<org.eclipse.jetty.io.Connection> overLimit = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
         @Override
         public void onOpened(org.eclipse.jetty.io.Connection connection) {
-            open.incrementAndGet();
+            if (open.incrementAndGet() > maxConnections) {
+                overLimit.add(connection);
+            }
         }
 
         @Override
         public void onClosed(org.eclipse.jetty.io.Connection connection) {
             open.decrementAndGet();
+            overLimit.remove(connection);
         }
 
-        int count() {
-            return open.get();
+        boolean isOverLimit(Context ctx) {
+            if (overLimit.isEmpty()) {
+                return false;
+            }
+            org.eclipse.jetty.server.Request request = org.eclipse.jetty.server.Request.getBaseRequest(ctx.req());
+            return request != null && overLimit.contains(request.getHttpChannel().getEndPoint().getConnection());
         }
     }
 

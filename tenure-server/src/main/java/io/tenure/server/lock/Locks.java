@@ -7,6 +7,7 @@ import io.tenure.core.Limits;
 import io.tenure.core.LeaseView;
 import io.tenure.core.LockView;
 import io.tenure.core.Result;
+import io.tenure.server.NotServingException;
 import io.tenure.server.RequestRejected;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.LimitExceeded;
@@ -78,6 +79,8 @@ public final class Locks {
     private final TenureStateMachine stateMachine;
     private final ScheduledExecutorService timer;
     private final Map<WaitKey, List<Wait>> parked = new ConcurrentHashMap<>();
+    /** Set once the member shuts down: no call parks here any more (see {@link #endParked}). */
+    private volatile String handingBack;
 
     private final ServerMetrics metrics;
     private final ServerLimits limits;
@@ -251,6 +254,31 @@ public final class Locks {
         }
     }
 
+    /**
+     * The member is shutting down: answers every parked call, and every call that would park
+     * from now on, with {@link NotServingException} (UNAVAILABLE), <em>without</em> withdrawing it
+     * from the queue. No {@code LockCancel} goes through the log: the client retries on another
+     * member with the same lease and keeps its place, or receives the grant that reached its lease
+     * meanwhile (a grant applied here after this finds no parked call and is left to the lease).
+     *
+     * @return how many parked calls were answered
+     */
+    public int endParked(String reason) {
+        handingBack = reason;
+        NotServingException retryElsewhere = new NotServingException(reason);
+        int answered = 0;
+        for (WaitKey id : List.copyOf(parked.keySet())) {
+            List<Wait> waits = parked.remove(id);
+            if (waits != null) {
+                for (Wait w : waits) {
+                    fail(w, retryElsewhere);
+                    answered++;
+                }
+            }
+        }
+        return answered;
+    }
+
     /** How many calls are parked on this member (for status and tests). */
     public int parkedCount() {
         return parked.values().stream().mapToInt(List::size).sum();
@@ -270,6 +298,13 @@ public final class Locks {
             // Neither holding nor queued: the lease ended (or a cancel removed us) meanwhile.
             unpark(wait);
             withdraw(wait);
+            return;
+        }
+        String reason = handingBack;
+        if (reason != null) {
+            // Parked after endParked swept (or while it sweeps): hand it back the same way.
+            unpark(wait);
+            fail(wait, new NotServingException(reason));
             return;
         }
         if (wait.abandoned) {

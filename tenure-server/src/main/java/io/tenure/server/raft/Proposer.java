@@ -211,8 +211,11 @@ public final class Proposer {
                 .setMessage(message)
                 .setType(RaftClientRequest.writeRequestType())
                 .build();
+        // Stepping down (a leadership transfer, as in a graceful shutdown): the forwarding client
+        // retries until the new leader takes the entry, instead of failing the callers.
         return server.submitClientRequestAsync(request).thenCompose(r ->
                 r.getNotLeaderException() != null || r.getLeaderNotReadyException() != null
+                        || r.getLeaderSteppingDownException() != null
                         ? forwarder.async().send(message)
                         : CompletableFuture.completedFuture(r));
     }
