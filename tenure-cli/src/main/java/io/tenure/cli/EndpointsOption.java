@@ -8,32 +8,47 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
-/** The {@code --endpoints} and {@code --request-timeout} options shared by the client commands. */
+/**
+ * The {@code --endpoints} and {@code --request-timeout} options shared by the client commands;
+ * {@code TENURE_ENDPOINTS} and {@code TENURE_REQUEST_TIMEOUT} when not given (see {@link SettingSources}).
+ */
 final class EndpointsOption {
     @Spec(Spec.Target.MIXEE)
     CommandSpec spec;
 
+    // Defaults written out, not ${DEFAULT-VALUE}, which would show what TENURE_ENDPOINTS gave.
     @Option(names = "--endpoints", split = ",", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:7070",
-            description = "Members to talk to, comma-separated. Any member will do: a call that finds one not "
-                    + "serving (down, no leader) moves on to the next, and keeps cycling through them with "
-                    + "backoff until answered or --request-timeout (default: ${DEFAULT-VALUE}).")
+            description = "Members to talk to, comma-separated; TENURE_ENDPOINTS when not given. Any member will do: "
+                    + "a call that finds one not serving (down, no leader) moves on to the next, and keeps cycling "
+                    + "through them with backoff until answered or --request-timeout (default: 127.0.0.1:7070).")
     List<String> endpoints;
 
     @Option(names = "--request-timeout", paramLabel = "DURATION", defaultValue = "10s",
             converter = DurationConverter.class,
             description = "How long one request may keep trying the endpoints, e.g. 500ms, 10s; long enough "
-                    + "for a leader election (default: ${DEFAULT-VALUE}).")
+                    + "for a leader election; TENURE_REQUEST_TIMEOUT when not given (default: 10s).")
     Duration requestTimeout;
 
     /** Connects lazily; a malformed endpoint is a usage error naming {@code --endpoints}. */
     TenureClient connect() {
         if (requestTimeout.isZero()) {
-            throw new ParameterException(spec.commandLine(), "Invalid value for option '--request-timeout': must be more than 0");
+            throw new ParameterException(spec.commandLine(), sourceOf("--request-timeout")
+                    + "Invalid value for option '--request-timeout': must be more than 0");
         }
         try {
             return TenureClient.builder().endpoints(endpoints).requestTimeout(requestTimeout).build();
         } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), "Invalid value for option '--endpoints': " + e.getMessage());
+            throw new ParameterException(spec.commandLine(), sourceOf("--endpoints") + "Invalid value for option '--endpoints': "
+                    + e.getMessage());
         }
+    }
+
+    /** {@code "TENURE_ENDPOINTS=...: "} when the environment gave {@code option}, else "". */
+    String sourceOf(String option) {
+        if (spec.defaultValueProvider() instanceof SettingSources sources) {
+            String source = sources.sourceOf(spec.findOption(option));
+            return source == null ? "" : source + ": ";
+        }
+        return "";
     }
 }

@@ -1,6 +1,7 @@
 package io.tenure.cli;
 
 import io.tenure.server.ServerConfig;
+import io.tenure.server.ServerLimits;
 import io.tenure.server.TenureServer;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -24,7 +25,7 @@ import picocli.CommandLine.Spec;
                     + "and --data-dir. To grow a running cluster, start the new member with --join and a --peers "
                     + "list that includes it, then run 'tenure member add NAME HOST:PORT'.",
             "Raft timing: a leader's failure is noticed after one to two election timeouts. In a cluster the "
-                    + "shortest lease TTL granted is 10 election timeouts (10s by default), so that a kept-alive "
+                    + "shortest lease TTL granted is 30 election timeouts (30s by default), so that a kept-alive "
                     + "lease survives a failover within its client's TTL/2 safety window."
         },
         exitCodeListHeading = "%nExit codes:%n",
@@ -33,7 +34,21 @@ import picocli.CommandLine.Spec;
             "1:could not start (for example an unusable data directory, one of another cluster or member, "
                     + "or a port in use), stopped on a fatal error, or a stop on request did not finish within "
                     + "--shutdown-timeout",
-            "2:usage error (an invalid option; nothing was started and the data directory was not touched)"
+            "2:usage error (an invalid option, from a flag, the environment or the config file; nothing was "
+                    + "started and the data directory was not touched)"
+        },
+        footerHeading = "%nWhere settings come from:%n",
+        footer = {
+            "Each option above can also be set by an environment variable named after it (TENURE_ and the option's "
+                    + "name in capitals, '_' for '-': TENURE_DATA_DIR, TENURE_CLIENT_PORT, TENURE_HTTP_PORT, "
+                    + "TENURE_PEERS, TENURE_ID, TENURE_MAX_CONNECTIONS, ...; TENURE_CONFIG names the config file), or "
+                    + "by a line of the --config file: 'key = value', the key being the option's name without dashes "
+                    + "(data-dir = /var/lib/tenure); '#' starts a comment line.",
+            "",
+            "Precedence, highest first: flag > environment variable > config file > default. An empty variable "
+                    + "counts as unset. An invalid value from any source, or an unknown key in the file, stops "
+                    + "start-up naming the option and where the value came from. TENURE_LOCK_KEY, TENURE_LEASE_ID "
+                    + "and TENURE_FENCING_TOKEN (what 'tenure lock' gives its command) are never read as settings."
         })
 final class ServerCommand implements Callable<Integer> {
     /**
@@ -45,17 +60,46 @@ final class ServerCommand implements Callable<Integer> {
             "cluster name", "--cluster",
             "client port", "--client-port",
             "peer port", "--peer-port",
+            "http port", "--http-port",
             "peers", "--peers",
             "snapshot threshold", "--snapshot-every",
             "election timeout", "--election-timeout",
-            "shutdown timeout", "--shutdown-timeout");
+            "shutdown timeout", "--shutdown-timeout",
+            "max connections", "--max-connections",
+            "max leases per client", "--max-leases-per-client",
+            "max locks per client", "--max-locks-per-client",
+            "max waiters per lock", "--max-waiters-per-lock",
+            "max requests per second", "--max-requests-per-second",
+            "max http body", "--max-http-body");
+
+    // The defaults, as flag values; ServerOptionsTest checks that they make ServerConfig.defaults().
+    // Help shows them as written here, not through picocli's ${DEFAULT-VALUE}, which would show a
+    // value the environment or the config file gave instead.
+    private static final String CLIENT_PORT = "" + ServerConfig.DEFAULT_CLIENT_PORT;
+    private static final String HTTP_PORT = "" + ServerConfig.DEFAULT_HTTP_PORT;
+    private static final String SNAPSHOT_EVERY = "" + ServerConfig.DEFAULT_SNAPSHOT_EVERY;
+    private static final String DATA_DIR = "tenure-data";
+    private static final String ELECTION_TIMEOUT = "1s";
+    private static final String SHUTDOWN_TIMEOUT = "10s";
+    private static final String MAX_CONNECTIONS = "10000";
+    private static final String MAX_LEASES_PER_CLIENT = "10000";
+    private static final String MAX_LOCKS_PER_CLIENT = "10000";
+    private static final String MAX_WAITERS_PER_LOCK = "10000";
+    private static final String MAX_REQUESTS_PER_SECOND = "50000";
+    private static final String MAX_HTTP_BODY = "128KiB";
 
     @Spec
     CommandSpec spec;
 
+    @Option(names = "--config", paramLabel = "FILE",
+            description = "A file of settings, one 'key = value' per line, keys being these options' names without "
+                    + "dashes (data-dir = /var/lib/tenure); flags and environment variables override it "
+                    + "(default: none, or TENURE_CONFIG).")
+    Path configFile;
+
     @Option(names = {"--id", "--member"}, paramLabel = "NAME", defaultValue = ServerConfig.DEFAULT_MEMBER,
             description = "This member's name: letters, digits, '_', '.', '-'. With --peers, it must be one of "
-                    + "the names listed. --member is an older name of this option (default: ${DEFAULT-VALUE}).")
+                    + "the names listed. --member is an older name of this option (default: " + ServerConfig.DEFAULT_MEMBER + ").")
     String member;
 
     @Option(names = "--peers", paramLabel = "NAME=HOST:PORT,...",
@@ -65,7 +109,8 @@ final class ServerCommand implements Callable<Integer> {
     String peers;
 
     @Option(names = "--cluster", paramLabel = "NAME", defaultValue = ServerConfig.DEFAULT_CLUSTER,
-            description = "The cluster's name; a data directory of another cluster is refused (default: ${DEFAULT-VALUE}).")
+            description = "The cluster's name; a data directory of another cluster is refused (default: "
+                    + ServerConfig.DEFAULT_CLUSTER + ").")
     String cluster;
 
     @Option(names = "--join",
@@ -73,42 +118,73 @@ final class ServerCommand implements Callable<Integer> {
                     + "it takes part once added (default: off).")
     boolean join;
 
-    @Option(names = "--data-dir", paramLabel = "DIR", defaultValue = "tenure-data",
-            description = "Where the Raft log, snapshots and member identity live (default: ./${DEFAULT-VALUE}).")
+    @Option(names = "--data-dir", paramLabel = "DIR", defaultValue = DATA_DIR,
+            description = "Where the Raft log, snapshots and member identity live (default: ./" + DATA_DIR + ").")
     Path dataDir;
 
     @Option(names = "--host", paramLabel = "ADDRESS", defaultValue = ServerConfig.DEFAULT_HOST,
-            description = "Address the client port binds to, and without --peers the peer port too "
-                    + "(default: ${DEFAULT-VALUE}).")
+            description = "Address the client and HTTP ports bind to, and without --peers the peer port too "
+                    + "(default: " + ServerConfig.DEFAULT_HOST + ").")
     String host;
 
-    @Option(names = "--client-port", paramLabel = "PORT", defaultValue = "" + ServerConfig.DEFAULT_CLIENT_PORT,
-            description = "gRPC port for clients; 0 picks a free one (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--client-port", paramLabel = "PORT", defaultValue = CLIENT_PORT, converter = PortConverter.class,
+            description = "gRPC port for clients; 0 picks a free one (default: " + CLIENT_PORT + ").")
     int clientPort;
 
-    @Option(names = "--peer-port", paramLabel = "PORT",
+    @Option(names = "--peer-port", paramLabel = "PORT", converter = PortConverter.class,
             description = "Raft port for peer traffic; 0 picks a free one. With --peers it comes from this "
                     + "member's entry, and a different --peer-port is an error (default: "
                     + ServerConfig.DEFAULT_PEER_PORT + ").")
     Integer peerPort;
 
-    @Option(names = "--snapshot-every", paramLabel = "N", defaultValue = "" + ServerConfig.DEFAULT_SNAPSHOT_EVERY,
+    @Option(names = "--http-port", paramLabel = "PORT", defaultValue = HTTP_PORT, converter = PortConverter.class,
+            description = "HTTP port for the JSON API, /metrics, /healthz and /readyz; 0 picks a free one "
+                    + "(default: " + HTTP_PORT + ").")
+    int httpPort;
+
+    @Option(names = "--snapshot-every", paramLabel = "N", defaultValue = SNAPSHOT_EVERY,
             description = "Take a snapshot and purge the log after this many log entries, at least 100 "
-                    + "(default: ${DEFAULT-VALUE}).")
+                    + "(default: " + SNAPSHOT_EVERY + ").")
     long snapshotEvery;
 
-    @Option(names = "--election-timeout", paramLabel = "DURATION", defaultValue = "1s",
+    @Option(names = "--election-timeout", paramLabel = "DURATION", defaultValue = ELECTION_TIMEOUT,
             converter = DurationConverter.class,
             description = "Raft election timeout, 100ms to 60s; an election starts after between one and two "
-                    + "of it without a leader. Keep lease TTLs well above it (default: ${DEFAULT-VALUE}).")
+                    + "of it without a leader. Keep lease TTLs well above it (default: " + ELECTION_TIMEOUT + ").")
     Duration electionTimeout;
 
-    @Option(names = "--shutdown-timeout", paramLabel = "DURATION", defaultValue = "10s",
+    @Option(names = "--shutdown-timeout", paramLabel = "DURATION", defaultValue = SHUTDOWN_TIMEOUT,
             converter = DurationConverter.class,
             description = "How long a graceful stop (SIGTERM, SIGINT) may take, 100ms to 10m: refuse new calls, answer "
                     + "those in flight, hand leadership to another member, close the log. Past it the member stops "
-                    + "anyway and exits 1 (default: ${DEFAULT-VALUE}).")
+                    + "anyway and exits 1 (default: " + SHUTDOWN_TIMEOUT + ").")
     Duration shutdownTimeout;
+
+    @Option(names = "--max-connections", paramLabel = "N", defaultValue = MAX_CONNECTIONS,
+            description = "Client connections accepted at once, gRPC and HTTP each (default: " + MAX_CONNECTIONS + ").")
+    int maxConnections;
+
+    @Option(names = "--max-leases-per-client", paramLabel = "N", defaultValue = MAX_LEASES_PER_CLIENT,
+            description = "Live leases with the same client id (default: " + MAX_LEASES_PER_CLIENT + ").")
+    int maxLeasesPerClient;
+
+    @Option(names = "--max-locks-per-client", paramLabel = "N", defaultValue = MAX_LOCKS_PER_CLIENT,
+            description = "Locks held or waited for by the leases of one client id (default: " + MAX_LOCKS_PER_CLIENT + ").")
+    int maxLocksPerClient;
+
+    @Option(names = "--max-waiters-per-lock", paramLabel = "N", defaultValue = MAX_WAITERS_PER_LOCK,
+            description = "Leases queued for one lock (default: " + MAX_WAITERS_PER_LOCK + ").")
+    int maxWaitersPerLock;
+
+    @Option(names = "--max-requests-per-second", paramLabel = "N", defaultValue = MAX_REQUESTS_PER_SECOND,
+            description = "Requests this member admits per second over gRPC and HTTP, lease keep-alives and renews not counted; 0 turns the guard off "
+                    + "(default: " + MAX_REQUESTS_PER_SECOND + ").")
+    int maxRequestsPerSecond;
+
+    @Option(names = "--max-http-body", paramLabel = "SIZE", defaultValue = MAX_HTTP_BODY, converter = SizeConverter.class,
+            description = "The largest HTTP request body, in bytes or with KiB/MiB, at least 1024 "
+                    + "(default: " + MAX_HTTP_BODY + ").")
+    int maxHttpBody;
 
     @Override
     public Integer call() throws InterruptedException {
@@ -165,11 +241,16 @@ final class ServerCommand implements Callable<Integer> {
     }
 
     /**
-     * The defaults overridden by the options given. Checked completely before anything starts
-     * (so before the data directory is touched); an invalid value is a usage error naming the
-     * option that sets it.
+     * The defaults overridden by the options given (as flags, environment variables or config-file
+     * lines, see {@link SettingSources}). Checked completely before anything starts (so before the
+     * data directory is touched); an invalid value is a usage error naming the option that sets
+     * it, and where its value came from when that was not a flag.
      */
     ServerConfig config() {
+        if (spec.defaultValueProvider() instanceof SettingSources sources) {
+            // Refuses a bad config file even when flags give every setting it would.
+            sources.configFile(spec);
+        }
         ServerConfig config = ServerConfig.defaults()
                 .withMemberName(member)
                 .withClusterName(cluster)
@@ -177,15 +258,23 @@ final class ServerCommand implements Callable<Integer> {
                 .withDataDir(dataDir)
                 .withHost(host)
                 .withClientPort(clientPort)
+                .withHttpPort(httpPort)
                 .withSnapshotEvery(snapshotEvery)
                 .withElectionTimeout(electionTimeout)
-                .withShutdownTimeout(shutdownTimeout);
+                .withShutdownTimeout(shutdownTimeout)
+                .withLimits(ServerLimits.defaults()
+                        .withMaxConnections(maxConnections)
+                        .withMaxLeasesPerClient(maxLeasesPerClient)
+                        .withMaxLocksPerClient(maxLocksPerClient)
+                        .withMaxWaitersPerLock(maxWaitersPerLock)
+                        .withMaxRequestsPerSecond(maxRequestsPerSecond)
+                        .withMaxHttpBodyBytes(maxHttpBody));
         if (peers != null) {
             try {
                 // After the member name: this member's entry sets the peer port.
                 config = config.withPeers(ServerConfig.parsePeers(peers));
             } catch (IllegalArgumentException e) {
-                throw new ParameterException(spec.commandLine(), "Invalid value for option '--peers': " + e.getMessage());
+                throw new ParameterException(spec.commandLine(), from("--peers") + "Invalid value for option '--peers': " + e.getMessage());
             }
         }
         if (peerPort != null) {
@@ -195,8 +284,17 @@ final class ServerCommand implements Callable<Integer> {
         try {
             return config.validate();
         } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), describe(e.getMessage(), peers != null));
+            throw new ParameterException(spec.commandLine(), describe(e.getMessage(), peers != null, this::from));
         }
+    }
+
+    /** {@code "TENURE_CLIENT_PORT=abc: "} when the environment or the config file gave {@code option}, else "". */
+    private String from(String option) {
+        if (spec.defaultValueProvider() instanceof SettingSources sources) {
+            String source = sources.sourceOf(spec.findOption(option));
+            return source == null ? "" : source + ": ";
+        }
+        return "";
     }
 
     /** The line that says the member is up ("serving clients on" is what scripts and tests wait for). */
@@ -216,13 +314,18 @@ final class ServerCommand implements Callable<Integer> {
     }
 
     static String describe(String problem, boolean withPeers) {
+        return describe(problem, withPeers, option -> "");
+    }
+
+    /** The message for a refused setting, naming its option, preceded by {@code sourceOf(option)}. */
+    static String describe(String problem, boolean withPeers, java.util.function.Function<String, String> sourceOf) {
         for (Map.Entry<String, String> setting : OPTION_OF_SETTING.entrySet()) {
             if (problem.startsWith(setting.getKey())) {
                 String option = setting.getValue();
                 String hint = withPeers && option.equals("--peer-port")
                         ? " (with --peers, leave --peer-port out: this member's entry sets it)"
                         : "";
-                return "Invalid value for option '" + option + "': " + problem + hint;
+                return sourceOf.apply(option) + "Invalid value for option '" + option + "': " + problem + hint;
             }
         }
         return "Invalid options: " + problem;

@@ -128,7 +128,8 @@ class CommandLineTest {
     @Test
     void helpListsTheSubcommandsAndTheExitCodes() {
         assertThat(run("--help")).isZero();
-        assertThat(out.toString()).contains("server", "lock", "status", "member", "Exit codes");
+        assertThat(out.toString()).contains("server", "lock", "status", "member", "locks", "describe", "lease", "watch",
+                "snapshot", "Exit codes");
 
         out.getBuffer().setLength(0);
         assertThat(run("lock", "--help")).isZero();
@@ -154,8 +155,77 @@ class CommandLineTest {
     @Test
     void subcommandsAreRegistered() {
         assertThat(TenureCli.commandLine().getSubcommands().keySet())
-                .containsExactlyInAnyOrder("server", "lock", "status", "member");
+                .containsExactlyInAnyOrder("server", "lock", "status", "member", "locks", "describe", "lease", "watch", "snapshot");
         assertThat(TenureCli.commandLine().getSubcommands().get("member").getSubcommands().keySet())
                 .containsExactlyInAnyOrder("list", "add", "remove");
+        assertThat(TenureCli.commandLine().getSubcommands().get("lease").getSubcommands().keySet())
+                .containsExactlyInAnyOrder("grant", "revoke", "ttl", "list");
+        assertThat(TenureCli.commandLine().getSubcommands().get("snapshot").getSubcommands().keySet())
+                .containsExactlyInAnyOrder("save", "restore");
+    }
+
+    @Test
+    void locksDescribeAndWatchReadTheirArguments() {
+        LocksCommand locks = parsed(LocksCommand.class, "locks", "--prefix", "jobs/", "--limit", "50", "--endpoints", "a:1");
+        assertThat(locks.prefix).isEqualTo("jobs/");
+        assertThat(locks.limit).isEqualTo(50);
+        assertThat(locks.endpoints.endpoints).containsExactly("a:1");
+        LocksCommand all = parsed(LocksCommand.class, "locks");
+        assertThat(all.prefix).isEmpty();
+        assertThat(all.limit).isEqualTo(1000);
+
+        assertThat(parsed(DescribeCommand.class, "describe", "jobs/a").name).isEqualTo("jobs/a");
+
+        WatchCommand watch = parsed(WatchCommand.class, "watch", "jobs/", "--prefix", "--rev", "42");
+        assertThat(watch.key).isEqualTo("jobs/");
+        assertThat(watch.prefix).isTrue();
+        assertThat(watch.startRevision).isEqualTo(42);
+        WatchCommand fromNow = parsed(WatchCommand.class, "watch", "jobs/a");
+        assertThat(fromNow.prefix).isFalse();
+        assertThat(fromNow.startRevision).isZero();
+    }
+
+    @Test
+    void leaseSubcommandsReadTheirArguments() {
+        LeaseCommand.Grant grant = parsedSub(LeaseCommand.Grant.class, "lease", "grant", "--ttl", "1m", "--client-id", "me");
+        assertThat(grant.ttl).isEqualTo(Duration.ofMinutes(1));
+        assertThat(grant.clientId).isEqualTo("me");
+        assertThat(parsedSub(LeaseCommand.Revoke.class, "lease", "revoke", "12345").id).isEqualTo(12345);
+        assertThat(parsedSub(LeaseCommand.TimeToLive.class, "lease", "ttl", "-7").id).isEqualTo(-7);
+
+        assertThat(run("lease", "grant")).isEqualTo(2);
+        assertThat(err.toString()).contains("--ttl");
+        assertThat(run("lease", "revoke")).isEqualTo(2);
+        assertThat(run("lease", "ttl", "abc")).isEqualTo(2);
+        assertThat(run("lease")).isEqualTo(2);
+    }
+
+    @Test
+    void snapshotSubcommandsReadTheirArguments() {
+        SnapshotCommand.Save save = parsedSub(SnapshotCommand.Save.class, "snapshot", "save", "b.snap", "--endpoints", "a:1,b:2",
+                "--timeout", "1m");
+        assertThat(save.file).isEqualTo(Path.of("b.snap"));
+        assertThat(save.endpoints.endpoints).containsExactly("a:1", "b:2");
+        assertThat(save.timeout).isEqualTo(Duration.ofMinutes(1));
+
+        SnapshotCommand.Restore restore = parsedSub(SnapshotCommand.Restore.class, "snapshot", "restore", "b.snap",
+                "--data-dir", "/tmp/d", "--id", "n2", "--cluster", "dr");
+        assertThat(restore.file).isEqualTo(Path.of("b.snap"));
+        assertThat(restore.dataDir).isEqualTo(Path.of("/tmp/d"));
+        assertThat(restore.member).isEqualTo("n2");
+        assertThat(restore.cluster).isEqualTo("dr");
+        SnapshotCommand.Restore defaults = parsedSub(SnapshotCommand.Restore.class, "snapshot", "restore", "b.snap", "--data-dir", "d");
+        assertThat(defaults.member).isEqualTo("n1");
+        assertThat(defaults.cluster).isEqualTo("tenure");
+
+        assertThat(run("snapshot", "save")).isEqualTo(2);
+        assertThat(err.toString()).contains("FILE");
+        assertThat(run("snapshot", "save", "b.snap", "--timeout", "0")).isEqualTo(2);
+        assertThat(err.toString()).contains("--timeout");
+    }
+
+    private static <T> T parsedSub(Class<T> type, String... args) {
+        ParseResult result = TenureCli.commandLine().parseArgs(args);
+        return type.cast(result.subcommand().subcommand().commandSpec().userObject());
     }
 }

@@ -7,7 +7,12 @@ import io.tenure.proto.v1.ClusterServiceGrpc;
 import io.tenure.proto.v1.DescribeRequest;
 import io.tenure.proto.v1.LeaseGrantRequest;
 import io.tenure.proto.v1.LeaseGrantResponse;
+import io.tenure.proto.v1.LeaseListRequest;
+import io.tenure.proto.v1.LeaseListResponse;
 import io.tenure.proto.v1.LeaseRevokeRequest;
+import io.tenure.proto.v1.LeaseSummary;
+import io.tenure.proto.v1.LeaseTimeToLiveRequest;
+import io.tenure.proto.v1.LeaseTimeToLiveResponse;
 import io.tenure.proto.v1.ListLocksRequest;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
@@ -700,6 +705,77 @@ public final class TenureClient implements AutoCloseable {
                 ClusterServiceGrpc.getMemberRemoveMethod(), request, requestTimeout, false);
         return afterRetry(call, NotFoundException.class,
                 members -> members.stream().noneMatch(m -> m.getName().equals(name)));
+    }
+
+    /**
+     * Grants a lease that this client does <em>not</em> keep alive: it ends {@code ttl} after the
+     * grant unless someone renews it ({@code LeaseKeepAlive}) or revokes it. For tools and scripts
+     * that hand the id to another process; to hold locks from Java, use {@link #grantLease}.
+     *
+     * @return the new lease's id
+     * @throws InvalidArgumentException if the server refuses the TTL or client id
+     * @throws UnavailableException     if no member could grant it
+     */
+    public long grantDetachedLease(Duration ttl, String clientId) {
+        checkTtl(ttl);
+        checkClientId(clientId);
+        ensureOpen();
+        long ttlMs = ceilMillis(ttl);
+        LeaseGrantRequest request = LeaseGrantRequest.newBuilder()
+                .setId(newLeaseId())
+                .setTtlMs(ttlMs)
+                .setTtl(Math.max(1, (ttlMs + 999) / 1000))
+                .setClientId(clientId)
+                .build();
+        return Futures.await(unary(LockServiceGrpc.getLeaseGrantMethod(), request), "a lease grant").getId();
+    }
+
+    /**
+     * Revokes lease {@code id}, whoever holds it: its locks pass to their next waiters and its
+     * waits end. Retried on another member after {@code UNAVAILABLE}; a retry that finds the
+     * lease already gone reports {@link LeaseNotFoundException} like any revoke of an unknown lease.
+     *
+     * @throws LeaseNotFoundException if no such lease exists (never granted, expired or revoked)
+     * @throws UnavailableException   if no member could revoke it
+     */
+    public void revokeLease(long id) {
+        ensureOpen();
+        Futures.await(revokeOnServer(id), "revoking lease " + id);
+    }
+
+    /**
+     * Lease {@code id} as the serving member sees it, read linearizably: the remaining TTL on that
+     * member's clock ({@code ttl_ms}; -1 when the lease is gone), the granted TTL, the client id,
+     * and the keys it holds ({@code keys}) and waits for ({@code waiting}).
+     *
+     * @throws UnavailableException if no member could answer (also while a member that just
+     *                              restarted has no deadline for the lease yet)
+     */
+    public LeaseTimeToLiveResponse leaseTimeToLive(long id) {
+        ensureOpen();
+        return Futures.await(unary(LockServiceGrpc.getLeaseTimeToLiveMethod(),
+                LeaseTimeToLiveRequest.newBuilder().setId(id).setKeys(true).build()), "the TTL of lease " + id);
+    }
+
+    /**
+     * Every live lease in id order, read linearizably page by page (each page is consistent; a
+     * lease granted or ended between pages may be missing or listed).
+     *
+     * @throws UnavailableException if no member could answer
+     */
+    public List<LeaseSummary> leases() {
+        ensureOpen();
+        List<LeaseSummary> all = new java.util.ArrayList<>();
+        long after = 0;
+        while (true) {
+            LeaseListResponse page = Futures.await(unary(LockServiceGrpc.getLeaseListMethod(),
+                    LeaseListRequest.newBuilder().setAfterId(after).build()), "the lease list");
+            all.addAll(page.getLeasesList());
+            if (!page.getMore() || page.getLeasesCount() == 0) {
+                return all;
+            }
+            after = page.getLeases(page.getLeasesCount() - 1).getId();
+        }
     }
 
     /**

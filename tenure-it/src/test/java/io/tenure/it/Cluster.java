@@ -21,7 +21,7 @@ import java.util.stream.Stream;
 
 /**
  * A Tenure cluster of real {@code tenure server} processes on 127.0.0.1, for process-level
- * tests. Members are named n1, n2, ...; each has its own free client and peer ports, its data
+ * tests. Members are named n1, n2, ...; each has its own free client, peer and HTTP ports, its data
  * directory {@code DIR/NAME} and its log {@code DIR/NAME.log} (registered with {@link ItLogs},
  * which prints their tails when a test fails).
  *
@@ -88,7 +88,8 @@ final class Cluster implements AutoCloseable {
         Cluster cluster = new Cluster(dir, options);
         try {
             List<String> names = new ArrayList<>();
-            int[] ports = TenureProcess.freePorts(2 * options.size);
+            // Client, peer and HTTP port of each member, all distinct.
+            int[] ports = TenureProcess.freePorts(3 * options.size);
             for (int i = 0; i < options.size; i++) {
                 names.add("n" + cluster.nextNumber++);
             }
@@ -96,7 +97,7 @@ final class Cluster implements AutoCloseable {
             for (int i = 0; i < options.size; i++) {
                 String name = names.get(i);
                 cluster.members.put(name, TenureProcess.member(name, dir.resolve(name), dir.resolve(name + ".log"),
-                        ports[2 * i], ports[2 * i + 1], peers, cluster.memberArgs(false)));
+                        ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], peers, cluster.memberArgs(false)));
             }
             for (TenureProcess member : cluster.members.values()) {
                 member.launch();
@@ -116,7 +117,7 @@ final class Cluster implements AutoCloseable {
     private static String peersOf(List<String> names, int[] ports) {
         List<String> parts = new ArrayList<>();
         for (int i = 0; i < names.size(); i++) {
-            parts.add(names.get(i) + "=127.0.0.1:" + ports[2 * i + 1]);
+            parts.add(names.get(i) + "=127.0.0.1:" + ports[3 * i + 1]);
         }
         return String.join(",", parts);
     }
@@ -290,12 +291,12 @@ final class Cluster implements AutoCloseable {
      */
     TenureProcess prepareJoin() throws IOException {
         String name = "n" + nextNumber++;
-        int[] ports = TenureProcess.freePorts(2);
+        int[] ports = TenureProcess.freePorts(3);
         List<String> parts = new ArrayList<>();
         members.values().forEach(m -> parts.add(m.name + "=" + m.peerAddress()));
         parts.add(name + "=127.0.0.1:" + ports[1]);
         TenureProcess joining = TenureProcess.member(name, dir.resolve(name), dir.resolve(name + ".log"),
-                ports[0], ports[1], String.join(",", parts), memberArgs(true));
+                ports[0], ports[1], ports[2], String.join(",", parts), memberArgs(true));
         others.put(name, joining);
         return joining;
     }

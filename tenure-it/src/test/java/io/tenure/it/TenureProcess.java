@@ -39,6 +39,8 @@ final class TenureProcess implements AutoCloseable {
     final Path dataDir;
     final int clientPort;
     final int peerPort;
+    /** Every member gets a free {@code --http-port}, so that no two collide on the default 7080. */
+    final int httpPort;
     final Path logFile;
     private final List<String> serverArgs;
     private volatile Process process;
@@ -47,33 +49,47 @@ final class TenureProcess implements AutoCloseable {
 
     /** A single member (no peers) with free ports, its log beside its data directory. */
     TenureProcess(Path dataDir) throws IOException {
-        this("n1", dataDir, dataDir.resolveSibling(dataDir.getFileName() + ".log"), freePorts(2), null);
+        this("n1", dataDir, dataDir.resolveSibling(dataDir.getFileName() + ".log"), freePorts(3), null);
     }
 
-    private TenureProcess(String name, Path dataDir, Path logFile, int[] clientAndPeerPort, List<String> serverArgs) {
-        this(name, dataDir, logFile, clientAndPeerPort[0], clientAndPeerPort[1], serverArgs);
+    private TenureProcess(String name, Path dataDir, Path logFile, int[] clientPeerAndHttpPort, List<String> serverArgs) {
+        this(name, dataDir, logFile, clientPeerAndHttpPort[0], clientPeerAndHttpPort[1], clientPeerAndHttpPort[2], serverArgs);
     }
 
-    private TenureProcess(String name, Path dataDir, Path logFile, int clientPort, int peerPort, List<String> serverArgs) {
+    private TenureProcess(String name, Path dataDir, Path logFile, int clientPort, int peerPort, int httpPort,
+                          List<String> serverArgs) {
         this.name = name;
         this.dataDir = dataDir;
         this.logFile = logFile;
         this.clientPort = clientPort;
         this.peerPort = peerPort;
+        this.httpPort = httpPort;
         this.serverArgs = serverArgs != null ? List.copyOf(serverArgs) : List.of("--data-dir", dataDir.toString(),
-                "--client-port", Integer.toString(clientPort), "--peer-port", Integer.toString(peerPort));
+                "--client-port", Integer.toString(clientPort), "--peer-port", Integer.toString(peerPort),
+                "--http-port", Integer.toString(httpPort));
     }
 
     /**
-     * A member of a cluster: {@code tenure server --id NAME --peers PEERS --client-port C --data-dir D}
+     * A member of a cluster: {@code tenure server --id NAME --peers PEERS --client-port C --http-port H --data-dir D}
      * followed by {@code extraArgs} (for example {@code --snapshot-every 200}, {@code --join}).
      */
-    static TenureProcess member(String name, Path dataDir, Path logFile, int clientPort, int peerPort,
+    static TenureProcess member(String name, Path dataDir, Path logFile, int clientPort, int peerPort, int httpPort,
                                 String peers, List<String> extraArgs) {
         List<String> args = new ArrayList<>(List.of("--id", name, "--peers", peers,
-                "--client-port", Integer.toString(clientPort), "--data-dir", dataDir.toString()));
+                "--client-port", Integer.toString(clientPort), "--http-port", Integer.toString(httpPort),
+                "--data-dir", dataDir.toString()));
         args.addAll(extraArgs);
-        return new TenureProcess(name, dataDir, logFile, clientPort, peerPort, args);
+        return new TenureProcess(name, dataDir, logFile, clientPort, peerPort, httpPort, args);
+    }
+
+    /** As {@link #member(String, Path, Path, int, int, int, String, List)}, with a free HTTP port of its own. */
+    static TenureProcess member(String name, Path dataDir, Path logFile, int clientPort, int peerPort,
+                                String peers, List<String> extraArgs) throws IOException {
+        int httpPort;
+        do {
+            httpPort = freePort();
+        } while (httpPort == clientPort || httpPort == peerPort);
+        return member(name, dataDir, logFile, clientPort, peerPort, httpPort, peers, extraArgs);
     }
 
     /** Starts the single member and waits until it answers Status as leader. */
@@ -323,7 +339,7 @@ final class TenureProcess implements AutoCloseable {
     @Override
     public String toString() {
         Process p = process;
-        return name + "(client " + clientPort + ", peer " + peerPort + (p == null ? ", not started" : ", pid " + p.pid()
+        return name + "(client " + clientPort + ", peer " + peerPort + ", http " + httpPort + (p == null ? ", not started" : ", pid " + p.pid()
                 + (p.isAlive() ? "" : ", exited")) + ")";
     }
 

@@ -88,6 +88,21 @@ final class DataDirectory {
         return new DataDirectory(dir, formatted, p);
     }
 
+    /**
+     * Writes the identity of a data directory whose Raft storage was created outside a running
+     * member ({@link SnapshotRestore}), already marked initialized. Written last: until it exists,
+     * {@link #open} refuses the directory (a raft/ directory without an identity), so a restore
+     * cut short is never mistaken for a member's data.
+     */
+    static void writeIdentity(Path dir, String cluster, String member) throws IOException {
+        Properties p = new Properties();
+        p.setProperty("cluster", cluster);
+        p.setProperty("member", member);
+        p.setProperty("layout", Integer.toString(LAYOUT_VERSION));
+        p.setProperty("initialized", "true");
+        write(dir.resolve(IDENTITY), p);
+    }
+
     /** Whether Ratis storage exists here (recover it) or must be created (format). */
     boolean formatted() {
         return formatted;

@@ -126,6 +126,11 @@ public final class Member implements TenureStateMachine.Listener {
         return clusterId;
     }
 
+    /** This member's name (its {@code --id}). */
+    public String memberName() {
+        return config.memberName();
+    }
+
     public long memberId() {
         return memberId;
     }

@@ -1,5 +1,6 @@
 package io.tenure.server.grpc;
 
+import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.tenure.proto.v1.ClusterServiceGrpc;
 import io.tenure.proto.v1.MemberAddRequest;
@@ -7,15 +8,20 @@ import io.tenure.proto.v1.MemberListRequest;
 import io.tenure.proto.v1.MemberListResponse;
 import io.tenure.proto.v1.MemberRemoveRequest;
 import io.tenure.proto.v1.ResponseHeader;
+import io.tenure.proto.v1.SnapshotChunk;
+import io.tenure.proto.v1.SnapshotSaveRequest;
 import io.tenure.server.Member;
+import io.tenure.server.NotServingException;
 
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Cluster administration over gRPC. Configuration changes block until Raft commits them (the
- * leader first brings a new member up to date), so they run on their own executor.
+ * leader first brings a new member up to date), so they run on their own executor, as does
+ * the copy of a backup ({@link #snapshotSave}).
  */
 public final class GrpcClusterService extends ClusterServiceGrpc.ClusterServiceImplBase {
     private final Member member;
@@ -47,15 +53,40 @@ public final class GrpcClusterService extends ClusterServiceGrpc.ClusterServiceI
         admin.execute(() -> reply(observer, () -> member.removeMember(request.getName())));
     }
 
+    /**
+     * A backup of the applied state: after a read barrier (so it holds every write acknowledged
+     * before the call), a consistent copy streamed in chunks; see {@link SnapshotSender}.
+     */
+    @Override
+    public void snapshotSave(SnapshotSaveRequest request, StreamObserver<SnapshotChunk> observer) {
+        SnapshotSender sender = new SnapshotSender(member, (ServerCallStreamObserver<SnapshotChunk>) observer);
+        member.readBarrier().whenComplete((ignored, error) -> {
+            if (error != null) {
+                sender.fail(error);
+                return;
+            }
+            try {
+                admin.execute(() -> sender.start(header()));
+            } catch (RejectedExecutionException closing) {
+                sender.fail(new NotServingException("the member is shutting down; take the backup from another member"));
+            }
+        });
+    }
+
+    private ResponseHeader header() {
+        return ResponseHeader.newBuilder()
+                .setClusterId(member.clusterId())
+                .setMemberId(member.memberId())
+                .setRevision(member.revision())
+                .setRaftTerm(member.term())
+                .build();
+    }
+
     private void reply(StreamObserver<MemberListResponse> observer, Callable<List<io.tenure.proto.v1.Member>> members) {
         try {
             List<io.tenure.proto.v1.Member> list = members.call();
             observer.onNext(MemberListResponse.newBuilder()
-                    .setHeader(ResponseHeader.newBuilder()
-                            .setClusterId(member.clusterId())
-                            .setMemberId(member.memberId())
-                            .setRevision(member.revision())
-                            .setRaftTerm(member.term()))
+                    .setHeader(header())
                     .addAllMembers(list)
                     .build());
             observer.onCompleted();

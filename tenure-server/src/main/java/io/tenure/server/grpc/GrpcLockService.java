@@ -15,6 +15,8 @@ import io.tenure.proto.v1.LeaseGrantRequest;
 import io.tenure.proto.v1.LeaseGrantResponse;
 import io.tenure.proto.v1.LeaseKeepAliveRequest;
 import io.tenure.proto.v1.LeaseKeepAliveResponse;
+import io.tenure.proto.v1.LeaseListRequest;
+import io.tenure.proto.v1.LeaseListResponse;
 import io.tenure.proto.v1.LeaseRevokeRequest;
 import io.tenure.proto.v1.LeaseRevokeResponse;
 import io.tenure.proto.v1.LeaseTimeToLiveRequest;
@@ -25,6 +27,7 @@ import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.LockState;
+import io.tenure.proto.v1.LeaseSummary;
 import io.tenure.proto.v1.ResponseHeader;
 import io.tenure.proto.v1.StatusRequest;
 import io.tenure.proto.v1.StatusResponse;
@@ -476,5 +479,46 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     private static long seconds(long millis) {
         return (millis + 999) / 1000;
+    }
+
+    /**
+     * The live leases in id order after {@code after_id}, read linearizably (after a read barrier,
+     * from the applied state), each with its remaining TTL on this member's clock.
+     */
+    @Override
+    public void leaseList(LeaseListRequest request, StreamObserver<LeaseListResponse> observer) {
+        if (request.getLimit() < 0 || request.getLimit() > MAX_LIST) {
+            observer.onError(Statuses.invalid("limit must be between 0 (the default of " + DEFAULT_LIST + ") and "
+                    + MAX_LIST + ", got " + request.getLimit()));
+            return;
+        }
+        int limit = request.getLimit() == 0 ? DEFAULT_LIST : request.getLimit();
+        long afterId = request.getAfterId();
+        member.readBarrier().thenApply(ignored -> member.stateMachine().read(state -> {
+            // One more than asked, to tell whether there are more.
+            List<LeaseView> leases = state.leases().stream().filter(lease -> lease.leaseId() > afterId)
+                    .limit(limit + 1L).toList();
+            return Map.entry(state.revision(), leases);
+        })).whenComplete((read, error) -> {
+            if (error != null) {
+                observer.onError(Statuses.of(error));
+                return;
+            }
+            List<LeaseView> leases = read.getValue();
+            LeaseListResponse.Builder response = LeaseListResponse.newBuilder().setHeader(header(read.getKey()))
+                    .setMore(leases.size() > limit);
+            for (LeaseView lease : leases.subList(0, Math.min(limit, leases.size()))) {
+                response.addLeases(LeaseSummary.newBuilder()
+                        .setId(lease.leaseId())
+                        .setClientId(lease.clientId())
+                        .setTtlMs(lease.ttlMillis())
+                        .setRemainingMs(remainingMillis(lease.leaseId()))
+                        .setHeld(lease.held().size())
+                        .setWaiting(lease.waiting().size())
+                        .setGrantedRevision(lease.grantedAt()));
+            }
+            observer.onNext(response.build());
+            observer.onCompleted();
+        });
     }
 }

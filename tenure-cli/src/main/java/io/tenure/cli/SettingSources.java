@@ -1,0 +1,143 @@
+package io.tenure.cli;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import picocli.CommandLine.IDefaultValueProvider;
+import picocli.CommandLine.Model.ArgSpec;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.ParameterException;
+
+/**
+ * Where a setting comes from when its flag is not given. picocli asks this provider only for
+ * options missing from the command line, so the precedence is:
+ *
+ * <ol>
+ *   <li>the flag ({@code --data-dir /var/lib/tenure});</li>
+ *   <li>an environment variable named after the option: {@code TENURE_} and the option's long name
+ *       in capitals with {@code _} for {@code -} ({@code TENURE_DATA_DIR}); an empty one counts as
+ *       unset;</li>
+ *   <li>for {@code tenure server}, the {@code --config} file ({@code data-dir = /var/lib/tenure},
+ *       see {@link ConfigFile}), named by the flag or {@code TENURE_CONFIG};</li>
+ *   <li>the option's default.</li>
+ * </ol>
+ *
+ * <p>Every option of {@code tenure server} is a setting (except {@code --config} in the file
+ * itself, {@code --help} and {@code --version}); of the client commands, {@code --endpoints}
+ * and {@code --request-timeout}. Nothing else reads the environment. In particular the variables
+ * that {@code tenure lock} gives its command ({@link #RESERVED}) are never read as settings, so a
+ * command run under a lock that runs {@code tenure} again cannot pick up its parent's lock.
+ *
+ * <p>It remembers which values it supplied, so that an invalid one is reported with its source
+ * ({@code TENURE_CLIENT_PORT=abc: ...}).
+ */
+final class SettingSources implements IDefaultValueProvider {
+    static final String PREFIX = "TENURE_";
+    /** The variables {@code tenure lock} sets for its command; never settings. */
+    static final Set<String> RESERVED = Set.of("TENURE_LOCK_KEY", "TENURE_LEASE_ID", "TENURE_FENCING_TOKEN");
+    /** The options of the client commands that the environment may set. */
+    static final Set<String> CLIENT_SETTINGS = Set.of("--endpoints", "--request-timeout");
+    static final String CONFIG_OPTION = "--config";
+
+    private final Map<String, String> environment;
+    /** Where each value this provider supplied came from, for error messages. */
+    private final Map<ArgSpec, String> sources = new IdentityHashMap<>();
+    private Path loadedPath;
+    private ConfigFile loaded;
+
+    SettingSources(Map<String, String> environment) {
+        this.environment = Map.copyOf(environment);
+    }
+
+    /** The environment variable that sets {@code option}: {@code --data-dir} → {@code TENURE_DATA_DIR}. */
+    static String variableOf(OptionSpec option) {
+        return PREFIX + keyOf(option).toUpperCase(Locale.ROOT).replace('-', '_');
+    }
+
+    /** The config-file key of {@code option}: its first name without the dashes. */
+    static String keyOf(OptionSpec option) {
+        return option.names()[0].replaceFirst("^-+", "");
+    }
+
+    /** Whether the environment (and, for {@code tenure server}, the config file) may set {@code option}. */
+    static boolean isSetting(OptionSpec option) {
+        if (option.usageHelp() || option.versionHelp() || RESERVED.contains(variableOf(option))) {
+            return false;
+        }
+        return isServerOption(option) || CLIENT_SETTINGS.contains(option.longestName());
+    }
+
+    private static boolean isServerOption(OptionSpec option) {
+        return option.command() != null && option.command().userObject() instanceof ServerCommand;
+    }
+
+    @Override
+    public String defaultValue(ArgSpec arg) {
+        if (!(arg instanceof OptionSpec option) || !isSetting(option)) {
+            return null;
+        }
+        String variable = variableOf(option);
+        String fromEnvironment = environment.get(variable);
+        if (fromEnvironment != null && !fromEnvironment.isEmpty()) {
+            return supplied(option, fromEnvironment, variable + "=" + fromEnvironment);
+        }
+        if (isServerOption(option) && !option.longestName().equals(CONFIG_OPTION)) {
+            ConfigFile file = configFile(option.command());
+            ConfigFile.Entry entry = file == null ? null : file.get(keyOf(option));
+            if (entry != null) {
+                return supplied(option, entry.value(), "config file " + file.path() + ", line " + entry.line()
+                        + " (" + entry.key() + " = " + entry.value() + ")");
+            }
+        }
+        return null;
+    }
+
+    /** Where the value of {@code arg} came from, when this provider supplied it; else null (a flag or the default). */
+    synchronized String sourceOf(ArgSpec arg) {
+        return sources.get(arg);
+    }
+
+    /**
+     * The config file of {@code tenure server} ({@code --config}, else {@code TENURE_CONFIG}), read
+     * and checked once; null when there is none. Called for every unset option, and once by the
+     * command itself so that a bad file is refused even when flags give every setting.
+     *
+     * @throws ParameterException naming the file (and line) when it cannot be read or has an error
+     */
+    synchronized ConfigFile configFile(CommandSpec server) {
+        Path path = (Path) server.findOption(CONFIG_OPTION).getValue();
+        if (path == null) {
+            String variable = environment.get(PREFIX + "CONFIG");
+            path = variable == null || variable.isEmpty() ? null : Path.of(variable);
+        }
+        if (path == null) {
+            return null;
+        }
+        if (!path.equals(loadedPath)) {
+            List<String> keys = new ArrayList<>();
+            for (OptionSpec option : server.options()) {
+                if (isSetting(option) && !option.longestName().equals(CONFIG_OPTION)) {
+                    keys.add(keyOf(option));
+                }
+            }
+            try {
+                loaded = ConfigFile.read(path, keys);
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(server.commandLine(), e.getMessage());
+            }
+            loadedPath = path;
+        }
+        return loaded;
+    }
+
+    private synchronized String supplied(OptionSpec option, String value, String source) {
+        sources.put(option, source);
+        // picocli expands ${...} in default values; a setting is taken literally.
+        return value.replace("${", "$${");
+    }
+}

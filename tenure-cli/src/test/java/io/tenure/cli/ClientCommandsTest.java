@@ -1,0 +1,337 @@
+package io.tenure.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.ByteString;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.StreamObserver;
+import io.tenure.client.LockDescription;
+import io.tenure.client.TenureClient;
+import io.tenure.proto.v1.LockRequest;
+import io.tenure.proto.v1.LockResponse;
+import io.tenure.proto.v1.LockServiceGrpc;
+import io.tenure.proto.v1.UnlockRequest;
+import io.tenure.server.ServerConfig;
+import io.tenure.server.TenureServer;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * {@code tenure locks|describe|lease|watch} against a real member in this JVM, reached through
+ * {@code TENURE_ENDPOINTS}: what they print and how they exit.
+ */
+class ClientCommandsTest {
+    @TempDir
+    static Path dir;
+    static TenureServer server;
+    static String endpoint;
+    static ManagedChannel channel;
+    static TenureClient client;
+
+    final StringWriter out = new StringWriter();
+    final StringWriter err = new StringWriter();
+
+    @BeforeAll
+    static void startMember() throws IOException {
+        server = TenureServer.start(ServerConfig.defaults().withDataDir(dir.resolve("data"))
+                .withClientPort(0).withPeerPort(0).withHttpPort(0));
+        endpoint = "127.0.0.1:" + server.clientPort();
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", server.clientPort()).usePlaintext().build();
+        client = TenureClient.connect(List.of(endpoint));
+    }
+
+    @AfterAll
+    static void stopMember() throws InterruptedException {
+        client.close();
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        server.close();
+    }
+
+    int run(String... args) {
+        return runWith(Map.of("TENURE_ENDPOINTS", endpoint), out, err, args);
+    }
+
+    static int runWith(Map<String, String> env, StringWriter out, StringWriter err, String... args) {
+        out.getBuffer().setLength(0);
+        err.getBuffer().setLength(0);
+        CommandLine commandLine = TenureCli.commandLine(env);
+        commandLine.setOut(new PrintWriter(out, true));
+        commandLine.setErr(new PrintWriter(err, true));
+        return commandLine.execute(args);
+    }
+
+    /** A lease granted through the CLI: its id, from the only thing printed on standard output. */
+    long grant(String clientId, String ttl) {
+        assertThat(run("lease", "grant", "--ttl", ttl, "--client-id", clientId)).as(err.toString()).isZero();
+        assertThat(out.toString()).matches("\\d+\\R");
+        return Long.parseLong(out.toString().strip());
+    }
+
+    static LockResponse lock(String name, long lease, String metadata) {
+        return LockServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+                .lock(LockRequest.newBuilder().setName(name).setLeaseId(lease)
+                        .setMetadata(ByteString.copyFromUtf8(metadata)).setTimeoutMs(0).build());
+    }
+
+    /** Queues {@code lease} for {@code name} (waiting until granted), and waits until the queue shows it. */
+    static CompletableFuture<LockResponse> queue(String name, long lease) {
+        CompletableFuture<LockResponse> granted = new CompletableFuture<>();
+        LockServiceGrpc.newStub(channel).lock(LockRequest.newBuilder().setName(name).setLeaseId(lease).setTimeoutMs(-1).build(),
+                new StreamObserver<>() {
+                    @Override
+                    public void onNext(LockResponse value) {
+                        granted.complete(value);
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        granted.completeExceptionally(t);
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                    }
+                });
+        awaitUntil(name + " has waiter " + lease, Duration.ofSeconds(30),
+                () -> client.describe(name).waiters().stream().anyMatch(w -> w.leaseId() == lease));
+        return granted;
+    }
+
+    static void awaitUntil(String what, Duration limit, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime() - deadline).as("timed out waiting for: " + what).isNegative();
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        }
+    }
+
+    /** The value of the first {@code name: value} line. */
+    static String field(String text, String name) {
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + ": (.*)$").matcher(text);
+        assertThat(m.find()).as(name + " in\n" + text).isTrue();
+        return m.group(1);
+    }
+
+    @Test
+    void leaseGrantPrintsOnlyTheIdAndSaysTheLeaseIsNotKeptAlive() {
+        long id = grant("granted-by-cli", "45s");
+
+        assertThat(err.toString()).contains("lease " + id + " is not kept alive by this command").contains("45s");
+        var ttl = client.leaseTimeToLive(id);
+        assertThat(ttl.getClientId()).isEqualTo("granted-by-cli");
+        assertThat(ttl.getGrantedTtlMs()).isEqualTo(45_000);
+    }
+
+    @Test
+    void leaseGrantRefusesABadTtlAsAUsageError() {
+        assertThat(run("lease", "grant", "--ttl", "500ms")).isEqualTo(2);
+        assertThat(err.toString()).contains("--ttl").contains("at least 1000 ms");
+        assertThat(run("lease", "grant")).isEqualTo(2);
+        assertThat(err.toString()).contains("--ttl");
+    }
+
+    @Test
+    void leaseTtlShowsTheRemainingAndGrantedTtlAndTheKeysHeldAndAwaited() {
+        long lease = grant("ttl-holder", "60s");
+        long other = grant("ttl-other", "60s");
+        assertThat(lock("ttl/held-1", lease, "").getAcquired()).isTrue();
+        assertThat(lock("ttl/held-2", lease, "").getAcquired()).isTrue();
+        assertThat(lock("ttl/busy", other, "").getAcquired()).isTrue();
+        queue("ttl/busy", lease);
+
+        assertThat(run("lease", "ttl", Long.toString(lease))).as(err.toString()).isZero();
+
+        String text = out.toString();
+        assertThat(field(text, "lease")).isEqualTo(Long.toString(lease));
+        assertThat(field(text, "client_id")).isEqualTo("ttl-holder");
+        assertThat(field(text, "granted_ttl")).isEqualTo("1m");
+        assertThat(field(text, "remaining")).matches("\\d+(\\.\\d+)?s");
+        assertThat(field(text, "keys_held")).isEqualTo("2");
+        assertThat(field(text, "keys_waiting")).isEqualTo("1");
+        assertThat(text).contains("held: ttl/held-1\nheld: ttl/held-2\n".replace("\n", System.lineSeparator()))
+                .contains("waiting: ttl/busy");
+        client.revokeLease(other);
+        client.revokeLease(lease);
+    }
+
+    @Test
+    void leaseRevokeEndsTheLeaseAndAnUnknownLeaseIsAnError() {
+        long lease = grant("to-revoke", "60s");
+        assertThat(lock("revoke/a", lease, "").getAcquired()).isTrue();
+
+        assertThat(run("lease", "revoke", Long.toString(lease))).as(err.toString()).isZero();
+        assertThat(out.toString()).contains("revoked lease " + lease);
+        assertThat(client.describe("revoke/a").held()).as("its lock went with it").isFalse();
+
+        assertThat(run("lease", "ttl", Long.toString(lease))).isEqualTo(1);
+        assertThat(err.toString()).contains("lease " + lease + " not found");
+        assertThat(run("lease", "revoke", Long.toString(lease))).isEqualTo(1);
+        assertThat(err.toString()).contains("not found");
+        assertThat(run("lease", "revoke", "not-a-number")).isEqualTo(2);
+    }
+
+    @Test
+    void leaseListShowsEveryLeaseWithItsClientTtlAndCounts() {
+        long a = grant("list-a", "60s");
+        long b = grant("list-b", "2m");
+        assertThat(lock("list/x", a, "").getAcquired()).isTrue();
+        assertThat(lock("list/y", a, "").getAcquired()).isTrue();
+        queue("list/x", b);
+
+        assertThat(run("lease", "list")).as(err.toString()).isZero();
+
+        List<String> lines = out.toString().lines().toList();
+        assertThat(lines.get(0).strip().split("\\s+")).containsExactly("ID", "CLIENT", "TTL", "REMAINING", "HELD", "WAITING");
+        assertThat(row(lines, Long.toString(a))).containsExactly(Long.toString(a), "list-a", "1m", row(lines, Long.toString(a))[3], "2", "0");
+        assertThat(row(lines, Long.toString(b))).containsExactly(Long.toString(b), "list-b", "2m", row(lines, Long.toString(b))[3], "0", "1");
+        List<Long> ids = lines.stream().skip(1).map(l -> Long.parseLong(l.strip().split("\\s+")[0])).toList();
+        assertThat(ids).as("in id order").isSorted();
+        client.revokeLease(a);
+        client.revokeLease(b);
+    }
+
+    private static String[] row(List<String> lines, String first) {
+        return lines.stream().map(l -> l.strip().split("\\s+")).filter(cells -> cells[0].equals(first)).findFirst()
+                .orElseThrow(() -> new AssertionError("no row " + first + " in " + lines));
+    }
+
+    @Test
+    void locksPrintsOneRowPerHeldLockWithHolderLeaseTokenAndWaiters() {
+        long alice = grant("alice", "60s");
+        long bob = grant("bob", "60s");
+        long carol = grant("carol", "60s");
+        long tokenA = lock("table/a", alice, "").getFencingToken();
+        long tokenB = lock("table/b", bob, "").getFencingToken();
+        queue("table/a", bob);
+        queue("table/a", carol);
+
+        assertThat(run("locks", "--prefix", "table/")).as(err.toString()).isZero();
+
+        List<String> lines = out.toString().lines().toList();
+        assertThat(lines).hasSize(3);
+        assertThat(lines.get(0).strip().split("\\s+")).containsExactly("LOCK", "HOLDER", "LEASE", "TOKEN", "WAITERS");
+        assertThat(lines.get(1).strip().split("\\s+")).containsExactly("table/a", "alice", Long.toString(alice), Long.toString(tokenA), "2");
+        assertThat(lines.get(2).strip().split("\\s+")).containsExactly("table/b", "bob", Long.toString(bob), Long.toString(tokenB), "0");
+
+        assertThat(run("locks", "--prefix", "table/", "--limit", "1")).isZero();
+        assertThat(out.toString().lines()).hasSize(2);
+        assertThat(err.toString()).contains("there may be more");
+        assertThat(run("locks", "--limit", "0")).isEqualTo(2);
+        assertThat(err.toString()).contains("--limit");
+        Arrays.asList(alice, bob, carol).forEach(client::revokeLease);
+    }
+
+    @Test
+    void describePrintsHolderLeaseTokenMetadataTtlAndTheWaitersInOrder() {
+        long alice = grant("alice", "60s");
+        long bob = grant("bob", "60s");
+        long carol = grant("carol", "60s");
+        long token = lock("describe/a", alice, "batch 7").getFencingToken();
+        queue("describe/a", carol);
+        queue("describe/a", bob);
+
+        assertThat(run("describe", "describe/a")).as(err.toString()).isZero();
+
+        String text = out.toString();
+        LockDescription truth = client.describe("describe/a");
+        assertThat(field(text, "lock")).isEqualTo("describe/a");
+        assertThat(field(text, "held")).isEqualTo("true");
+        assertThat(field(text, "holder")).isEqualTo("alice");
+        assertThat(field(text, "lease")).isEqualTo(Long.toString(alice));
+        assertThat(field(text, "fencing_token")).isEqualTo(Long.toString(token));
+        assertThat(field(text, "metadata")).isEqualTo("batch 7");
+        assertThat(field(text, "held_since_revision")).isEqualTo(Long.toString(token));
+        assertThat(field(text, "grants")).isEqualTo("1");
+        assertThat(field(text, "holder_ttl_remaining")).matches("\\d+(\\.\\d+)?s");
+        assertThat(Long.parseLong(field(text, "revision"))).isGreaterThanOrEqualTo(truth.waiters().get(1).joinedRevision());
+        assertThat(field(text, "waiters")).isEqualTo("2");
+        assertThat(text.lines().filter(l -> l.startsWith("waiter: ")).toList()).containsExactly(
+                "waiter: 1 lease=" + carol + " client_id=carol joined_revision=" + truth.waiters().get(0).joinedRevision(),
+                "waiter: 2 lease=" + bob + " client_id=bob joined_revision=" + truth.waiters().get(1).joinedRevision());
+
+        assertThat(run("describe", "describe/free")).isZero();
+        assertThat(field(out.toString(), "held")).isEqualTo("false");
+        assertThat(field(out.toString(), "waiters")).isEqualTo("0");
+        assertThat(out.toString()).doesNotContain("holder:");
+        Arrays.asList(alice, bob, carol).forEach(client::revokeLease);
+    }
+
+    @Test
+    void watchPrintsOneLinePerChangeUntilInterrupted() throws Exception {
+        long alice = grant("alice", "60s");
+        long bob = grant("bob", "60s");
+        StringWriter watchOut = new StringWriter();
+        StringWriter watchErr = new StringWriter();
+        CompletableFuture<Integer> exit = new CompletableFuture<>();
+        Thread watcher = new Thread(() -> exit.complete(runWith(Map.of("TENURE_ENDPOINTS", endpoint), watchOut, watchErr,
+                "watch", "watch/", "--prefix")), "tenure-watch-test");
+        watcher.start();
+        try {
+            awaitUntil("the watch started", Duration.ofSeconds(30), () -> watchErr.toString().contains("watching"));
+            assertThat(watchErr.toString()).contains("watching locks under 'watch/' for changes after revision");
+
+            long first = lock("watch/a", alice, "m1").getFencingToken();
+            queue("watch/a", bob);
+            long second = LockServiceGrpc.newBlockingStub(channel).unlock(UnlockRequest.newBuilder().setKey("watch/a")
+                    .setLeaseId(alice).setFencingToken(first).build()).getNextFencingToken();
+            client.revokeLease(bob);
+
+            awaitUntil("three events printed", Duration.ofSeconds(30), () -> watchOut.toString().lines().count() >= 3);
+            List<String> lines = watchOut.toString().lines().toList();
+            assertThat(lines.get(0)).isEqualTo("PUT watch/a revision=" + first + " holder=alice lease=" + alice
+                    + " token=" + first + " metadata=m1");
+            assertThat(lines.get(1)).isEqualTo("PUT watch/a revision=" + second + " holder=bob lease=" + bob
+                    + " token=" + second + " prev_holder=alice prev_token=" + first);
+            assertThat(lines.get(2)).startsWith("DELETE watch/a revision=").endsWith(" prev_holder=bob prev_token=" + second);
+            assertThat(exit).as("still watching").isNotDone();
+        } finally {
+            watcher.interrupt();
+        }
+        assertThat(exit.get(30, TimeUnit.SECONDS)).as("an interrupt ends the watch normally").isZero();
+        client.revokeLease(alice);
+    }
+
+    @Test
+    void watchFromARevisionReplaysAndBadArgumentsAreUsageErrors() throws Exception {
+        long alice = grant("alice", "60s");
+        long token = lock("replay/a", alice, "").getFencingToken();
+        StringWriter watchOut = new StringWriter();
+        StringWriter watchErr = new StringWriter();
+        CompletableFuture<Integer> exit = new CompletableFuture<>();
+        Thread watcher = new Thread(() -> exit.complete(runWith(Map.of("TENURE_ENDPOINTS", endpoint), watchOut, watchErr,
+                "watch", "replay/a", "--rev", Long.toString(token))), "tenure-watch-replay-test");
+        watcher.start();
+        try {
+            awaitUntil("the past grant printed", Duration.ofSeconds(30), () -> watchOut.toString().contains("PUT replay/a"));
+            assertThat(watchOut.toString()).startsWith("PUT replay/a revision=" + token + " holder=alice");
+            assertThat(watchErr.toString()).contains("from revision " + token);
+        } finally {
+            watcher.interrupt();
+        }
+        assertThat(exit.get(30, TimeUnit.SECONDS)).isZero();
+
+        assertThat(run("watch", "k", "--rev", "-1")).isEqualTo(2);
+        assertThat(err.toString()).contains("--rev");
+        assertThat(run("watch", "")).isEqualTo(2);
+        assertThat(err.toString()).contains("--prefix");
+        client.revokeLease(alice);
+    }
+}
