@@ -147,6 +147,11 @@ final class ServerCommand implements Callable<Integer> {
                     + "(default: " + SNAPSHOT_EVERY + ").")
     long snapshotEvery;
 
+    @Option(names = "--log-level", paramLabel = "LEVEL", defaultValue = "info",
+            description = "How much the member logs about itself: error, warn, info (one line per acquire, release, "
+                    + "revoke, expiry, membership change; nothing per keep-alive), debug or trace (default: info).")
+    String logLevel;
+
     @Option(names = "--election-timeout", paramLabel = "DURATION", defaultValue = ELECTION_TIMEOUT,
             converter = DurationConverter.class,
             description = "Raft election timeout, 100ms to 60s; an election starts after between one and two "
@@ -186,9 +191,22 @@ final class ServerCommand implements Callable<Integer> {
                     + "(default: " + MAX_HTTP_BODY + ").")
     int maxHttpBody;
 
+    /** Applies --log-level to Tenure's own loggers; refuses an unknown level before anything starts. */
+    private void setLogLevel() {
+        String level = logLevel.trim().toUpperCase(java.util.Locale.ROOT);
+        if (!java.util.Set.of("ERROR", "WARN", "INFO", "DEBUG", "TRACE").contains(level)) {
+            throw new ParameterException(spec.commandLine(), "--log-level must be error, warn, info, debug or trace, got '"
+                    + logLevel + "'");
+        }
+        if (org.slf4j.LoggerFactory.getLogger("io.tenure") instanceof ch.qos.logback.classic.Logger tenure) {
+            tenure.setLevel(ch.qos.logback.classic.Level.toLevel(level));
+        }
+    }
+
     @Override
     public Integer call() throws InterruptedException {
         ServerConfig config = config();
+        setLogLevel();
         TenureServer server;
         try {
             server = TenureServer.start(config);

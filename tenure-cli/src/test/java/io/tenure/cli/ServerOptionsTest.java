@@ -146,6 +146,10 @@ class ServerOptionsTest {
         assertThat(run("server", "--cluster", "no spaces")).isEqualTo(2);
         assertThat(err.toString()).contains("Invalid value for option '--cluster': cluster name");
 
+        assertThat(run("server", "--log-level", "loud", "--data-dir", tmp.resolve("never").toString())).isEqualTo(2);
+        assertThat(err.toString()).contains("--log-level must be error, warn, info, debug or trace, got 'loud'");
+        assertThat(tmp.resolve("never")).doesNotExist();
+
         assertThat(run("server", "--snapshot-every", "many")).isEqualTo(2);
         assertThat(err.toString()).contains("--snapshot-every");
     }

@@ -162,7 +162,8 @@ public final class Locks {
                 metrics.release(ServerMetrics.failureResult(error));
             } else {
                 metrics.release(applied.result() instanceof Result.Released ? "released"
-                        : applied.result() instanceof Result.Rejected r && r.code() == Result.Code.FAILED_PRECONDITION ? "stale" : "rejected");
+                        : applied.result() instanceof Result.Rejected r && (r.code() == Result.Code.FAILED_PRECONDITION
+                        || r.code() == Result.Code.NOT_FOUND) ? "stale" : "rejected");
             }
         }).thenApply(applied -> {
             if (applied.result() instanceof Result.Released released) {

@@ -19,7 +19,7 @@ import java.util.function.ToDoubleFunction;
  * <ul>
  *   <li>{@code lock_acquire_total{result}}: acquired, held (not granted in time), rejected, unavailable</li>
  *   <li>{@code lock_renew_total{result}}: renewed, expired (the lease is gone), rejected, unavailable</li>
- *   <li>{@code lock_release_total{result}}: released, stale (not the holder), rejected, unavailable</li>
+ *   <li>{@code lock_release_total{result}}: released, stale (not the holder, or its lease ended), rejected, unavailable</li>
  *   <li>{@code lock_op_latency_seconds{op}}: a histogram per operation (acquire includes queueing)</li>
  *   <li>{@code lock_expired_total}: leases ended by expiry, as applied from the log</li>
  *   <li>gauges {@code locks_held}, {@code leases_active}, {@code lock_waiters}, {@code watchers},
