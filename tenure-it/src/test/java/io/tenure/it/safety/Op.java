@@ -1,0 +1,53 @@
+package io.tenure.it.safety;
+
+/**
+ * One operation of a safety run, as a client process records it: one JSON object per line in its
+ * history file, written when the operation completes (or, for one still open when the process
+ * ends, as {@link Outcome#INFO} at the end). Times are {@link System#nanoTime()} readings, which on
+ * Linux is CLOCK_MONOTONIC, one clock shared by every process on the machine, so histories of
+ * several processes can be merged and ordered.
+ *
+ * @param id            unique within the run (the process's number in the high bits)
+ * @param process       the client process's name, e.g. {@code c3}
+ * @param kind          what was done
+ * @param key           the lock, and the fenced resource it protects; null for lease operations
+ * @param leaseId       the lease used or granted; 0 when none
+ * @param token         ACQUIRE: the fencing token granted; RELEASE, WRITE: the token used; WATCH:
+ *                      the event's revision
+ * @param value         READ: the value read; WRITE: the value written; WATCH: 1 for PUT, 0 for DELETE
+ * @param ttlMillis     GRANT, KEEPALIVE: the TTL the server acknowledged
+ * @param invokeNanos   when the operation was invoked
+ * @param completeNanos when its outcome was known (for INFO: when the process gave up on it)
+ * @param outcome       OK, FAIL (definitely did not happen), INFO (may or may not have happened)
+ * @param position      the log position the answer named (a grant's token, a header revision); 0 when none
+ * @param error         the failure's text, or null
+ * @param member        the endpoint that answered, or null
+ * @param stream        WATCH: which watch stream delivered it (its events must be gapless and ordered); else null
+ */
+public record Op(long id, String process, Kind kind, String key, long leaseId, long token, long value, long ttlMillis,
+                 long invokeNanos, long completeNanos, Outcome outcome, long position, String error, String member,
+                 String stream) {
+
+    public enum Kind {
+        /** A lease was granted ({@code leaseId}, {@code ttlMillis}). */
+        GRANT,
+        /** A keep-alive of {@code leaseId} sent at {@code invokeNanos} was acknowledged at {@code completeNanos}. */
+        KEEPALIVE,
+        /** The client declared {@code leaseId} lost at {@code completeNanos} (its SDK's safe deadline). */
+        LEASE_LOST,
+        /** A lock was acquired: {@code token} is the grant's fencing token. */
+        ACQUIRE,
+        /** A lock was released with {@code token}. */
+        RELEASE,
+        /** A lease was revoked. */
+        REVOKE,
+        /** The fenced resource of {@code key} was read under the lock: {@code value}. */
+        READ,
+        /** The fenced resource of {@code key} was written with {@code token}: {@code value}; FAIL when refused as stale. */
+        WRITE,
+        /** A watch event delivered on {@code stream}: revision {@code token}, PUT (1) or DELETE (0), holder lease {@code leaseId}. */
+        WATCH
+    }
+
+    public enum Outcome { OK, FAIL, INFO }
+}
