@@ -42,6 +42,8 @@ import org.slf4j.LoggerFactory;
 final class FailoverCall<Req, Resp> {
     static final Duration FIRST_BACKOFF = Duration.ofMillis(50);
     static final Duration MAX_BACKOFF = Duration.ofSeconds(1);
+    /** No retry starts with less than this left of the call's time. */
+    static final Duration MIN_ATTEMPT = Duration.ofMillis(20);
     /** {@link LongUnaryOperator} answer for an attempt without a gRPC deadline. */
     private static final long NO_DEADLINE = -1;
 
@@ -70,6 +72,8 @@ final class FailoverCall<Req, Resp> {
     private volatile int attempts;
     private int failuresInARow;
     private long attemptStartedAt;
+    private volatile Throwable lastFailure;
+    private volatile int lastEndpoint;
 
     private FailoverCall(Endpoints endpoints, MonotonicClock clock, ScheduledExecutorService scheduler,
                          MethodDescriptor<Req, Resp> method, LongFunction<Req> requestAt, LongUnaryOperator attemptTimeout,
@@ -187,6 +191,12 @@ final class FailoverCall<Req, Resp> {
 
     private void attempt(int endpoint) {
         long now = clock.nanoTime();
+        Throwable previous = lastFailure;
+        if (bounded && previous != null && giveUpAtNanos - now < MIN_ATTEMPT.toNanos()) {
+            // The backoff timer ran late and the call's time is (nearly) up: the last failure stands.
+            result.completeExceptionally(StatusErrors.toException(previous, endpoints.target(lastEndpoint), method.getServiceName()));
+            return;
+        }
         attempts++;
         attemptStartedAt = now;
         Req request = requestAt.apply(now);
@@ -216,6 +226,8 @@ final class FailoverCall<Req, Resp> {
         if (result.isDone()) {
             return;
         }
+        lastFailure = failure;
+        lastEndpoint = endpoint;
         long now = clock.nanoTime();
         boolean retryable = StatusErrors.worthFailover(failure)
                 // An attempt that ran out of its own deadline while the call has time left: the
@@ -230,7 +242,9 @@ final class FailoverCall<Req, Resp> {
         }
         failuresInARow++;
         long delay = backoffNanos(failuresInARow);
-        if (bounded && now + delay - giveUpAtNanos >= 0) {
+        // An attempt that would start with almost no time left could only fail with a deadline,
+        // hiding the real failure (a refused connection, no leader): report that one instead.
+        if (bounded && now + delay + MIN_ATTEMPT.toNanos() - giveUpAtNanos >= 0) {
             result.completeExceptionally(StatusErrors.toException(failure, endpoints.target(endpoint), method.getServiceName()));
             return;
         }
