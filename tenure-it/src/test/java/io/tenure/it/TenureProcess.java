@@ -28,10 +28,6 @@ import java.util.concurrent.locks.LockSupport;
 final class TenureProcess implements AutoCloseable {
     /** The CLI's entry point. */
     static final String CLI_MAIN = "io.tenure.cli.TenureCli";
-    /** Heap of each child JVM: 3-5 members and the test JVM share this 2-core machine. */
-    static final String CHILD_HEAP = System.getProperty("tenure.it.childHeap", "-Xmx256m");
-    /** Extra options of each child JVM, space separated ({@code -Dtenure.it.childJvmArgs=...}). */
-    static final String CHILD_JVM_ARGS = System.getProperty("tenure.it.childJvmArgs", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1");
     /** Printed by {@code tenure server} on stdout, and logged as {@code event=serving}, once it serves clients. */
     private static final List<String> SERVING_MARKS = List.of("serving clients on", "event=serving");
 
@@ -125,43 +121,7 @@ final class TenureProcess implements AutoCloseable {
 
     /** The java command that runs {@code mainClass} with this JVM's class path. */
     static List<String> javaCommand(String mainClass) {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, CHILD_HEAP));
-        Arrays.stream(CHILD_JVM_ARGS.trim().split("\\s+")).filter(a -> !a.isEmpty()).forEach(command::add);
-        command.addAll(List.of("-cp", childClassPath(), mainClass));
-        return command;
-    }
-
-    private static String childClassPath;
-
-    /**
-     * This JVM's class path, with Tenure's own jars copied aside once: a {@code mvn install}
-     * running meanwhile (another build on this machine) replaces the jars in the local repository
-     * under running members, which then fail to load their classes lazily.
-     */
-    private static synchronized String childClassPath() {
-        if (childClassPath == null) {
-            try {
-                Path copies = Files.createTempDirectory("tenure-it-classpath");
-                copies.toFile().deleteOnExit(); // registered first, deleted last (after its files)
-                List<String> entries = new ArrayList<>();
-                for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
-                    Path path = Path.of(entry);
-                    if (entry.endsWith(".jar") && path.getFileName().toString().startsWith("tenure-") && Files.isRegularFile(path)) {
-                        Path copy = copies.resolve(path.getFileName());
-                        Files.copy(path, copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-                        copy.toFile().deleteOnExit();
-                        entries.add(copy.toString());
-                    } else {
-                        entries.add(entry);
-                    }
-                }
-                childClassPath = String.join(java.io.File.pathSeparator, entries);
-            } catch (IOException e) {
-                childClassPath = System.getProperty("java.class.path");
-            }
-        }
-        return childClassPath;
+        return ChildJava.command(mainClass);
     }
 
     /**
