@@ -191,6 +191,12 @@ final class ServerCommand implements Callable<Integer> {
                     + "(default: " + MAX_HTTP_BODY + ").")
     int maxHttpBody;
 
+    /** Hidden: a test aid of the safety suite (io.tenure.server.raft.AuditLog), not an operator's setting. */
+    @Option(names = "--audit-log", paramLabel = "FILE", hidden = true,
+            description = "Append every applied command, its result and a periodic state digest to FILE as JSON lines, "
+                    + "for the safety suite's checker; buffered, not durable (default: off).")
+    Path auditLog;
+
     /** Applies --log-level to Tenure's own loggers; refuses an unknown level before anything starts. */
     private void setLogLevel() {
         String level = logLevel.trim().toUpperCase(java.util.Locale.ROOT);
@@ -286,7 +292,8 @@ final class ServerCommand implements Callable<Integer> {
                         .withMaxLocksPerClient(maxLocksPerClient)
                         .withMaxWaitersPerLock(maxWaitersPerLock)
                         .withMaxRequestsPerSecond(maxRequestsPerSecond)
-                        .withMaxHttpBodyBytes(maxHttpBody));
+                        .withMaxHttpBodyBytes(maxHttpBody))
+                .withAuditLog(auditLog);
         if (peers != null) {
             try {
                 // After the member name: this member's entry sets the peer port.

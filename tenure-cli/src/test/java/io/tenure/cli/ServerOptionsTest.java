@@ -92,6 +92,18 @@ class ServerOptionsTest {
     }
 
     @Test
+    void theAuditLogIsOffByDefaultHiddenFromHelpAndSetOnlyByItsFlag() {
+        assertThat(config().auditLog()).as("never on by default").isNull();
+        assertThat(ServerConfig.defaults().auditLog()).isNull();
+        assertThat(config("--audit-log", "/tmp/n1/audit.jsonl").auditLog()).isEqualTo(Path.of("/tmp/n1/audit.jsonl"));
+        // The other settings are untouched by it.
+        assertThat(config("--audit-log", "/tmp/n1/audit.jsonl").withAuditLog(null)).isEqualTo(ServerConfig.defaults());
+
+        assertThat(run("server", "--help")).isZero();
+        assertThat(out.toString()).doesNotContain("--audit-log").doesNotContain("audit");
+    }
+
+    @Test
     void aMalformedPeersListIsAUsageErrorNamingPeers() {
         for (String bad : new String[] {"", "n1", "n1=127.0.0.1", "n1=127.0.0.1:port", "n1=127.0.0.1:7071,,n2=127.0.0.1:7171",
                 "n1=127.0.0.1:7071,n1=127.0.0.1:7171", "n1=127.0.0.1:99999", "bad name=127.0.0.1:7071"}) {

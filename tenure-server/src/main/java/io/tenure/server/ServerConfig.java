@@ -29,6 +29,9 @@ import java.util.regex.Pattern;
  *                        (7080; 0 picks a free port)
  * @param shutdownTimeout how long a graceful shutdown (SIGTERM) may take before the member stops anyway (10 s)
  * @param limits          the per-member guards against overload (see {@link ServerLimits})
+ * @param auditLog        a test aid, off ({@code null}) unless asked for: the file to which every applied command,
+ *                        its result and a periodic state digest are appended as JSON lines, for the safety
+ *                        suite's checker (see {@link io.tenure.server.raft.AuditLog}); never a durable record
  */
 public record ServerConfig(
         String memberName,
@@ -43,7 +46,8 @@ public record ServerConfig(
         boolean join,
         int httpPort,
         Duration shutdownTimeout,
-        ServerLimits limits) {
+        ServerLimits limits,
+        Path auditLog) {
 
     public static final String DEFAULT_MEMBER = "n1";
     public static final Path DEFAULT_DATA_DIR = Path.of("tenure-data");
@@ -82,27 +86,29 @@ public record ServerConfig(
     public static ServerConfig defaults() {
         return new ServerConfig(DEFAULT_MEMBER, DEFAULT_DATA_DIR, DEFAULT_HOST, DEFAULT_CLIENT_PORT,
                 DEFAULT_PEER_PORT, DEFAULT_SNAPSHOT_EVERY, DEFAULT_ELECTION_TIMEOUT, DEFAULT_CLUSTER, Map.of(), false,
-                DEFAULT_HTTP_PORT, DEFAULT_SHUTDOWN_TIMEOUT, ServerLimits.defaults());
+                DEFAULT_HTTP_PORT, DEFAULT_SHUTDOWN_TIMEOUT, ServerLimits.defaults(), null);
     }
 
-    public ServerConfig withMemberName(String v) { return new ServerConfig(v, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits); }
-    public ServerConfig withDataDir(Path v) { return new ServerConfig(memberName, v, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits); }
-    public ServerConfig withHost(String v) { return new ServerConfig(memberName, dataDir, v, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits); }
-    public ServerConfig withClientPort(int v) { return new ServerConfig(memberName, dataDir, host, v, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits); }
-    public ServerConfig withPeerPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, v, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits); }
-    public ServerConfig withSnapshotEvery(long v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, v, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits); }
-    public ServerConfig withElectionTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, v, clusterName, peers, join, httpPort, shutdownTimeout, limits); }
-    public ServerConfig withClusterName(String v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, v, peers, join, httpPort, shutdownTimeout, limits); }
-    public ServerConfig withJoin(boolean v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, v, httpPort, shutdownTimeout, limits); }
-    public ServerConfig withHttpPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, v, shutdownTimeout, limits); }
-    public ServerConfig withShutdownTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, v, limits); }
-    public ServerConfig withLimits(ServerLimits v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, v); }
+    public ServerConfig withMemberName(String v) { return new ServerConfig(v, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog); }
+    public ServerConfig withDataDir(Path v) { return new ServerConfig(memberName, v, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog); }
+    public ServerConfig withHost(String v) { return new ServerConfig(memberName, dataDir, v, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog); }
+    public ServerConfig withClientPort(int v) { return new ServerConfig(memberName, dataDir, host, v, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog); }
+    public ServerConfig withPeerPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, v, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog); }
+    public ServerConfig withSnapshotEvery(long v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, v, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog); }
+    public ServerConfig withElectionTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, v, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog); }
+    public ServerConfig withClusterName(String v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, v, peers, join, httpPort, shutdownTimeout, limits, auditLog); }
+    public ServerConfig withJoin(boolean v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, v, httpPort, shutdownTimeout, limits, auditLog); }
+    public ServerConfig withHttpPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, v, shutdownTimeout, limits, auditLog); }
+    public ServerConfig withShutdownTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, v, limits, auditLog); }
+    public ServerConfig withLimits(ServerLimits v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, v, auditLog); }
+    /** Turns the audit log on ({@code null}: off, the default). A test aid; see {@link #auditLog()}. */
+    public ServerConfig withAuditLog(Path v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, v); }
 
     /** The initial members; this member's peer port becomes the port of its own entry. */
     public ServerConfig withPeers(Map<String, String> v) {
         String own = v.get(memberName);
         int port = own == null ? peerPort : portOf(own);
-        return new ServerConfig(memberName, dataDir, host, clientPort, port, snapshotEvery, electionTimeout, clusterName, v, join, httpPort, shutdownTimeout, limits);
+        return new ServerConfig(memberName, dataDir, host, clientPort, port, snapshotEvery, electionTimeout, clusterName, v, join, httpPort, shutdownTimeout, limits, auditLog);
     }
 
     /**

@@ -18,6 +18,7 @@ import io.tenure.server.http.HttpFront;
 import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.lock.Locks;
+import io.tenure.server.raft.AuditLog;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
 import io.tenure.server.watch.WatchHub;
@@ -88,6 +89,8 @@ public final class TenureServer implements AutoCloseable {
     private final RaftServer raft;
     private final Member member;
     private final Proposer proposer;
+    /** The safety suite's audit log (ServerConfig.auditLog), or null: off. Closed after the Raft server. */
+    private final AuditLog audit;
     private final LeaseKeeper leases;
     private final WatchHub watches;
     private final ServerMetrics metrics;
@@ -113,8 +116,9 @@ public final class TenureServer implements AutoCloseable {
     private final AtomicLong transferCalls = new AtomicLong();
 
     private TenureServer(ServerConfig config, RaftServer raft, TenureStateMachine stateMachine, RaftGroup group,
-                         RaftProperties properties) {
+                         RaftProperties properties, AuditLog audit) {
         this.config = config;
+        this.audit = audit;
         this.raft = raft;
         this.groupId = group.getGroupId();
         this.timer = new ScheduledThreadPoolExecutor(1, daemon("tenure-timer"));
@@ -179,15 +183,26 @@ public final class TenureServer implements AutoCloseable {
         // they do a removed member). Its forwarding client still knows the running members.
         RaftGroup initial = config.join() && !data.formatted() ? RaftGroup.valueOf(groupId) : group;
         TenureStateMachine stateMachine = new TenureStateMachine(System::nanoTime, TenureState.DEFAULT_EVENT_LOG_CAPACITY);
+        // Open before the Raft server starts, so that it sees the snapshot load and the log's replay.
+        AuditLog audit = config.auditLog() == null ? null : AuditLog.open(config.auditLog(), config.memberName());
+        stateMachine.setAuditLog(audit);
         RaftProperties properties = raftProperties(config, data);
-        RaftServer raft = RaftServer.newBuilder()
-                .setServerId(RaftPeerId.valueOf(config.memberName()))
-                .setGroup(initial)
-                .setStateMachine(stateMachine)
-                .setProperties(properties)
-                .setOption(data.formatted() ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT)
-                .build();
-        TenureServer server = new TenureServer(config, raft, stateMachine, group, properties);
+        RaftServer raft;
+        try {
+            raft = RaftServer.newBuilder()
+                    .setServerId(RaftPeerId.valueOf(config.memberName()))
+                    .setGroup(initial)
+                    .setStateMachine(stateMachine)
+                    .setProperties(properties)
+                    .setOption(data.formatted() ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT)
+                    .build();
+        } catch (IOException | RuntimeException e) {
+            if (audit != null) {
+                audit.close();
+            }
+            throw e;
+        }
+        TenureServer server = new TenureServer(config, raft, stateMachine, group, properties, audit);
         try {
             raft.start();
         } catch (IOException | RuntimeException e) {
@@ -598,6 +613,9 @@ public final class TenureServer implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 s.shutdownNow();
             }
+        }
+        if (audit != null) {
+            audit.close(); // after the Raft server: its last applies are in
         }
         timer.shutdownNow();
         delivery.shutdownNow();

@@ -90,6 +90,8 @@ public final class TenureStateMachine extends BaseStateMachine {
     /** The state's revision after the latest applied entry, for response headers without a lock. */
     private volatile long revision;
     private volatile Listener listener;
+    /** The safety suite's record of what this member applied; null (the default) when off. */
+    private volatile AuditLog audit;
 
     public TenureStateMachine(LongSupplier nanoClock, int eventLogCapacity) {
         this.nanoClock = nanoClock;
@@ -99,6 +101,11 @@ public final class TenureStateMachine extends BaseStateMachine {
 
     public void setListener(Listener listener) {
         this.listener = listener;
+    }
+
+    /** Turns the audit log on (a test aid); set before the Raft server starts, so that it sees every apply. */
+    public void setAuditLog(AuditLog audit) {
+        this.audit = audit;
     }
 
     /** Runs {@code reader} against the applied state, excluding apply while it runs. */
@@ -126,7 +133,7 @@ public final class TenureStateMachine extends BaseStateMachine {
         super.initialize(server, groupId, raftStorage);
         getLifeCycle().startAndTransition(() -> {
             storage.init(raftStorage);
-            loadLatestSnapshot();
+            loadLatestSnapshot("loaded");
         }, IOException.class);
     }
 
@@ -143,7 +150,7 @@ public final class TenureStateMachine extends BaseStateMachine {
     @Override
     public synchronized void reinitialize() throws IOException {
         // After a snapshot was installed from the leader.
-        loadLatestSnapshot();
+        loadLatestSnapshot("installed");
         if (getLifeCycleState() == LifeCycle.State.PAUSED) {
             getLifeCycle().transition(LifeCycle.State.STARTING);
             getLifeCycle().transition(LifeCycle.State.RUNNING);
@@ -198,7 +205,7 @@ public final class TenureStateMachine extends BaseStateMachine {
         try {
             for (int slot = 0; slot < commands.size(); slot++) {
                 Command command = commands.get(slot);
-                if (command instanceof Command.LeaseExpire && entry.proposerTerm() != log.getTerm()) {
+                if (skippedByTerm(command, entry, log.getTerm())) {
                     // Proposed by a leader of an earlier term and carried into this one: its view of
                     // the lease's deadline is not this term's leader's.
                     results.add(new Applied(new Result.Skipped("expiry proposed in term " + entry.proposerTerm()
@@ -217,11 +224,50 @@ public final class TenureStateMachine extends BaseStateMachine {
         if (m != null) {
             m.applied(System.nanoTime() - applyStarted);
         }
+        AuditLog a = audit;
+        if (a != null) {
+            for (int slot = 0; slot < commands.size(); slot++) {
+                a.applied(index, log.getTerm(), slot, commands.size(), commands.get(slot), results.get(slot),
+                        skippedByTerm(commands.get(slot), entry, log.getTerm()));
+            }
+            auditDigest(a, index, log.getTerm());
+        }
         Listener l = listener;
         if (l != null) {
             l.applied(entry, index, results);
         }
         return CompletableFuture.completedFuture(Message.EMPTY);
+    }
+
+    /**
+     * A lease expiry proposed by a leader of an earlier term and carried into this one: its view of
+     * the lease's deadline is not this term's leader's, so it is not applied.
+     */
+    private static boolean skippedByTerm(Command command, Entry entry, long term) {
+        return command instanceof Command.LeaseExpire && entry.proposerTerm() != term;
+    }
+
+    /** A Raft configuration or metadata entry: nothing of Tenure's to apply, but the audit log covers every index. */
+    @Override
+    public void notifyTermIndexUpdated(long term, long index) {
+        super.notifyTermIndexUpdated(term, index);
+        AuditLog a = audit;
+        if (a != null) {
+            a.indexApplied(index, term);
+            auditDigest(a, index, term);
+        }
+    }
+
+    /** Every {@link AuditLog#DIGEST_EVERY} indexes, the state's digest, so replicas can be compared at one index. */
+    private void auditDigest(AuditLog a, long index, long term) {
+        if (index % AuditLog.DIGEST_EVERY == 0) {
+            guard.readLock().lock();
+            try {
+                a.digest(index, term, state);
+            } finally {
+                guard.readLock().unlock();
+            }
+        }
     }
 
     /** Called under the write lock: the time at which this member applied grants and renewals. */
@@ -249,6 +295,12 @@ public final class TenureStateMachine extends BaseStateMachine {
     @Override
     public long takeSnapshot() throws IOException {
         long started = System.nanoTime();
+        AuditLog a = audit;
+        if (a != null) {
+            // Every index this snapshot covers is in the audit file before the snapshot exists: a
+            // member killed later and restarted from it cannot leave those indexes unlogged.
+            a.flush();
+        }
         TermIndex last;
         File file;
         File tmp;
@@ -290,7 +342,7 @@ public final class TenureStateMachine extends BaseStateMachine {
      * Loads the newest snapshot, refusing to start on one that is unreadable: a corrupt or
      * truncated snapshot is reported, never silently replaced by an empty state.
      */
-    private void loadLatestSnapshot() throws IOException {
+    private void loadLatestSnapshot(String cause) throws IOException {
         File dir = storage.getSnapshotFile(0, 0).getParentFile();
         boolean anySnapshot = false;
         File[] files = dir.listFiles();
@@ -337,6 +389,10 @@ public final class TenureStateMachine extends BaseStateMachine {
             }
         } finally {
             guard.writeLock().unlock();
+        }
+        AuditLog a = audit;
+        if (a != null) {
+            a.snapshot(snapshot.getIndex(), snapshot.getTerm(), cause);
         }
         LOG.info("event=snapshot_loaded index={} leases={} locks={}", snapshot.getIndex(), loaded.leaseCount(), loaded.lockCount());
     }
