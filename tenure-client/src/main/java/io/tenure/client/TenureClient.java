@@ -181,16 +181,7 @@ public final class TenureClient implements AutoCloseable {
 
     /** The asynchronous form of {@link #grantLease(Duration, String)}. */
     public CompletableFuture<Lease> grantLeaseAsync(Duration ttl, String clientId) {
-        checkTtl(ttl);
-        checkClientId(clientId);
-        ensureOpen();
-        long ttlMs = ceilMillis(ttl);
-        LeaseGrantRequest request = LeaseGrantRequest.newBuilder()
-                .setId(newLeaseId())
-                .setTtlMs(ttlMs)
-                .setTtl(Math.max(1, (ttlMs + 999) / 1000))
-                .setClientId(clientId)
-                .build();
+        LeaseGrantRequest request = grantRequest(ttl, clientId);
         // Taken before the first attempt: the server granted no earlier, so the safe window
         // counted from here can only be shorter than the truth, never longer.
         long sentAt = clock.nanoTime();
@@ -717,16 +708,7 @@ public final class TenureClient implements AutoCloseable {
      * @throws UnavailableException     if no member could grant it
      */
     public long grantDetachedLease(Duration ttl, String clientId) {
-        checkTtl(ttl);
-        checkClientId(clientId);
-        ensureOpen();
-        long ttlMs = ceilMillis(ttl);
-        LeaseGrantRequest request = LeaseGrantRequest.newBuilder()
-                .setId(newLeaseId())
-                .setTtlMs(ttlMs)
-                .setTtl(Math.max(1, (ttlMs + 999) / 1000))
-                .setClientId(clientId)
-                .build();
+        LeaseGrantRequest request = grantRequest(ttl, clientId);
         return Futures.await(unary(LockServiceGrpc.getLeaseGrantMethod(), request), "a lease grant").getId();
     }
 
@@ -954,6 +936,23 @@ public final class TenureClient implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("the Tenure client is closed");
         }
+    }
+
+    /**
+     * A grant with a lease id chosen here, so that a retry on another member returns the same
+     * lease; the TTL in milliseconds and, for servers that read only seconds, rounded up.
+     */
+    private LeaseGrantRequest grantRequest(Duration ttl, String clientId) {
+        checkTtl(ttl);
+        checkClientId(clientId);
+        ensureOpen();
+        long ttlMs = ceilMillis(ttl);
+        return LeaseGrantRequest.newBuilder()
+                .setId(newLeaseId())
+                .setTtlMs(ttlMs)
+                .setTtl(Math.max(1, (ttlMs + 999) / 1000))
+                .setClientId(clientId)
+                .build();
     }
 
     private static long newLeaseId() {

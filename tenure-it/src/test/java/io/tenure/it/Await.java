@@ -7,19 +7,19 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /** Waiting for a condition: re-checked every 50 ms until it holds or the deadline passes. Never a fixed sleep. */
-final class Await {
+public final class Await {
     static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     private Await() {
     }
 
     /** Waits until {@code condition} holds; fails naming {@code what} when {@code limit} passes first. */
-    static void until(String what, Duration limit, BooleanSupplier condition) {
+    public static void until(String what, Duration limit, BooleanSupplier condition) {
         value(what, limit, () -> condition.getAsBoolean() ? Boolean.TRUE : null);
     }
 
     /** As {@link #until(String, Duration, BooleanSupplier)}, describing the state when the deadline passes. */
-    static void until(Supplier<String> what, Duration limit, BooleanSupplier condition) {
+    public static void until(Supplier<String> what, Duration limit, BooleanSupplier condition) {
         try {
             until("", limit, condition);
         } catch (AssertionError e) {
@@ -33,7 +33,7 @@ final class Await {
      * Waits until {@code probe} returns non-null and returns it. A probe that throws counts as
      * "not yet"; the last failure is named in the error when the deadline passes.
      */
-    static <T> T value(String what, Duration limit, Supplier<T> probe) {
+    public static <T> T value(String what, Duration limit, Supplier<T> probe) {
         long deadline = System.nanoTime() + limit.toNanos();
         RuntimeException last = null;
         while (true) {
@@ -61,7 +61,7 @@ final class Await {
     }
 
     /** Waits until the monotonic clock reaches {@code nanoTime}: for scheduled moments, not for conditions. */
-    static void untilTime(long nanoTime) {
+    public static void untilTime(long nanoTime) {
         long left;
         while ((left = nanoTime - System.nanoTime()) > 0) {
             LockSupport.parkNanos(Math.min(left, POLL_NANOS));
@@ -71,7 +71,7 @@ final class Await {
         }
     }
 
-    static long millisSince(long nanoTime) {
+    public static long millisSince(long nanoTime) {
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - nanoTime);
     }
 }

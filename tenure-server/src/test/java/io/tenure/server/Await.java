@@ -5,10 +5,10 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 /** Waits for a condition with a deadline, re-checking it every few milliseconds. */
-final class Await {
+public final class Await {
     private Await() {}
 
-    static void until(Duration limit, String what, BooleanSupplier condition) {
+    public static void until(Duration limit, String what, BooleanSupplier condition) {
         long deadline = System.nanoTime() + limit.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {

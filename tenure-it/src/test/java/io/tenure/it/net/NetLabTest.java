@@ -454,24 +454,7 @@ class NetLabTest {
         return TenureClient.builder().endpoints(endpoints).requestTimeout(requestTimeout).clientId("netlab-test").build();
     }
 
-    /** Re-checks {@code probe} every 50 ms until it returns non-null; fails naming {@code what} at the deadline. */
     private static <T> T await(String what, Duration limit, Supplier<T> probe) {
-        long deadline = System.nanoTime() + limit.toNanos();
-        RuntimeException last = null;
-        while (true) {
-            try {
-                T value = probe.get();
-                if (value != null) {
-                    return value;
-                }
-            } catch (RuntimeException e) {
-                last = e;
-            }
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("timed out after " + limit.toMillis() + " ms waiting for: " + what
-                        + (last == null ? "" : " (last failure: " + last + ")"), last);
-            }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
-        }
+        return io.tenure.it.Await.value(what, limit, probe);
     }
 }

@@ -1,5 +1,7 @@
 package io.tenure.server.http;
 
+import io.tenure.server.Await;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tenure.server.http.HttpMember.Reply;
 import org.junit.jupiter.api.AfterAll;
