@@ -14,7 +14,7 @@ import picocli.CommandLine.UnmatchedArgumentException;
 @Command(name = "tenure", mixinStandardHelpOptions = true, versionProvider = TenureCli.Version.class,
         description = "Tenure: a Raft-replicated lock and lease service with fencing tokens.",
         subcommands = {ServerCommand.class, LockCommand.class, StatusCommand.class, MemberCommand.class,
-            LocksCommand.class, DescribeCommand.class, LeaseCommand.class, WatchCommand.class, SnapshotCommand.class},
+            LocksCommand.class, DescribeCommand.class, LeaseCommand.class, WatchCommand.class, SnapshotCommand.class, BenchCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0:success (tenure lock: COMMAND's own status, 0..255)",

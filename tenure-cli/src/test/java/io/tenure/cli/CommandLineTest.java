@@ -155,7 +155,7 @@ class CommandLineTest {
     @Test
     void subcommandsAreRegistered() {
         assertThat(TenureCli.commandLine().getSubcommands().keySet())
-                .containsExactlyInAnyOrder("server", "lock", "status", "member", "locks", "describe", "lease", "watch", "snapshot");
+                .containsExactlyInAnyOrder("server", "lock", "status", "member", "locks", "describe", "lease", "watch", "snapshot", "bench");
         assertThat(TenureCli.commandLine().getSubcommands().get("member").getSubcommands().keySet())
                 .containsExactlyInAnyOrder("list", "add", "remove");
         assertThat(TenureCli.commandLine().getSubcommands().get("lease").getSubcommands().keySet())

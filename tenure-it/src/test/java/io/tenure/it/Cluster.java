@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -28,35 +29,54 @@ import java.util.stream.Stream;
  * <p>Every wait re-checks its condition every 50 ms until a deadline; nothing sleeps for a
  * fixed time in place of a condition.
  */
-final class Cluster implements AutoCloseable {
+public final class Cluster implements AutoCloseable {
     /** Starting JVMs (3-5 at once on 2 cores) and electing a leader. */
-    static final Duration START_LIMIT = Duration.ofSeconds(120);
+    public static final Duration START_LIMIT = Duration.ofSeconds(120);
     /** A new leader after the old one died: a few election timeouts, generously. */
-    static final Duration ELECTION_LIMIT = Duration.ofSeconds(60);
+    public static final Duration ELECTION_LIMIT = Duration.ofSeconds(60);
     private static final Pattern SNAPSHOT_FILE = Pattern.compile("snapshot\\.(\\d+)_(\\d+)");
     private static final Pattern CLOSED_SEGMENT = Pattern.compile("log_(\\d+)-(\\d+)");
     private static final Pattern OPEN_SEGMENT = Pattern.compile("log_inprogress_(\\d+)");
 
     /** How to start the members. */
-    static final class Options {
+    public static final class Options {
         int size = 3;
         /** {@code --snapshot-every}; 0 leaves the server's default. */
         long snapshotEvery;
         /** {@code --election-timeout}; null leaves the server's default (1 s). */
         Duration electionTimeout;
         final List<String> extraArgs = new ArrayList<>();
+        /** Arguments of one member only, by its name (for example a file of its own); after {@link #extraArgs}. */
+        Function<String, List<String>> memberArgs = name -> List.of();
+        /**
+         * Where a member keeps its files: false, data in {@code DIR/NAME} and log in {@code DIR/NAME.log};
+         * true, both under a folder of its own, {@code DIR/NAME/data} and {@code DIR/NAME/member.log}.
+         */
+        boolean nested;
 
-        Options size(int size) {
+        /** Adds arguments for one member only (see {@link #memberArgs}). */
+        public Options memberArgs(Function<String, List<String>> args) {
+            this.memberArgs = args;
+            return this;
+        }
+
+        /** Each member's data and log in a folder of its own (see {@link #nested}). */
+        public Options nested() {
+            this.nested = true;
+            return this;
+        }
+
+        public Options size(int size) {
             this.size = size;
             return this;
         }
 
-        Options snapshotEvery(long entries) {
+        public Options snapshotEvery(long entries) {
             this.snapshotEvery = entries;
             return this;
         }
 
-        Options electionTimeout(Duration timeout) {
+        public Options electionTimeout(Duration timeout) {
             this.electionTimeout = timeout;
             return this;
         }
@@ -84,7 +104,7 @@ final class Cluster implements AutoCloseable {
     }
 
     /** Starts {@code options.size} members, waits until each serves and they agree on a leader. */
-    static Cluster start(Path dir, Options options) throws IOException {
+    public static Cluster start(Path dir, Options options) throws IOException {
         Cluster cluster = new Cluster(dir, options);
         try {
             List<String> names = new ArrayList<>();
@@ -96,8 +116,8 @@ final class Cluster implements AutoCloseable {
             String peers = peersOf(names, ports);
             for (int i = 0; i < options.size; i++) {
                 String name = names.get(i);
-                cluster.members.put(name, TenureProcess.member(name, dir.resolve(name), dir.resolve(name + ".log"),
-                        ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], peers, cluster.memberArgs(false)));
+                cluster.members.put(name, TenureProcess.member(name, cluster.dataDirOf(name), cluster.logOf(name),
+                        ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], peers, cluster.memberArgs(name, false)));
             }
             for (TenureProcess member : cluster.members.values()) {
                 member.launch();
@@ -122,7 +142,15 @@ final class Cluster implements AutoCloseable {
         return String.join(",", parts);
     }
 
-    private List<String> memberArgs(boolean join) {
+    private Path dataDirOf(String name) {
+        return options.nested ? dir.resolve(name).resolve("data") : dir.resolve(name);
+    }
+
+    private Path logOf(String name) {
+        return options.nested ? dir.resolve(name).resolve("member.log") : dir.resolve(name + ".log");
+    }
+
+    private List<String> memberArgs(String name, boolean join) {
         List<String> args = new ArrayList<>();
         if (options.snapshotEvery > 0) {
             args.addAll(List.of("--snapshot-every", Long.toString(options.snapshotEvery)));
@@ -131,6 +159,7 @@ final class Cluster implements AutoCloseable {
             args.addAll(List.of("--election-timeout", options.electionTimeout.toMillis() + "ms"));
         }
         args.addAll(options.extraArgs);
+        args.addAll(options.memberArgs.apply(name));
         if (join) {
             args.add("--join");
         }
@@ -138,16 +167,16 @@ final class Cluster implements AutoCloseable {
     }
 
     /** The election timeout the members run with. */
-    Duration electionTimeout() {
+    public Duration electionTimeout() {
         return options.electionTimeout != null ? options.electionTimeout : Duration.ofSeconds(1);
     }
 
     /** The names of the current configuration's members. */
-    List<String> names() {
+    public List<String> names() {
         return List.copyOf(members.keySet());
     }
 
-    TenureProcess member(String name) {
+    public TenureProcess member(String name) {
         TenureProcess member = members.get(name);
         if (member == null) {
             member = others.get(name);
@@ -159,22 +188,22 @@ final class Cluster implements AutoCloseable {
     }
 
     /** Client endpoints of every member of the configuration, in member order. */
-    List<String> endpoints() {
+    public List<String> endpoints() {
         return members.values().stream().map(TenureProcess::endpoint).collect(Collectors.toList());
     }
 
     /** Client endpoints of the named members, in the order given. */
-    List<String> endpoints(String... names) {
+    public List<String> endpoints(String... names) {
         return Stream.of(names).map(n -> member(n).endpoint()).collect(Collectors.toList());
     }
 
     /** Members of the configuration whose process runs. */
-    List<String> live() {
+    public List<String> live() {
         return members.values().stream().filter(TenureProcess::isAlive).map(m -> m.name).collect(Collectors.toList());
     }
 
     /** Status from one member, or null when it does not answer within 2 s. */
-    StatusResponse statusOrNull(String name) {
+    public StatusResponse statusOrNull(String name) {
         TenureProcess member = member(name);
         if (!member.isAlive()) {
             return null;
@@ -203,7 +232,7 @@ final class Cluster implements AutoCloseable {
      * Waits until a live member says it leads and a majority of the configuration names it as
      * leader in the same term; returns its name.
      */
-    String awaitLeader(Duration limit) {
+    public String awaitLeader(Duration limit) {
         return Await.value("a leader agreed by a majority of " + members.keySet(), limit, this::agreedLeader);
     }
 
@@ -212,12 +241,12 @@ final class Cluster implements AutoCloseable {
     }
 
     /** The current leader (waits for one if there is none). */
-    String leader() {
+    public String leader() {
         return awaitLeader();
     }
 
     /** Waits for a leader other than {@code old} (which is dead, removed or deposed). */
-    String awaitNewLeader(String old, Duration limit) {
+    public String awaitNewLeader(String old, Duration limit) {
         return Await.value("a leader other than " + old, limit, () -> {
             String leader = agreedLeader();
             return leader != null && !leader.equals(old) ? leader : null;
@@ -243,13 +272,13 @@ final class Cluster implements AutoCloseable {
     }
 
     /** The live members other than the current leader. */
-    List<String> followers() {
+    public List<String> followers() {
         String leader = leader();
         return live().stream().filter(n -> !n.equals(leader)).collect(Collectors.toList());
     }
 
     /** Waits until {@code name} has applied everything the leader had committed when this is called. */
-    void awaitCaughtUp(String name) {
+    public void awaitCaughtUp(String name) {
         long commit = Await.value("the leader's commit index", ELECTION_LIMIT, () -> {
             StatusResponse status = statusOrNull(leader());
             return status == null ? null : status.getCommitIndex();
@@ -260,28 +289,28 @@ final class Cluster implements AutoCloseable {
         });
     }
 
-    void kill9(String name) throws InterruptedException {
+    public void kill9(String name) throws InterruptedException {
         member(name).kill9();
     }
 
     /** SIGTERM, and waits until the process has exited. */
-    void stop(String name) throws InterruptedException {
+    public void stop(String name) throws InterruptedException {
         member(name).stop();
     }
 
     /** Starts a killed or stopped member again with its data directory; waits until it knows a leader. */
-    void restart(String name) throws IOException {
+    public void restart(String name) throws IOException {
         TenureProcess member = member(name);
         member.launch();
         member.awaitServing(START_LIMIT, true);
     }
 
     /** SIGSTOP: the process stops answering but keeps its sockets open. */
-    void pause(String name) throws IOException, InterruptedException {
+    public void pause(String name) throws IOException, InterruptedException {
         member(name).signal("STOP");
     }
 
-    void resume(String name) throws IOException, InterruptedException {
+    public void resume(String name) throws IOException, InterruptedException {
         member(name).signal("CONT");
     }
 
@@ -289,20 +318,20 @@ final class Cluster implements AutoCloseable {
      * Prepares (does not start) a new member to join the cluster: new name and ports, started
      * with {@code --join} and the peer list of the current configuration plus itself.
      */
-    TenureProcess prepareJoin() throws IOException {
+    public TenureProcess prepareJoin() throws IOException {
         String name = "n" + nextNumber++;
         int[] ports = TenureProcess.freePorts(3);
         List<String> parts = new ArrayList<>();
         members.values().forEach(m -> parts.add(m.name + "=" + m.peerAddress()));
         parts.add(name + "=127.0.0.1:" + ports[1]);
-        TenureProcess joining = TenureProcess.member(name, dir.resolve(name), dir.resolve(name + ".log"),
-                ports[0], ports[1], ports[2], String.join(",", parts), memberArgs(true));
+        TenureProcess joining = TenureProcess.member(name, dataDirOf(name), logOf(name),
+                ports[0], ports[1], ports[2], String.join(",", parts), memberArgs(name, true));
         others.put(name, joining);
         return joining;
     }
 
     /** Records that {@code name} is now a member of the configuration (after MemberAdd succeeded). */
-    void added(String name) {
+    public void added(String name) {
         TenureProcess member = others.remove(name);
         if (member == null) {
             throw new IllegalArgumentException("no prepared member " + name);
@@ -311,7 +340,7 @@ final class Cluster implements AutoCloseable {
     }
 
     /** Records that {@code name} is no longer a member of the configuration (after MemberRemove). */
-    void removed(String name) {
+    public void removed(String name) {
         TenureProcess member = members.remove(name);
         if (member == null) {
             throw new IllegalArgumentException("no member " + name);
@@ -320,12 +349,12 @@ final class Cluster implements AutoCloseable {
     }
 
     /** The highest index of a snapshot in the member's data directory, or -1 when it has none. */
-    long snapshotIndex(String name) {
+    public long snapshotIndex(String name) {
         return scan(member(name).dataDir, SNAPSHOT_FILE, 2).stream().mapToLong(Long::longValue).max().orElse(-1);
     }
 
     /** The first index still in the member's log (the lowest segment start), or empty when it has no segment. */
-    OptionalLong firstLogIndex(String name) {
+    public OptionalLong firstLogIndex(String name) {
         List<Long> starts = new ArrayList<>(scan(member(name).dataDir, CLOSED_SEGMENT, 1));
         starts.addAll(scan(member(name).dataDir, OPEN_SEGMENT, 1));
         return starts.stream().mapToLong(Long::longValue).min();

@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -25,23 +26,25 @@ import java.util.concurrent.locks.LockSupport;
  * story). Either a single member ({@link #TenureProcess(Path)}) or a member of a cluster
  * ({@link #member}), which {@link Cluster} starts.
  */
-final class TenureProcess implements AutoCloseable {
+public final class TenureProcess implements AutoCloseable {
     /** The CLI's entry point. */
     static final String CLI_MAIN = "io.tenure.cli.TenureCli";
     /** Printed by {@code tenure server} on stdout, and logged as {@code event=serving}, once it serves clients. */
     private static final List<String> SERVING_MARKS = List.of("serving clients on", "event=serving");
 
-    final String name;
-    final Path dataDir;
-    final int clientPort;
-    final int peerPort;
+    public final String name;
+    public final Path dataDir;
+    public final int clientPort;
+    public final int peerPort;
     /** Every member gets a free {@code --http-port}, so that no two collide on the default 7080. */
-    final int httpPort;
-    final Path logFile;
+    public final int httpPort;
+    public final Path logFile;
     private final List<String> serverArgs;
     private volatile Process process;
     private volatile ManagedChannel channel;
     private volatile long logOffsetAtStart;
+    /** Variables added to the environment of the next launches (for example libfaketime's). */
+    private volatile Map<String, String> environment = Map.of();
 
     /** A single member (no peers) with free ports, its log beside its data directory. */
     TenureProcess(Path dataDir) throws IOException {
@@ -88,6 +91,14 @@ final class TenureProcess implements AutoCloseable {
         return member(name, dataDir, logFile, clientPort, peerPort, httpPort, peers, extraArgs);
     }
 
+    /**
+     * Sets variables added to the environment of every later {@link #launch()} (empty: none), for
+     * example {@code LD_PRELOAD} and {@code FAKETIME} to start the member with a skewed clock.
+     */
+    public void environment(Map<String, String> variables) {
+        this.environment = Map.copyOf(variables);
+    }
+
     /** Starts the single member and waits until it answers Status as leader. */
     TenureProcess start() throws IOException {
         launch();
@@ -96,7 +107,7 @@ final class TenureProcess implements AutoCloseable {
     }
 
     /** Starts the process and returns at once. */
-    synchronized TenureProcess launch() throws IOException {
+    public synchronized TenureProcess launch() throws IOException {
         if (process != null && process.isAlive()) {
             throw new IllegalStateException(name + " is already running (pid " + process.pid() + ")");
         }
@@ -108,19 +119,22 @@ final class TenureProcess implements AutoCloseable {
         command.addAll(serverArgs);
         Files.createDirectories(logFile.getParent());
         logOffsetAtStart = Files.exists(logFile) ? Files.size(logFile) : 0;
-        Files.writeString(logFile, "##### " + java.time.Instant.now() + " test starts: " + String.join(" ", command.subList(command.indexOf(CLI_MAIN), command.size())) + "\n",
+        Map<String, String> env = environment;
+        Files.writeString(logFile, "##### " + java.time.Instant.now() + " test starts: " + (env.isEmpty() ? "" : env + " ")
+                + String.join(" ", command.subList(command.indexOf(CLI_MAIN), command.size())) + "\n",
                 StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
         ItLogs.register(logFile);
-        process = new ProcessBuilder(command)
+        ProcessBuilder builder = new ProcessBuilder(command)
                 .redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()))
-                .start();
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+        builder.environment().putAll(env);
+        process = builder.start();
         channel = NettyChannelBuilder.forAddress("127.0.0.1", clientPort).usePlaintext().build();
         return this;
     }
 
     /** The java command that runs {@code mainClass} with this JVM's class path. */
-    static List<String> javaCommand(String mainClass) {
+    public static List<String> javaCommand(String mainClass) {
         return ChildJava.command(mainClass);
     }
 
@@ -129,7 +143,7 @@ final class TenureProcess implements AutoCloseable {
      * leader (itself or another). With {@code knowsLeader} false it is enough that the process
      * printed that it serves (a joining member knows no leader until it is added).
      */
-    void awaitServing(Duration limit, boolean knowsLeader) throws IOException {
+    public void awaitServing(Duration limit, boolean knowsLeader) throws IOException {
         long deadline = System.nanoTime() + limit.toNanos();
         String last = "no answer yet";
         while (true) {
@@ -168,7 +182,7 @@ final class TenureProcess implements AutoCloseable {
     }
 
     /** What the current run (since the last launch) wrote to the log. */
-    String logSinceStart() {
+    public String logSinceStart() {
         try {
             byte[] all = Files.readAllBytes(logFile);
             int from = (int) Math.min(all.length, logOffsetAtStart);
@@ -208,19 +222,19 @@ final class TenureProcess implements AutoCloseable {
         return channel;
     }
 
-    String endpoint() {
+    public String endpoint() {
         return "127.0.0.1:" + clientPort;
     }
 
-    String peerAddress() {
+    public String peerAddress() {
         return "127.0.0.1:" + peerPort;
     }
 
-    long pid() {
+    public long pid() {
         return process.pid();
     }
 
-    boolean isAlive() {
+    public boolean isAlive() {
         Process p = process;
         return p != null && p.isAlive();
     }
@@ -231,7 +245,7 @@ final class TenureProcess implements AutoCloseable {
     }
 
     /** kill -9: no shutdown hook, no flush, no goodbye. */
-    void kill9() throws InterruptedException {
+    public void kill9() throws InterruptedException {
         process.destroyForcibly();
         if (!process.waitFor(30, TimeUnit.SECONDS)) {
             throw new IllegalStateException(name + " (pid " + process.pid() + ") survived kill -9 for 30 s");
@@ -240,7 +254,7 @@ final class TenureProcess implements AutoCloseable {
     }
 
     /** SIGTERM and wait for a clean stop (kill -9 if it takes over 20 s). */
-    void stop() throws InterruptedException {
+    public void stop() throws InterruptedException {
         Process p = process;
         if (p != null && p.isAlive()) {
             p.destroy();
@@ -254,7 +268,7 @@ final class TenureProcess implements AutoCloseable {
         }
     }
 
-    void signal(String signal) throws IOException, InterruptedException {
+    public void signal(String signal) throws IOException, InterruptedException {
         Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
         if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
             throw new IOException("kill -" + signal + " " + process.pid() + " failed");
@@ -308,7 +322,7 @@ final class TenureProcess implements AutoCloseable {
     }
 
     /** {@code n} distinct free ports on 127.0.0.1 (all held open while choosing, so none repeats). */
-    static int[] freePorts(int n) throws IOException {
+    public static int[] freePorts(int n) throws IOException {
         List<ServerSocket> held = new ArrayList<>();
         try {
             int[] ports = new int[n];

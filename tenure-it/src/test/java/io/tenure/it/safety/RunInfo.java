@@ -1,52 +1,62 @@
 package io.tenure.it.safety;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.nio.file.StandardCopyOption;
 import java.util.List;
+import java.util.Map;
 
 /**
- * A safety run's {@code run.json}: the settings the checker's bounds come from, and what ran.
+ * {@code run.json}: what a safety run was. Written when the workload starts (with
+ * {@code endNanos} 0; the client processes read the TTL and the keys from it) and again, complete,
+ * when the run ends.
  *
- * @param ttlMillis             the lease TTL the clients asked for
- * @param electionTimeoutMillis the members' election timeout
- * @param expiryPeriodMillis    how often the leader looks for expired leases
- * @param members               the members' names (each has {@code members/<name>/audit.jsonl})
- * @param keys                  the hot lock keys
- * @param startNanos            the run's start, on the shared monotonic clock
- * @param endNanos              the run's end
- * @param seed                  the nemesis's seed
- * @param faults                the fault kinds scheduled
+ * @param ttlMillis             the TTL of every lease the clients grant
+ * @param electionTimeoutMillis the members' {@code --election-timeout}
+ * @param expiryPeriodMillis    how often a leader looks for expired leases
+ * @param members               every member that took part, in order of creation (with F9, more than the cluster size)
+ * @param keys                  the hot lock keys (each is also a register of the fenced resource)
+ * @param startNanos            when the workload started, on the shared monotonic clock
+ * @param endNanos              when the last client process had ended
+ * @param seed                  the seed of the nemesis's schedule and the clients' choices
+ * @param faults                the fault kinds asked for
+ * @param clients               each client process and its role
+ * @param fence                 the resource's rule: {@code AT_LEAST} (token ≥ highest accepted) or {@code ABOVE} (>)
+ * @param snapshotEvery         the members' {@code --snapshot-every}
+ * @param faultsSkipped         fault kinds asked for but not run, and why
  */
 public record RunInfo(long ttlMillis, long electionTimeoutMillis, long expiryPeriodMillis, List<String> members,
-                      List<String> keys, long startNanos, long endNanos, long seed, List<String> faults) {
+                      List<String> keys, long startNanos, long endNanos, long seed, List<String> faults,
+                      List<Client> clients, String fence, long snapshotEvery, Map<String, String> faultsSkipped) {
+    /** The server's lease-expiry scan period. */
+    public static final long EXPIRY_PERIOD_MILLIS = 50;
+    public static final String FILE = "run.json";
 
-    public RunInfo {
-        members = List.copyOf(members);
-        keys = List.copyOf(keys);
-        faults = List.copyOf(faults);
+    private static final ObjectMapper JSON = new ObjectMapper()
+            .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
+            .enable(SerializationFeature.INDENT_OUTPUT);
+
+    /** A client process: its name ({@code c3}, also its history file's name) and role ({@code lock}, {@code keeper}, {@code watcher}). */
+    public record Client(String name, String role) {
     }
 
-    static RunInfo read(Path file) {
-        JsonNode n;
-        try {
-            n = new ObjectMapper().readTree(Files.readString(file));
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + file, e);
-        }
-        return new RunInfo(n.path("ttlMillis").asLong(0), n.path("electionTimeoutMillis").asLong(1000),
-                n.path("expiryPeriodMillis").asLong(50), strings(n.path("members")), strings(n.path("keys")),
-                n.path("startNanos").asLong(0), n.path("endNanos").asLong(0), n.path("seed").asLong(0),
-                strings(n.path("faults")));
+    public static RunInfo read(Path runDir) throws IOException {
+        return JSON.readValue(runDir.resolve(FILE).toFile(), RunInfo.class);
     }
 
-    private static List<String> strings(JsonNode array) {
-        List<String> out = new ArrayList<>();
-        array.forEach(e -> out.add(e.isTextual() ? e.asText() : e.toString()));
-        return out;
+    /** Writes {@code run.json} atomically (a reader never sees half of it). */
+    public void write(Path runDir) throws IOException {
+        Path temporary = runDir.resolve(FILE + ".tmp");
+        JSON.writeValue(temporary.toFile(), this);
+        Files.move(temporary, runDir.resolve(FILE), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    public RunInfo ended(long endNanos, List<String> members, Map<String, String> faultsSkipped) {
+        return new RunInfo(ttlMillis, electionTimeoutMillis, expiryPeriodMillis, members, keys, startNanos, endNanos, seed,
+                faults, clients, fence, snapshotEvery, faultsSkipped);
     }
 }

@@ -74,7 +74,11 @@ public final class SafetyChecker {
 
     private SafetyChecker(Path runDir) {
         this.runDir = runDir;
-        this.run = RunInfo.read(runDir.resolve("run.json"));
+        try {
+            this.run = RunInfo.read(runDir);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("cannot read " + runDir.resolve(RunInfo.FILE), e);
+        }
         Path history = runDir.resolve("history");
         if (Files.isDirectory(history)) {
             try (var files = Files.list(history)) {
@@ -707,7 +711,23 @@ public final class SafetyChecker {
             for (Op held : heldAt(d.process(), d.leaseId(), d.atNanos())) {
                 long ttl = ttlOfLease.getOrDefault(held.leaseId(), run.ttlMillis());
                 long bound = ttl + 2 * run.electionTimeoutMillis() + run.expiryPeriodMillis();
-                long deadline = d.atNanos() + TimeUnit.MILLISECONDS.toNanos(bound);
+                // A member fault overlapping the wait (a majority killed, the leader paused) delays
+                // the expiry: a leader that comes back counts the TTL again from its start. The
+                // bound then runs from the last such heal.
+                long from = d.atNanos();
+                boolean moved = true;
+                while (moved) {
+                    moved = false;
+                    for (Map.Entry<FaultEvent, Long> f : intervals.entrySet()) {
+                        long healed = f.getValue();
+                        if (affectsMembers(f.getKey().target()) && healed != Long.MAX_VALUE && healed > from
+                                && f.getKey().atNanos() < from + TimeUnit.MILLISECONDS.toNanos(bound)) {
+                            from = healed;
+                            moved = true;
+                        }
+                    }
+                }
+                long deadline = from + TimeUnit.MILLISECONDS.toNanos(bound);
                 AppliedLog.Command end = handOver(held);
                 String what = "lock '" + held.key() + "' after " + d.why();
                 if (end != null) {
@@ -723,7 +743,8 @@ public final class SafetyChecker {
                     recoveries.add(new Verdict.Recovery(what, d.atNanos(), millis(at - d.atNanos()), bound));
                     if (at > deadline) {
                         findings.add(10, "the waiter for '" + held.key() + "' got it " + millis(at - d.atNanos()) + " ms after "
-                                + d.why() + " (holder lease " + held.leaseId() + ", token " + held.token() + "), over the bound of "
+                                + d.why() + (from != d.atNanos() ? " and " + millis(at - from) + " ms after the last overlapping heal" : "")
+                                + " (holder lease " + held.leaseId() + ", token " + held.token() + "), over the bound of "
                                 + bound + " ms", at, held);
                     }
                 } else if (lastApplied > deadline && waited(held)) {

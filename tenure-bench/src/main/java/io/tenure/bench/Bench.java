@@ -1,0 +1,103 @@
+package io.tenure.bench;
+
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Runs workloads against members it starts and stops itself, printing one JSON line per run
+ * (see {@code package-info.java}). The entry point of {@code tenure bench}.
+ */
+public final class Bench {
+    private Bench() {
+    }
+
+    /** Starts the target's members, runs the workload, stops them; the result line is the caller's to print. */
+    public static BenchResult run(BenchSettings s) throws Exception {
+        System.err.printf("tenure bench: %s %s, %s, %s after %s warm-up: starting members%n", s.target(), s.workload(),
+                switch (s.workload()) {
+                    case "W3" -> s.leases() + " leases";
+                    case "W5" -> s.rounds() + " rounds";
+                    default -> s.clients() + " clients";
+                }, s.duration(), s.warmup());
+        try (Members members = Members.start(s.memberCount(), s.jvmOptions())) {
+            return switch (s.workload()) {
+                case "W1" -> Uncontended.run(members, s, "bench/w1/", null);
+                case "W2" -> Contended.run(members, s);
+                case "W3" -> Leases.run(members, s);
+                case "W4" -> Watches.run(members, s);
+                case "W5" -> Failover.run(members, s);
+                default -> throw new IllegalArgumentException("unknown workload " + s.workload());
+            };
+        }
+    }
+
+    /** Whether the run kept its promises: no overlap, no lease lost. */
+    public static boolean passed(BenchResult r) {
+        Object lost = r.extra().get("lost");
+        return r.overlaps() == 0 && (lost == null || ((Number) lost).longValue() == 0);
+    }
+
+    /** The Tenure rows of the matrix: {@code quick} (short runs, a few points) or {@code full} (issue 7's matrix). */
+    public static List<BenchSettings> matrix(String which, List<String> jvmOptions) {
+        boolean full = switch (which) {
+            case "quick" -> false;
+            case "full" -> true;
+            default -> throw new IllegalArgumentException("--matrix must be quick or full, got " + which);
+        };
+        Duration duration = Duration.ofSeconds(full ? 20 : 10);
+        Duration warmup = Duration.ofSeconds(full ? 10 : 5);
+        List<BenchSettings> runs = new ArrayList<>();
+        for (String target : List.of("tenure-1", "tenure-3")) {
+            for (int c : full ? List.of(1, 16, 64) : List.of(1, 64)) {
+                runs.add(settings(target, "W1", c, duration, warmup, BenchSettings.DEFAULT_LEASES, jvmOptions));
+            }
+            for (int c : full ? List.of(8, 64) : List.of(8)) {
+                runs.add(settings(target, "W2", c, duration, warmup, BenchSettings.DEFAULT_LEASES, jvmOptions));
+            }
+            runs.add(settings(target, "W3", 1, full ? Duration.ofSeconds(60) : Duration.ofSeconds(20), warmup,
+                    BenchSettings.DEFAULT_LEASES, jvmOptions));
+            if (full) {
+                runs.add(settings(target, "W3", 1, Duration.ofSeconds(60), warmup, 100_000, jvmOptions));
+            }
+            runs.add(settings(target, "W4", 16, duration, warmup, BenchSettings.DEFAULT_LEASES, jvmOptions));
+        }
+        runs.add(new BenchSettings("tenure-3", "W5", 1, duration, Duration.ZERO, BenchSettings.DEFAULT_LEASES,
+                BenchSettings.DEFAULT_WATCHERS, full ? BenchSettings.DEFAULT_ROUNDS : 3, jvmOptions));
+        return runs;
+    }
+
+    private static BenchSettings settings(String target, String workload, int clients, Duration duration, Duration warmup,
+                                          int leases, List<String> jvmOptions) {
+        return new BenchSettings(target, workload, clients, duration, warmup, leases, BenchSettings.DEFAULT_WATCHERS,
+                BenchSettings.DEFAULT_ROUNDS, jvmOptions);
+    }
+
+    /**
+     * Runs every setting in turn, printing each JSON line to {@code out} as it completes, then
+     * the table. A failed run is reported on stderr and the matrix goes on.
+     *
+     * @return whether every run completed and passed
+     */
+    public static boolean runMatrix(List<BenchSettings> runs, PrintStream out) {
+        List<BenchResult> results = new ArrayList<>();
+        boolean ok = true;
+        for (BenchSettings s : runs) {
+            try {
+                BenchResult r = run(s);
+                out.println(r.toJson());
+                out.flush();
+                results.add(r);
+                ok &= passed(r);
+            } catch (Exception e) {
+                System.err.println("tenure bench: " + s.target() + " " + s.workload() + " failed: " + e);
+                ok = false;
+            }
+        }
+        out.println();
+        out.print(ResultTable.markdown(results));
+        out.flush();
+        return ok;
+    }
+}

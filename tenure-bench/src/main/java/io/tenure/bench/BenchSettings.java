@@ -1,0 +1,66 @@
+package io.tenure.bench;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * One run: which members, which workload, how long.
+ *
+ * @param target     {@code tenure-1} or {@code tenure-3}
+ * @param workload   W1 to W5
+ * @param clients    concurrent clients (W1, W2, W4); ignored by W3 and W5
+ * @param duration   the measured window (W3: how long the leases are held)
+ * @param warmup     run before measuring, on the same members, to get past the JIT (RATIS.md)
+ * @param leases     W3: how many leases
+ * @param watchers   W4: how many watchers
+ * @param rounds     W5: how many leader kills
+ * @param jvmOptions of each member JVM
+ */
+public record BenchSettings(String target, String workload, int clients, Duration duration, Duration warmup,
+                            int leases, int watchers, int rounds, List<String> jvmOptions) {
+    /** Members' heap and collector: big enough for 100,000 leases, as on a small production box. */
+    public static final List<String> DEFAULT_JVM_OPTIONS = List.of("-Xmx1g");
+    public static final int DEFAULT_LEASES = 10_000;
+    public static final int DEFAULT_WATCHERS = 1_000;
+    public static final int DEFAULT_ROUNDS = 10;
+    /** The lease TTL on one member (issue 7's 10 s; W3 keeps leases alive at TTL/3, the SDK's rhythm). */
+    public static final Duration TTL = Duration.ofSeconds(10);
+    /**
+     * The lease TTL on three members: a cluster refuses TTLs under 30 election timeouts (30 s with
+     * the default 1 s), so that a kept-alive lease survives a failover.
+     */
+    public static final Duration CLUSTER_TTL = Duration.ofSeconds(30);
+
+    public BenchSettings {
+        target = target.toLowerCase(Locale.ROOT);
+        workload = workload.toUpperCase(Locale.ROOT);
+        if (!target.equals("tenure-1") && !target.equals("tenure-3")) {
+            throw new IllegalArgumentException("target must be tenure-1 or tenure-3 (peers have their own drivers), got " + target);
+        }
+        if (!List.of("W1", "W2", "W3", "W4", "W5").contains(workload)) {
+            throw new IllegalArgumentException("workload must be W1..W5, got " + workload);
+        }
+        if (workload.equals("W5") && !target.equals("tenure-3")) {
+            throw new IllegalArgumentException("W5 (failover) needs --target tenure-3");
+        }
+        if (clients < 1 || leases < 1 || watchers < 0 || rounds < 1) {
+            throw new IllegalArgumentException("clients, leases and rounds must be positive");
+        }
+        jvmOptions = List.copyOf(jvmOptions);
+    }
+
+    public static BenchSettings of(String target, String workload, int clients, Duration duration, Duration warmup) {
+        return new BenchSettings(target, workload, clients, duration, warmup, DEFAULT_LEASES, DEFAULT_WATCHERS,
+                DEFAULT_ROUNDS, DEFAULT_JVM_OPTIONS);
+    }
+
+    /** The TTL of every lease this run grants. */
+    public Duration ttl() {
+        return memberCount() == 1 ? TTL : CLUSTER_TTL;
+    }
+
+    public int memberCount() {
+        return target.equals("tenure-3") ? 3 : 1;
+    }
+}

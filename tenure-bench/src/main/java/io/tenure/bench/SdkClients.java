@@ -1,0 +1,34 @@
+package io.tenure.bench;
+
+import io.tenure.client.TenureClient;
+import java.util.ArrayList;
+import java.util.List;
+
+/** A few shared SDK instances (each is one connection per member); client {@code i} uses {@code get(i)}. */
+final class SdkClients implements AutoCloseable {
+    /** Clients per SDK instance: a real application shares one TenureClient across many threads. */
+    static final int CLIENTS_PER_SDK = 16;
+    static final int MAX_SDKS = 4;
+
+    private final List<TenureClient> sdks = new ArrayList<>();
+
+    SdkClients(List<String> endpoints, int clients, String clientId) {
+        int n = Math.min(MAX_SDKS, (clients + CLIENTS_PER_SDK - 1) / CLIENTS_PER_SDK);
+        for (int i = 0; i < n; i++) {
+            sdks.add(TenureClient.builder().endpoints(endpoints).clientId(clientId + "-" + i).build());
+        }
+    }
+
+    TenureClient get(int client) {
+        return sdks.get(client % sdks.size());
+    }
+
+    int size() {
+        return sdks.size();
+    }
+
+    @Override
+    public void close() {
+        sdks.forEach(TenureClient::close);
+    }
+}

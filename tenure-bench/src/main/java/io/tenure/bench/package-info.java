@@ -1,0 +1,42 @@
+/**
+ * Benchmarks of Tenure: {@code tenure bench} (workloads W1-W5 against real member processes
+ * through the Java SDK) and JMH benchmarks of the core and the apply path ({@code jmh}).
+ *
+ * <h2>Result format (shared with the peer drivers)</h2>
+ * Every workload run prints exactly one JSON line on stdout (progress goes to stderr), keys in
+ * this order:
+ * <pre>
+ * {"target": "tenure-1"|"tenure-3"|"etcd"|"zookeeper"|"redis", "workload": "W1".."W5",
+ *  "clients": N, "seconds": S, "ops": N, "ops_per_sec": X,
+ *  "p50_ms": X, "p99_ms": X, "max_ms": X, "overlaps": 0, "extra": {...}}
+ * </pre>
+ * <ul>
+ * <li>{@code seconds}: the measured window, warm-up excluded; {@code ops_per_sec = ops / seconds}.
+ * <li>{@code overlaps}: how often a client entered a key's critical section while another was
+ *     inside (an in-process counter of holders per key); any value above 0 fails the run (exit 1).
+ * <li>Latencies are in milliseconds, three decimals, from an HdrHistogram of microseconds.
+ * </ul>
+ * What an operation and the latency are, and what {@code extra} holds, per workload:
+ * <ul>
+ * <li>W1 uncontended: one op = acquire + release of the client's own key; latency = that cycle.
+ *     extra: {@code leases} (one per client), {@code sdk_clients} (shared SDK instances).
+ * <li>W2 contended: one op = one acquisition (a hand-off) of the single key; latency = the
+ *     acquire wait. extra: {@code acquisitions} (per client, in client order), {@code wait_p50_ms},
+ *     {@code wait_p99_ms}, {@code fairness_min_over_max}.
+ * <li>W3 leases: {@code clients} = leases; one op = one observed keep-alive acknowledgement;
+ *     latency = keep-alive round trip (see {@code keepalive_latency} in extra for how it was
+ *     observed). extra: {@code leases}, {@code ttl_ms}, {@code keepalives_per_sec} (observed),
+ *     {@code keepalives_per_sec_expected} (N × 3 / TTL), {@code keepalive_p99_ms}, {@code lost}
+ *     (must be 0), {@code server_heap_bytes_per_lease}, {@code heap_method}.
+ * <li>W4 watches: W1 runs while watchers watch its prefix; ops and latency are W1's cycles.
+ *     extra: {@code watchers}, {@code events_delivered}, {@code events_per_sec},
+ *     {@code delivery_p50_ms}, {@code delivery_p99_ms}, {@code delivery_max_ms} (event arrival
+ *     minus the time the writer's acquire completed for the same revision; 0 when the event came first).
+ * <li>W5 failover: one op = one kill -9 of the leader; latency = time from the kill to the next
+ *     successful acquisition through a surviving member. extra: {@code failover_ms} (list),
+ *     {@code median_ms}, {@code worst_ms}.
+ * </ul>
+ * {@link io.tenure.bench.ResultTable} reads such lines (files or stdin; other lines are skipped)
+ * and prints a markdown table with Tenure-to-peer ratios.
+ */
+package io.tenure.bench;

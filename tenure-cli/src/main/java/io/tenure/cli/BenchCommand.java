@@ -1,0 +1,87 @@
+package io.tenure.cli;
+
+import io.tenure.bench.Bench;
+import io.tenure.bench.BenchResult;
+import io.tenure.bench.BenchSettings;
+import io.tenure.bench.ResultTable;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code tenure bench}: the load generator of module tenure-bench; options in, JSON lines out. */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = {
+            "Starts Tenure members as child processes on 127.0.0.1 (free ports, data in a temporary directory, "
+                    + "default durability), runs a workload through the Java SDK, stops them, and prints one JSON "
+                    + "line per run on stdout (the format is documented in docs/benchmarks.md).",
+            "W1 uncontended lock+unlock, W2 contended hand-offs, W3 leases kept alive, W4 watchers while W1 runs, "
+                    + "W5 leader kill -9 and failover (tenure-3 only)."
+        },
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:every run completed without an overlap or a lost lease", "1:a run failed or broke a promise", "2:usage error"})
+final class BenchCommand implements Callable<Integer> {
+    @ArgGroup(exclusive = true)
+    Mode mode = new Mode();
+
+    static final class Mode {
+        @Option(names = "--matrix", paramLabel = "quick|full", description = "Run Tenure's part of the matrix and print the table.")
+        String matrix;
+
+        @Option(names = "--table", arity = "0..*", paramLabel = "FILE",
+                description = "Print the markdown table (with Tenure-to-peer ratios) of the result lines in FILEs, or stdin.")
+        List<Path> table;
+    }
+
+    @Option(names = "--target", defaultValue = "tenure-1", description = "tenure-1 or tenure-3 (default: ${DEFAULT-VALUE}).")
+    String target;
+
+    @Option(names = "--workload", defaultValue = "W1", description = "W1..W5 (default: ${DEFAULT-VALUE}).")
+    String workload;
+
+    @Option(names = "--clients", defaultValue = "16", description = "Concurrent clients for W1, W2, W4 (default: ${DEFAULT-VALUE}).")
+    int clients;
+
+    @Option(names = "--duration", defaultValue = "20s", converter = DurationConverter.class, paramLabel = "DURATION",
+            description = "Measured time (W3: how long the leases are held) (default: ${DEFAULT-VALUE}).")
+    Duration duration;
+
+    @Option(names = "--warmup", defaultValue = "5s", converter = DurationConverter.class, paramLabel = "DURATION",
+            description = "Load before measuring, to get past the JIT (default: ${DEFAULT-VALUE}).")
+    Duration warmup;
+
+    @Option(names = "--leases", defaultValue = "10000", description = "W3: leases kept alive (default: ${DEFAULT-VALUE}).")
+    int leases;
+
+    @Option(names = "--watchers", defaultValue = "1000", description = "W4: watchers on the prefix (default: ${DEFAULT-VALUE}).")
+    int watchers;
+
+    @Option(names = "--rounds", defaultValue = "10", description = "W5: leader kills (default: ${DEFAULT-VALUE}).")
+    int rounds;
+
+    @Option(names = "--member-jvm-opts", defaultValue = "-Xmx1g", paramLabel = "OPTIONS",
+            description = "JVM options of each member, space separated (default: ${DEFAULT-VALUE}).")
+    String memberJvmOptions;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+        if (mode.table != null) {
+            out.print(ResultTable.markdown(ResultTable.read(mode.table)));
+            return TenureCli.EXIT_OK;
+        }
+        List<String> jvm = Arrays.stream(memberJvmOptions.trim().split("\\s+")).filter(o -> !o.isEmpty()).toList();
+        if (mode.matrix != null) {
+            return Bench.runMatrix(Bench.matrix(mode.matrix, jvm), out) ? TenureCli.EXIT_OK : TenureCli.EXIT_ERROR;
+        }
+        BenchResult r = Bench.run(new BenchSettings(target, workload, clients, duration, warmup, leases, watchers, rounds, jvm));
+        out.println(r.toJson());
+        return Bench.passed(r) ? TenureCli.EXIT_OK : TenureCli.EXIT_ERROR;
+    }
+}

@@ -1,0 +1,250 @@
+package io.tenure.it.safety;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Predicate;
+
+/**
+ * The storage the locks protect, shared by every client process of a run: one register per key
+ * behind a TCP line protocol on 127.0.0.1, in the harness JVM (never faulted itself). It accepts
+ * a write only with a fencing token at least the highest it has accepted for that key (seed 000's
+ * rule; {@link Fence#ABOVE} demands strictly greater), and logs every decision, accepted or
+ * refused, to {@code resource.jsonl} as a {@link ResourceWrite}, in decision order.
+ *
+ * <pre>
+ * READ key process token leaseId pauseMillis   →  VALUE value highest
+ * WRITE key token value writer                  →  ACCEPT | REFUSE highest
+ * </pre>
+ *
+ * A READ also tells the resource that {@code process} holds {@code key} with {@code token} and
+ * will write after {@code pauseMillis}: an open <em>critical section</em>, which its WRITE closes.
+ * The nemesis uses these to pause (F5) or cut off (F7) a client while it holds a lock.
+ */
+public final class FencedResource implements AutoCloseable {
+    /** Which tokens a write may carry. */
+    public enum Fence {
+        /** At least the highest accepted for the key (seed 000): a holder may write several times. */
+        AT_LEAST,
+        /** Strictly above the highest accepted for the key. */
+        ABOVE
+    }
+
+    /** A client between its READ and its WRITE of {@code key}, holding the lock with {@code token}. */
+    public record Section(String process, String key, long token, long leaseId, long readNanos, long writeDueNanos) {
+    }
+
+    private static final class Slot {
+        long highest;
+        long value;
+    }
+
+    private final Fence fence;
+    private final ServerSocket listener;
+    private final Writer log;
+    private final Map<String, Slot> slots = new TreeMap<>();
+    private final List<ResourceWrite> decisions = new ArrayList<>();
+    private final Map<String, Section> sections = new HashMap<>();
+    private final List<Socket> connections = new CopyOnWriteArrayList<>();
+    private volatile boolean closed;
+
+    public FencedResource(Path logFile, Fence fence) throws IOException {
+        this.fence = fence;
+        this.log = Files.newBufferedWriter(logFile, StandardCharsets.UTF_8);
+        this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread acceptor = new Thread(this::accept, "fenced-resource-accept");
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    public String endpoint() {
+        return "127.0.0.1:" + listener.getLocalPort();
+    }
+
+    public Fence fence() {
+        return fence;
+    }
+
+    private void accept() {
+        while (!closed) {
+            try {
+                Socket socket = listener.accept();
+                connections.add(socket);
+                Thread serve = new Thread(() -> serve(socket), "fenced-resource-" + socket.getPort());
+                serve.setDaemon(true);
+                serve.start();
+            } catch (IOException e) {
+                if (!closed) {
+                    System.err.println("fenced resource: " + e);
+                }
+            }
+        }
+    }
+
+    private void serve(Socket socket) {
+        try (socket;
+             BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+             Writer out = new OutputStreamWriter(socket.getOutputStream(), StandardCharsets.UTF_8)) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                out.write(answer(line.trim().split(" ")));
+                out.write('\n');
+                out.flush();
+            }
+        } catch (IOException endOfConnection) {
+            // The client went away (it ends, or was killed); its state here is unaffected.
+        } finally {
+            connections.remove(socket);
+        }
+    }
+
+    private String answer(String[] words) {
+        try {
+            if (words[0].equals("READ") && words.length == 6) {
+                return read(words[1], words[2], Long.parseLong(words[3]), Long.parseLong(words[4]), Long.parseLong(words[5]));
+            }
+            if (words[0].equals("WRITE") && words.length == 5) {
+                return write(words[1], Long.parseLong(words[2]), Long.parseLong(words[3]), words[4]);
+            }
+        } catch (NumberFormatException e) {
+            return "ERROR " + e.getMessage();
+        }
+        return "ERROR unknown request " + String.join(" ", words);
+    }
+
+    private synchronized String read(String key, String process, long token, long leaseId, long pauseMillis) {
+        Slot slot = slots.computeIfAbsent(key, k -> new Slot());
+        long now = System.nanoTime();
+        sections.put(process, new Section(process, key, token, leaseId, now, now + pauseMillis * 1_000_000));
+        notifyAll();
+        return "VALUE " + slot.value + " " + slot.highest;
+    }
+
+    private synchronized String write(String key, long token, long value, String writer) {
+        Slot slot = slots.computeIfAbsent(key, k -> new Slot());
+        boolean accepted = fence == Fence.AT_LEAST ? token >= slot.highest : token > slot.highest;
+        if (accepted) {
+            slot.highest = token;
+            slot.value = value;
+        }
+        ResourceWrite decision = new ResourceWrite(key, token, value, writer, System.nanoTime(), accepted);
+        decisions.add(decision);
+        try {
+            JsonLines.append(log, decision);
+            log.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        sections.remove(processOf(writer));
+        notifyAll();
+        return accepted ? "ACCEPT" : "REFUSE " + slot.highest;
+    }
+
+    /** The process part of a writer ({@code c3/12345} → {@code c3}). */
+    public static String processOf(String writer) {
+        int slash = writer.indexOf('/');
+        return slash < 0 ? writer : writer.substring(0, slash);
+    }
+
+    /**
+     * Waits until some client that {@code eligible} accepts is in a critical section whose write
+     * is still at least {@code minAhead} away; empty if none within {@code limit}.
+     */
+    public synchronized Optional<Section> awaitSection(Predicate<Section> eligible, Duration minAhead, Duration limit)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (true) {
+            long now = System.nanoTime();
+            for (Section s : sections.values()) {
+                if (eligible.test(s) && s.writeDueNanos() - now >= minAhead.toNanos()) {
+                    return Optional.of(s);
+                }
+            }
+            long left = deadline - now;
+            if (left <= 0) {
+                return Optional.empty();
+            }
+            wait(Math.max(1, left / 1_000_000));
+        }
+    }
+
+    /** Waits until a token above {@code token} was accepted for {@code key}; the first such write, or empty at the deadline. */
+    public synchronized Optional<ResourceWrite> awaitAcceptedAbove(String key, long token, long deadlineNanos)
+            throws InterruptedException {
+        while (true) {
+            for (ResourceWrite w : decisions) {
+                if (w.accepted() && w.key().equals(key) && w.token() > token) {
+                    return Optional.of(w);
+                }
+            }
+            long left = deadlineNanos - System.nanoTime();
+            if (left <= 0) {
+                return Optional.empty();
+            }
+            wait(Math.max(1, left / 1_000_000));
+        }
+    }
+
+    /** Waits for the decision on {@code process}'s write of {@code key} with {@code token}; empty at the deadline. */
+    public synchronized Optional<ResourceWrite> awaitWrite(String process, String key, long token, long deadlineNanos)
+            throws InterruptedException {
+        while (true) {
+            for (ResourceWrite w : decisions) {
+                if (w.key().equals(key) && w.token() == token && processOf(w.writer()).equals(process)) {
+                    return Optional.of(w);
+                }
+            }
+            long left = deadlineNanos - System.nanoTime();
+            if (left <= 0) {
+                return Optional.empty();
+            }
+            wait(Math.max(1, left / 1_000_000));
+        }
+    }
+
+    /** Every decision so far, in order. */
+    public synchronized List<ResourceWrite> decisions() {
+        return List.copyOf(decisions);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            listener.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+        for (Socket s : connections) {
+            try {
+                s.close();
+            } catch (IOException ignored) {
+                // closing anyway
+            }
+        }
+        synchronized (this) {
+            try {
+                log.close();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+}

@@ -1,0 +1,197 @@
+package io.tenure.it.safety;
+
+import io.tenure.it.safety.Op.Kind;
+import io.tenure.it.safety.Op.Outcome;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+/**
+ * What the harness checks itself over a run directory, before (and beside) the checker: the
+ * fenced resource's log and the clients' histories.
+ *
+ * <p>Violations (each fails the CI form):
+ * <ol>
+ *   <li>per key, an accepted token lower than one accepted before it (or, with the {@code ABOVE}
+ *       fence, not higher);</li>
+ *   <li>per key, an accepted value not higher than the one accepted before it: each write is
+ *       the value read under the lock plus one, so two accepted writes of one value mean two
+ *       holders read the same value, a lost update;</li>
+ *   <li>a WRITE a client recorded OK that the resource did not accept, or FAIL that it did not
+ *       refuse.</li>
+ * </ol>
+ * Warnings (reported, not failing; the checker judges them against the members' logs): a write
+ * accepted after another process had already been granted the key with a larger token (the
+ * newer holder had not written yet, so the fence could not refuse it).
+ */
+public final class HarnessChecks {
+    /**
+     * @param opsByKind  per operation kind, the count of each outcome
+     * @param faults     per fault kind, how many times it started
+     * @param accepted   accepted writes per key
+     * @param refused    refused writes per key
+     */
+    public record Findings(List<String> violations, List<String> warnings, Map<Kind, Map<Outcome, Integer>> opsByKind,
+                           Map<String, Integer> faults, Map<String, Integer> accepted, Map<String, Integer> refused,
+                           List<NemesisEvent> timeline, RunInfo run) {
+
+        public int ops(Kind kind, Outcome outcome) {
+            return opsByKind.getOrDefault(kind, Map.of()).getOrDefault(outcome, 0);
+        }
+
+        public String summary() {
+            StringBuilder text = new StringBuilder();
+            int total = opsByKind.values().stream().flatMap(m -> m.values().stream()).mapToInt(Integer::intValue).sum();
+            text.append("operations: ").append(total).append('\n');
+            opsByKind.forEach((kind, outcomes) -> text.append(String.format("  %-10s %s%n", kind, outcomes)));
+            text.append("resource: accepted ").append(accepted).append(", refused ").append(refused).append('\n');
+            text.append("faults started: ").append(faults).append('\n');
+            text.append("harness violations: ").append(violations.isEmpty() ? "none" : violations.size()).append('\n');
+            violations.forEach(v -> text.append("  VIOLATION ").append(v).append('\n'));
+            text.append("warnings: ").append(warnings.isEmpty() ? "none" : warnings.size()).append('\n');
+            warnings.forEach(w -> text.append("  warning ").append(w).append('\n'));
+            return text.toString();
+        }
+
+        /** {@code harness.md}: the settings, the figures, the findings and the fault timeline. */
+        public String markdown(List<String> problems) {
+            StringBuilder md = new StringBuilder("# Safety run: the harness's findings\n\n");
+            md.append(String.format("Seed %d; %d ms TTL; %d ms election timeout; members %s; keys %s; fence %s; %.1f s of workload.%n%n",
+                    run.seed(), run.ttlMillis(), run.electionTimeoutMillis(), run.members(), run.keys(), run.fence(),
+                    (run.endNanos() - run.startNanos()) / 1e9));
+            md.append("Violations: ").append(violations.isEmpty() ? "**none**" : "**" + violations.size() + "**").append("\n\n");
+            violations.forEach(v -> md.append("- ").append(v).append('\n'));
+            md.append("\n## Operations\n\n| kind | OK | FAIL | INFO |\n| --- | ---: | ---: | ---: |\n");
+            opsByKind.forEach((kind, o) -> md.append(String.format("| %s | %d | %d | %d |%n", kind,
+                    o.getOrDefault(Outcome.OK, 0), o.getOrDefault(Outcome.FAIL, 0), o.getOrDefault(Outcome.INFO, 0))));
+            md.append("\nResource: accepted ").append(accepted).append(", refused ").append(refused).append(".\n");
+            md.append("\n## Faults\n\nStarted: ").append(faults).append(run.faultsSkipped().isEmpty() ? "" : "; skipped: " + run.faultsSkipped())
+                    .append(".\n\n| at (s) | fault | phase | target | detail |\n| ---: | --- | --- | --- | --- |\n");
+            for (NemesisEvent e : timeline) {
+                md.append(String.format("| %.1f | %s | %s | %s | %s |%n", (e.atNanos() - run.startNanos()) / 1e9, e.fault(), e.phase(),
+                        e.target(), e.detail().replace("|", "/")));
+            }
+            md.append("\n## Harness problems\n\n").append(problems.isEmpty() ? "none\n" : "");
+            problems.forEach(p -> md.append("- ").append(p).append('\n'));
+            md.append("\n## Warnings\n\n").append(warnings.isEmpty() ? "none\n" : "");
+            warnings.forEach(w -> md.append("- ").append(w).append('\n'));
+            return md.toString();
+        }
+    }
+
+    private HarnessChecks() {
+    }
+
+    public static Findings check(Path runDir) throws IOException {
+        RunInfo run = RunInfo.read(runDir);
+        List<Op> ops = histories(runDir);
+        List<ResourceWrite> writes = Files.exists(runDir.resolve("resource.jsonl"))
+                ? JsonLines.read(runDir.resolve("resource.jsonl"), ResourceWrite.class) : List.of();
+        List<NemesisEvent> timeline = Files.exists(runDir.resolve("nemesis.jsonl"))
+                ? JsonLines.read(runDir.resolve("nemesis.jsonl"), NemesisEvent.class) : List.of();
+        List<String> violations = new ArrayList<>();
+        List<String> warnings = new ArrayList<>();
+        checkResource(writes, FencedResource.Fence.valueOf(run.fence()), violations);
+        checkWritesRecorded(ops, writes, violations);
+        checkStaleAccepts(ops, writes, warnings);
+
+        Map<Kind, Map<Outcome, Integer>> byKind = new EnumMap<>(Kind.class);
+        for (Op op : ops) {
+            byKind.computeIfAbsent(op.kind(), k -> new EnumMap<>(Outcome.class)).merge(op.outcome(), 1, Integer::sum);
+        }
+        Map<String, Integer> faults = new TreeMap<>();
+        timeline.stream().filter(e -> e.phase().equals(NemesisEvent.START)).forEach(e -> faults.merge(e.fault(), 1, Integer::sum));
+        Map<String, Integer> accepted = new TreeMap<>();
+        Map<String, Integer> refused = new TreeMap<>();
+        for (ResourceWrite w : writes) {
+            (w.accepted() ? accepted : refused).merge(w.key(), 1, Integer::sum);
+        }
+        return new Findings(violations, warnings, byKind, faults, accepted, refused, timeline, run);
+    }
+
+    /** Violations 1 and 2: per key, accepted tokens never go down and accepted values always go up. */
+    static void checkResource(List<ResourceWrite> writes, FencedResource.Fence fence, List<String> violations) {
+        Map<String, ResourceWrite> last = new HashMap<>();
+        for (ResourceWrite w : writes) {
+            if (!w.accepted()) {
+                continue;
+            }
+            ResourceWrite before = last.put(w.key(), w);
+            if (before == null) {
+                continue;
+            }
+            boolean tokenOk = fence == FencedResource.Fence.AT_LEAST ? w.token() >= before.token() : w.token() > before.token();
+            if (!tokenOk) {
+                violations.add("stale token accepted on " + w.key() + ": " + w.token() + " from " + w.writer()
+                        + " after " + before.token() + " from " + before.writer());
+            }
+            if (w.value() <= before.value()) {
+                violations.add("lost update on " + w.key() + ": value " + w.value() + " (token " + w.token() + ", " + w.writer()
+                        + ") accepted after value " + before.value() + " (token " + before.token() + ", " + before.writer() + ")");
+            }
+        }
+    }
+
+    /** Violation 3: a client's recorded WRITE outcome agrees with the resource's decision. */
+    static void checkWritesRecorded(List<Op> ops, List<ResourceWrite> writes, List<String> violations) {
+        Map<String, ResourceWrite> byWriter = new HashMap<>();
+        writes.forEach(w -> byWriter.put(w.writer(), w));
+        for (Op op : ops) {
+            if (op.kind() != Kind.WRITE || op.outcome() == Outcome.INFO) {
+                continue;
+            }
+            ResourceWrite decision = byWriter.get(op.process() + "/" + op.id());
+            if (decision == null) {
+                violations.add(op.process() + " recorded WRITE " + op.id() + " " + op.outcome() + " on " + op.key()
+                        + " (token " + op.token() + ") but the resource has no such write");
+            } else if ((op.outcome() == Outcome.OK) != decision.accepted() || decision.token() != op.token()
+                    || decision.value() != op.value()) {
+                violations.add(op.process() + " recorded WRITE " + op.id() + " " + op.outcome() + " (token " + op.token() + ", value "
+                        + op.value() + ") but the resource " + (decision.accepted() ? "accepted" : "refused") + " token "
+                        + decision.token() + " value " + decision.value());
+            }
+        }
+    }
+
+    /** The warning: a write accepted after another process's grant of the key with a larger token had completed. */
+    static void checkStaleAccepts(List<Op> ops, List<ResourceWrite> writes, List<String> warnings) {
+        Map<String, List<Op>> grantsByKey = new HashMap<>();
+        ops.stream().filter(op -> op.kind() == Kind.ACQUIRE && op.outcome() == Outcome.OK && op.key() != null)
+                .forEach(op -> grantsByKey.computeIfAbsent(op.key(), k -> new ArrayList<>()).add(op));
+        for (ResourceWrite w : writes) {
+            if (!w.accepted()) {
+                continue;
+            }
+            String writer = FencedResource.processOf(w.writer());
+            grantsByKey.getOrDefault(w.key(), List.of()).stream()
+                    .filter(g -> !g.process().equals(writer) && g.token() > w.token() && g.completeNanos() < w.atNanos())
+                    .findFirst()
+                    .ifPresent(g -> warnings.add("write of " + w.key() + " with token " + w.token() + " by " + w.writer()
+                            + " accepted " + (w.atNanos() - g.completeNanos()) / 1_000_000 + " ms after " + g.process()
+                            + " was granted it with token " + g.token()));
+        }
+    }
+
+    static List<Op> histories(Path runDir) {
+        Path dir = runDir.resolve("history");
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            List<Op> ops = new ArrayList<>();
+            files.filter(f -> f.getFileName().toString().endsWith(".jsonl")).sorted()
+                    .forEach(f -> ops.addAll(JsonLines.read(f, Op.class)));
+            return ops;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,77 @@
+package io.tenure.it.safety;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tenure.it.safety.Op.Kind;
+import io.tenure.it.safety.Op.Outcome;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The harness's own checks flag what they promise to, on hand-made records. */
+class HarnessChecksTest {
+    @Test
+    void aLowerTokenAcceptedAfterAHigherOneIsAViolationUnderEitherFence() {
+        List<ResourceWrite> writes = List.of(accepted("k", 10, 1, "c1/1"), accepted("k", 7, 2, "c2/1"));
+        assertThat(resourceViolations(writes, FencedResource.Fence.AT_LEAST)).singleElement().asString().contains("stale token");
+        assertThat(resourceViolations(writes, FencedResource.Fence.ABOVE)).singleElement().asString().contains("stale token");
+    }
+
+    @Test
+    void anEqualTokenIsAcceptedOnlyByTheAtLeastFence() {
+        List<ResourceWrite> writes = List.of(accepted("k", 10, 1, "c1/1"), accepted("k", 10, 2, "c1/2"));
+        assertThat(resourceViolations(writes, FencedResource.Fence.AT_LEAST)).isEmpty();
+        assertThat(resourceViolations(writes, FencedResource.Fence.ABOVE)).singleElement().asString().contains("stale token");
+    }
+
+    @Test
+    void twoAcceptedWritesOfOneValueAreALostUpdate() {
+        List<ResourceWrite> writes = List.of(accepted("k", 10, 5, "c1/1"), accepted("k", 11, 5, "c2/1"),
+                accepted("other", 3, 5, "c3/1"));
+        assertThat(resourceViolations(writes, FencedResource.Fence.AT_LEAST)).singleElement().asString()
+                .contains("lost update on k");
+    }
+
+    @Test
+    void refusedWritesChangeNothing() {
+        List<ResourceWrite> writes = List.of(accepted("k", 10, 1, "c1/1"), new ResourceWrite("k", 4, 1, "c2/1", 2, false),
+                accepted("k", 12, 2, "c3/1"));
+        assertThat(resourceViolations(writes, FencedResource.Fence.AT_LEAST)).isEmpty();
+    }
+
+    @Test
+    void aWriteRecordedOkThatTheResourceRefusedOrNeverSawIsAViolation() {
+        List<ResourceWrite> writes = List.of(new ResourceWrite("k", 4, 1, "c2/7", 2, false));
+        List<Op> ops = List.of(write("c2", 7, "k", 4, 1, Outcome.OK), write("c3", 9, "k", 5, 1, Outcome.OK),
+                write("c4", 3, "k", 6, 2, Outcome.INFO));
+        List<String> violations = new ArrayList<>();
+        HarnessChecks.checkWritesRecorded(ops, writes, violations);
+        assertThat(violations).hasSize(2);
+        assertThat(violations.get(0)).contains("c2 recorded WRITE 7 OK").contains("refused");
+        assertThat(violations.get(1)).contains("c3 recorded WRITE 9 OK").contains("no such write");
+    }
+
+    @Test
+    void aWriteAcceptedAfterAnotherProcessWasGrantedALargerTokenIsWarned() {
+        List<Op> ops = List.of(new Op(1, "c2", Kind.ACQUIRE, "k", 5, 20, 0, 0, 100, 200, Outcome.OK, 20, null, null, null));
+        List<ResourceWrite> writes = List.of(new ResourceWrite("k", 10, 1, "c1/4", 150, true),
+                new ResourceWrite("k", 10, 2, "c1/5", 300, true));
+        List<String> warnings = new ArrayList<>();
+        HarnessChecks.checkStaleAccepts(ops, writes, warnings);
+        assertThat(warnings).singleElement().asString().contains("c1/5").contains("c2 was granted it with token 20");
+    }
+
+    private static List<String> resourceViolations(List<ResourceWrite> writes, FencedResource.Fence fence) {
+        List<String> violations = new ArrayList<>();
+        HarnessChecks.checkResource(writes, fence, violations);
+        return violations;
+    }
+
+    private static ResourceWrite accepted(String key, long token, long value, String writer) {
+        return new ResourceWrite(key, token, value, writer, token, true);
+    }
+
+    private static Op write(String process, long id, String key, long token, long value, Outcome outcome) {
+        return new Op(id, process, Kind.WRITE, key, 1, token, value, 0, 1, 2, outcome, 0, null, null, null);
+    }
+}

@@ -1,0 +1,129 @@
+package io.tenure.it.safety;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * One client's TCP link to one member slot, through the harness: a proxy on 127.0.0.1 whose
+ * upstream (a member's client port) can be set later (a member that joins, F9) or be none (the
+ * connection is refused, as by a dead member). {@link #blackhole()} keeps connections open but
+ * drops every byte both ways, which is a partition as the client sees it; {@link #heal()}
+ * forwards again and closes the connections that lost bytes, so the client reconnects cleanly.
+ */
+final class LinkProxy implements AutoCloseable {
+    private final ServerSocket listener;
+    private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+    private volatile int upstreamPort;
+    private volatile boolean blackholed;
+    private volatile boolean closed;
+
+    LinkProxy(String name) throws IOException {
+        this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread acceptor = new Thread(this::accept, "link-" + name);
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    String endpoint() {
+        return "127.0.0.1:" + listener.getLocalPort();
+    }
+
+    /** Points the link at a member's client port (0: nothing behind it); open connections are closed. */
+    void upstream(int port) {
+        upstreamPort = port;
+        dropConnections();
+    }
+
+    int upstream() {
+        return upstreamPort;
+    }
+
+    void blackhole() {
+        blackholed = true;
+    }
+
+    void heal() {
+        if (blackholed) {
+            blackholed = false;
+            dropConnections();
+        }
+    }
+
+    private void accept() {
+        while (!closed) {
+            Socket client;
+            try {
+                client = listener.accept();
+            } catch (IOException e) {
+                continue; // closed, or a failed accept: the loop condition decides
+            }
+            int port = upstreamPort;
+            Socket upstream = new Socket();
+            try {
+                if (port == 0) {
+                    throw new IOException("no member behind this link");
+                }
+                upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 2_000);
+            } catch (IOException refused) {
+                closeQuietly(client);
+                closeQuietly(upstream);
+                continue;
+            }
+            sockets.add(client);
+            sockets.add(upstream);
+            pump(client, upstream);
+            pump(upstream, client);
+        }
+    }
+
+    private void pump(Socket from, Socket to) {
+        Thread pump = new Thread(() -> {
+            byte[] buffer = new byte[16 * 1024];
+            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+                int n;
+                while ((n = in.read(buffer)) >= 0) {
+                    if (!blackholed) {
+                        out.write(buffer, 0, n);
+                        out.flush();
+                    }
+                }
+            } catch (IOException endOfConnection) {
+                // one side closed: close the other below
+            } finally {
+                closeQuietly(from);
+                closeQuietly(to);
+                sockets.remove(from);
+                sockets.remove(to);
+            }
+        }, "link-pump");
+        pump.setDaemon(true);
+        pump.start();
+    }
+
+    private void dropConnections() {
+        sockets.forEach(LinkProxy::closeQuietly);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        closeQuietly(listener);
+        dropConnections();
+    }
+
+    private static void closeQuietly(Closeable c) {
+        try {
+            c.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+    }
+}

@@ -1,0 +1,279 @@
+package io.tenure.it.safety;
+
+import io.tenure.it.Cluster;
+import io.tenure.it.TenureProcess;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A safety run (issue 6): real {@code tenure server} members, client processes
+ * ({@link SafetyWorker}) doing fenced read-modify-writes under locks, keeping leases and
+ * watching, the fenced resource they share ({@link FencedResource}), and the seeded
+ * {@link Nemesis}; everything recorded in a run directory for the checker:
+ *
+ * <pre>
+ * runDir/
+ *   run.json                    {@link RunInfo}
+ *   history/&lt;process&gt;.jsonl     an {@link Op} per line, per client process (and the F10 filler)
+ *   resource.jsonl              a {@link ResourceWrite} per line: every accept and refusal, in order
+ *   nemesis.jsonl               a {@link NemesisEvent} per line: each fault's start and end
+ *   members/&lt;name&gt;/audit.jsonl  the member's applied commands (the server's --audit-log; on unless --auditLog false)
+ *   members/&lt;name&gt;/member.log   the member's output; members/&lt;name&gt;/data its data directory
+ *   clients/&lt;process&gt;.log       the client process's output
+ *   harness.md                  the harness's own findings and figures ({@link HarnessChecks})
+ * </pre>
+ *
+ * Usable from a test ({@link #run}) and from the command line ({@link #main}; see
+ * {@code tenure-it.sh} and {@link SafetyConfig} for the options). Every process it starts is
+ * stopped when it ends, also on failure, and by a shutdown hook should the JVM end first.
+ */
+public final class SafetyRun {
+    /** The hot keys: few, so that lock workers contend. */
+    public static final List<String> KEYS = List.of("safety/k0", "safety/k1");
+    /** Heap of each client process. */
+    static final String CLIENT_HEAP = "-Xmx128m";
+    static final Duration CLIENT_START_LIMIT = Duration.ofSeconds(120);
+
+    /**
+     * What a run did.
+     *
+     * @param problems what the harness could not do (a fault not carried out, no progress after the heal): not safety violations
+     */
+    public record Result(Path runDir, SafetyConfig config, Map<Fault, Integer> faults, Map<String, String> skipped,
+                         List<String> problems, List<ClientFaults.PauseOutcome> pauses,
+                         List<ClientFaults.PartitionOutcome> partitions, long progressAfterHealMillis,
+                         HarnessChecks.Findings findings) {
+    }
+
+    private SafetyRun() {
+    }
+
+    /** Runs with the {@link NetworkFaults} named by {@code -Dtenure.safety.networkFaults}, if any. */
+    public static Result run(SafetyConfig config) throws Exception {
+        return run(config, networkFaultsFromProperty());
+    }
+
+    /** Runs with {@code network} (null: F6 and F11 are skipped). */
+    public static Result run(SafetyConfig config, NetworkFaults network) throws Exception {
+        Path runDir = config.runDir();
+        if (Files.exists(runDir.resolve(RunInfo.FILE))) {
+            throw new IOException(runDir + " already holds a run");
+        }
+        for (String sub : List.of("history", "members", "clients")) {
+            Files.createDirectories(runDir.resolve(sub));
+        }
+        List<AutoCloseable> toClose = new ArrayList<>();
+        Map<String, Process> clients = new LinkedHashMap<>();
+        Thread killOnExit = new Thread(() -> clients.values().forEach(Process::destroyForcibly), "safety-clients-cleanup");
+        Runtime.getRuntime().addShutdownHook(killOnExit);
+        try {
+            return runIn(config, network, runDir, clients, toClose);
+        } finally {
+            stopClients(clients);
+            for (int i = toClose.size() - 1; i >= 0; i--) {
+                try {
+                    toClose.get(i).close();
+                } catch (Exception e) {
+                    System.err.println("safety run: closing " + toClose.get(i) + ": " + e);
+                }
+            }
+            if (network != null) {
+                network.close();
+            }
+            try {
+                Runtime.getRuntime().removeShutdownHook(killOnExit);
+            } catch (IllegalStateException exiting) {
+                // the JVM is ending; the hook runs anyway
+            }
+        }
+    }
+
+    private static Result runIn(SafetyConfig config, NetworkFaults network, Path runDir, Map<String, Process> clients,
+                                List<AutoCloseable> toClose) throws Exception {
+        FencedResource resource = new FencedResource(runDir.resolve("resource.jsonl"), config.fence());
+        toClose.add(resource);
+        Cluster cluster = Cluster.start(runDir.resolve("members"), clusterOptions(config, runDir));
+        toClose.add(cluster);
+        ClientLinks links = new ClientLinks(config.members() + 1);
+        toClose.add(links);
+        for (String name : cluster.names()) {
+            links.assign(name, cluster.member(name).clientPort);
+        }
+        NemesisLog log = new NemesisLog(runDir.resolve("nemesis.jsonl"));
+        toClose.add(log);
+        Signals signals = new Signals();
+        toClose.add(signals);
+        Lab lab = new Lab(config, runDir, cluster, links, resource, log, network, signals);
+        if (network != null) {
+            Map<String, String> peers = new LinkedHashMap<>();
+            cluster.names().forEach(n -> peers.put(n, cluster.member(n).peerAddress()));
+            network.attach(peers);
+        }
+
+        List<RunInfo.Client> clientInfo = new ArrayList<>();
+        Map<String, List<String>> endpoints = new LinkedHashMap<>();
+        for (int i = 1; i <= config.clients(); i++) {
+            String name = "c" + i;
+            clientInfo.add(new RunInfo.Client(name, config.roleOf(i)));
+            lab.roles.put(name, config.roleOf(i));
+            endpoints.put(name, links.add(name));
+        }
+        long startNanos = System.nanoTime();
+        RunInfo info = new RunInfo(config.ttl().toMillis(), config.electionTimeout().toMillis(), RunInfo.EXPIRY_PERIOD_MILLIS,
+                lab.everMembers, KEYS, startNanos, 0, config.seed(), config.faults().stream().sorted().map(Fault::name).toList(),
+                clientInfo, config.fence().name(), config.snapshotEvery(), Map.of());
+        info.write(runDir);
+        for (int i = 1; i <= config.clients(); i++) {
+            String name = "c" + i;
+            clients.put(name, startClient(config, runDir, name, i, endpoints.get(name), resource.endpoint()));
+        }
+        lab.clients.putAll(clients);
+        awaitClientsStarted(runDir, clients);
+        System.out.printf("safety run: %d members, %d clients %s, TTL %d ms, election timeout %d ms, seed %d; faults %s for %d s%n",
+                config.members(), config.clients(), lab.roles, config.ttl().toMillis(), config.electionTimeout().toMillis(),
+                config.seed(), info.faults(), config.time().toSeconds());
+
+        Nemesis nemesis = new Nemesis(lab);
+        toClose.add(nemesis);
+        nemesis.run(System.nanoTime() + config.time().toNanos());
+        nemesis.healAll();
+        long healAt = System.nanoTime();
+        long progress = awaitProgress(lab, healAt, nemesis.problems);
+
+        stopClients(clients);
+        long endNanos = System.nanoTime();
+        cluster.close();
+        info.ended(endNanos, List.copyOf(lab.everMembers), nemesis.skipped).write(runDir);
+
+        HarnessChecks.Findings findings = HarnessChecks.check(runDir);
+        Files.writeString(runDir.resolve("harness.md"), findings.markdown(nemesis.problems));
+        return new Result(runDir, config, log.started(), Map.copyOf(nemesis.skipped), List.copyOf(nemesis.problems),
+                List.copyOf(nemesis.clients().pauses), List.copyOf(nemesis.clients().partitions), progress, findings);
+    }
+
+    private static Cluster.Options clusterOptions(SafetyConfig config, Path runDir) {
+        Cluster.Options options = new Cluster.Options().size(config.members()).electionTimeout(config.electionTimeout())
+                .snapshotEvery(config.snapshotEvery()).nested();
+        if (config.auditLog()) {
+            // The member's applied-command log, which the checker reads (server option --audit-log).
+            options.memberArgs(name -> List.of("--audit-log", runDir.resolve("members").resolve(name).resolve("audit.jsonl").toString()));
+        }
+        return options;
+    }
+
+    private static Process startClient(SafetyConfig config, Path runDir, String name, int number, List<String> endpoints,
+                                       String resource) throws IOException {
+        List<String> command = new ArrayList<>(TenureProcess.javaCommand(SafetyWorker.class.getName()));
+        command.set(1, CLIENT_HEAP);
+        command.addAll(List.of("--name", name, "--number", Integer.toString(number), "--role", config.roleOf(number),
+                "--run-dir", runDir.toString(), "--endpoints", String.join(",", endpoints), "--resource", resource,
+                "--seed", Long.toString(config.seed())));
+        // Standard input stays a pipe: closing it (or this JVM's death) ends the client.
+        return new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(runDir.resolve("clients").resolve(name + ".log").toFile())
+                .start();
+    }
+
+    private static void awaitClientsStarted(Path runDir, Map<String, Process> clients) {
+        for (Map.Entry<String, Process> client : clients.entrySet()) {
+            Path history = runDir.resolve("history").resolve(client.getKey() + ".jsonl");
+            Waits.until("client " + client.getKey() + " records its first operation (see clients/" + client.getKey() + ".log)",
+                    CLIENT_START_LIMIT, () -> {
+                        if (!client.getValue().isAlive()) {
+                            throw new Waits.HarnessException("client " + client.getKey() + " exited with " + client.getValue().exitValue());
+                        }
+                        return sizeOf(history) > 0;
+                    });
+        }
+    }
+
+    private static long sizeOf(Path file) {
+        try {
+            return Files.exists(file) ? Files.size(file) : 0;
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    /**
+     * Liveness after the heal: every lock worker gets a write accepted again, within two TTLs
+     * plus a minute. Returns how long that took (ms), or -1 (with a problem) when it did not.
+     */
+    private static long awaitProgress(Lab lab, long healAt, List<String> problems) {
+        List<String> workers = lab.lockClients();
+        Duration limit = lab.ttl().multipliedBy(2).plusSeconds(60);
+        boolean all = Waits.within(limit, Duration.ofMillis(100), () -> workers.stream().allMatch(w -> lab.resource.decisions().stream()
+                .anyMatch(d -> d.accepted() && d.atNanos() > healAt && FencedResource.processOf(d.writer()).equals(w))));
+        if (!all) {
+            problems.add("after the final heal, not every lock worker " + workers + " had a write accepted within " + limit.toSeconds() + " s");
+            return -1;
+        }
+        return Waits.millisSince(healAt);
+    }
+
+    /** Ends each client: resumed, then its standard input closed (it records open operations as INFO and exits); killed if it lingers. */
+    private static void stopClients(Map<String, Process> clients) {
+        for (Process p : clients.values()) {
+            if (p.isAlive()) {
+                try {
+                    new ProcessBuilder("kill", "-CONT", Long.toString(p.pid())).start().waitFor(5, TimeUnit.SECONDS);
+                    p.getOutputStream().close();
+                } catch (IOException | InterruptedException e) {
+                    p.destroy();
+                }
+            }
+        }
+        for (Process p : clients.values()) {
+            try {
+                if (!p.waitFor(20, TimeUnit.SECONDS)) {
+                    p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                p.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    static NetworkFaults networkFaultsFromProperty() throws ReflectiveOperationException {
+        String className = System.getProperty(SafetyConfig.PREFIX + "networkFaults");
+        if (className == null || className.isBlank()) {
+            return null;
+        }
+        return (NetworkFaults) Class.forName(className).getConstructor().newInstance();
+    }
+
+    /**
+     * The command line ({@code tenure-it.sh} calls it): {@code --time S --faults LIST --seed N
+     * --members 3|5 --clients N --out DIR} and the other {@link SafetyConfig} settings. Exits 0
+     * when the run found nothing, 1 on a safety violation, 2 when the harness could not do
+     * everything it was asked (see the problems printed).
+     */
+    public static void main(String[] args) throws Exception {
+        SafetyConfig config = SafetyConfig.fromArgs(args);
+        System.out.println("safety run: writing " + config.runDir());
+        Result result = run(config);
+        Verdict verdict = SafetyChecker.check(result.runDir());
+        java.nio.file.Files.writeString(result.runDir().resolve("report.md"), verdict.report());
+        HarnessChecks.Findings findings = result.findings();
+        System.out.println();
+        System.out.println(findings.summary());
+        System.out.println("faults injected: " + result.faults() + (result.skipped().isEmpty() ? "" : "; skipped: " + result.skipped()));
+        System.out.println("every lock worker wrote again " + result.progressAfterHealMillis() + " ms after the final heal");
+        result.problems().forEach(p -> System.out.println("PROBLEM: " + p));
+        System.out.println("run directory: " + result.runDir());
+        System.out.println("checker:       " + (verdict.clean() ? "no violation" : verdict.violations().size() + " violation(s), first: "
+                + verdict.violations().get(0).title()));
+        System.out.println("report:        " + result.runDir().resolve("report.md") + " (harness: " + result.runDir().resolve("harness.md") + ")");
+        boolean violated = !findings.violations().isEmpty() || !verdict.clean();
+        System.exit(violated ? 1 : !result.problems().isEmpty() ? 2 : 0);
+    }
+}

@@ -1,0 +1,129 @@
+package io.tenure.it.safety;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tenure.it.safety.Op.Kind;
+import io.tenure.it.safety.Op.Outcome;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The CI form of the safety suite (issue 6): a short seeded run, one round of a representative
+ * fault set (F1 leader kills, F2 random and majority kills, F4 leader pauses, F5 a paused lock
+ * holder, F7 a partitioned lock holder) on 3 members and 5 client processes, about two to three
+ * minutes in all on a 2-core machine. Any violation fails the build, and so does a fault the
+ * harness could not carry out (a member that did not serve again, no progress after the heal).
+ *
+ * <p>The run directory stays in {@code target/safety/ci-*} for a look after a failure.
+ * {@code -Dtenure.safety.ciTime=S} sets the seconds of faults (the round completes anyway),
+ * {@code -Dtenure.safety.ciSeed=N} the seed. The long form is {@code ./tenure-it.sh}.
+ */
+class SafetySuiteTest {
+    static final Set<Fault> FAULTS = EnumSet.of(Fault.F1, Fault.F2, Fault.F4, Fault.F5, Fault.F7);
+
+    @Test
+    @Timeout(value = 12, unit = TimeUnit.MINUTES)
+    void aShortSeededRunOfKillsPausesAndPartitionedClientsShowsNoViolation() throws Exception {
+        long seed = Long.getLong("tenure.safety.ciSeed", 6);
+        Path runDir = Path.of("target", "safety",
+                "ci-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + "-seed" + seed);
+        SafetyConfig config = SafetyConfig.fromArgs(new String[] {
+                "--time", Long.toString(Long.getLong("tenure.safety.ciTime", 45)),
+                "--faults", "f1,f2,f4,f5,f7",
+                "--seed", Long.toString(seed),
+                "--members", "3",
+                "--clients", "5",
+                "--minRounds", "1",
+                // F10 is not in this set, so no need to purge logs often. With --snapshot-every 500 a member
+                // restarted after a kill sometimes never caught up: every leader's log appender towards it
+                // died on "Previous TermIndex not found" (see docs/safety.md, findings).
+                "--snapshotEvery", "20000",
+                "--out", runDir.toString()});
+
+        SafetyRun.Result result = SafetyRun.run(config, null);
+        HarnessChecks.Findings findings = result.findings();
+        System.out.println(findings.summary());
+        System.out.println("run directory: " + result.runDir().toAbsolutePath());
+
+        Verdict verdict = SafetyChecker.check(result.runDir());
+        java.nio.file.Files.writeString(result.runDir().resolve("report.md"), verdict.report());
+        System.out.println(verdict.report());
+        assertThat(verdict.violations()).as("the checker's verdict on " + result.runDir() + " (report.md)").isEmpty();
+        assertThat(findings.violations()).as("the harness's own checks of " + result.runDir()).isEmpty();
+        assertThat(result.problems()).as("faults the harness could not carry out").isEmpty();
+        assertThat(result.faults().keySet()).as("fault kinds injected").containsAll(FAULTS);
+        assertThat(result.progressAfterHealMillis()).as("every lock worker wrote again after the final heal").isPositive();
+
+        assertRunDirectory(result.runDir(), config);
+        assertWorkloadRan(findings);
+        assertPausedHoldersWereFenced(result);
+        assertPartitionedHoldersGaveUpFirst(result, config);
+    }
+
+    private static void assertRunDirectory(Path runDir, SafetyConfig config) throws Exception {
+        RunInfo run = RunInfo.read(runDir);
+        assertThat(run.endNanos()).as("run.json's end").isGreaterThan(run.startNanos());
+        assertThat(run.ttlMillis()).isEqualTo(config.ttl().toMillis());
+        assertThat(run.members()).containsExactly("n1", "n2", "n3");
+        for (int i = 1; i <= config.clients(); i++) {
+            assertThat(runDir.resolve("history").resolve("c" + i + ".jsonl")).as("history of c" + i).isNotEmptyFile();
+        }
+        assertThat(runDir.resolve("resource.jsonl")).isNotEmptyFile();
+        for (String member : run.members()) {
+            assertThat(runDir.resolve("members").resolve(member).resolve("member.log")).isNotEmptyFile();
+        }
+        List<NemesisEvent> timeline = JsonLines.read(runDir.resolve("nemesis.jsonl"), NemesisEvent.class);
+        assertThat(timeline.stream().filter(e -> e.phase().equals(NemesisEvent.START)).count())
+                .as("every fault that started ended").isEqualTo(timeline.stream().filter(e -> e.phase().equals(NemesisEvent.END)).count());
+        assertThat(Files.readString(runDir.resolve("harness.md"))).contains("Violations: **none**");
+    }
+
+    private static void assertWorkloadRan(HarnessChecks.Findings findings) {
+        for (Kind kind : List.of(Kind.GRANT, Kind.KEEPALIVE, Kind.ACQUIRE, Kind.READ, Kind.WRITE, Kind.RELEASE, Kind.WATCH)) {
+            assertThat(findings.ops(kind, Outcome.OK)).as(kind + " operations that succeeded").isPositive();
+        }
+        assertThat(findings.ops(Kind.LEASE_LOST, Outcome.OK)).as("leases the clients declared lost (F5, F7)").isPositive();
+        assertThat(findings.ops(Kind.WRITE, Outcome.FAIL)).as("writes the resource refused (F5)").isPositive();
+    }
+
+    /** F5: another client got the key with a larger token while the holder was stopped, and the holder's late write was refused. */
+    private static void assertPausedHoldersWereFenced(SafetyRun.Result result) {
+        assertThat(result.pauses()).as("F5 pauses").isNotEmpty();
+        for (ClientFaults.PauseOutcome pause : result.pauses()) {
+            assertThat(pause.higherAccepted()).as("a larger token accepted for %s while %s was stopped", pause.key(), pause.process())
+                    .isPresent();
+            assertThat(pause.resumedWriteRefused()).as("%s's write with token %d after SIGCONT was refused: %s", pause.process(),
+                    pause.token(), pause.resumedWrite()).isTrue();
+        }
+    }
+
+    /**
+     * F7: the cut-off client declared its lease lost no later than TTL/2 (plus a second of
+     * timer slack) after the cut, and before another client was granted the key.
+     */
+    private static void assertPartitionedHoldersGaveUpFirst(SafetyRun.Result result, SafetyConfig config) {
+        assertThat(result.partitions()).as("F7 partitions").isNotEmpty();
+        List<Op> ops = HarnessChecks.histories(result.runDir());
+        for (ClientFaults.PartitionOutcome cut : result.partitions()) {
+            assertThat(cut.leaseLost()).as("%s declared lease %d lost", cut.process(), cut.leaseId()).isPresent();
+            long lostAt = cut.leaseLost().get().completeNanos();
+            assertThat(TimeUnit.NANOSECONDS.toMillis(lostAt - cut.cutAtNanos())).as("ms from the cut to the loss")
+                    .isLessThanOrEqualTo(config.ttl().toMillis() / 2 + 1_000);
+            Optional<Op> next = ops.stream()
+                    .filter(op -> op.kind() == Kind.ACQUIRE && op.outcome() == Outcome.OK && cut.key().equals(op.key())
+                            && op.token() > cut.token() && !op.process().equals(cut.process()))
+                    .min((a, b) -> Long.compare(a.completeNanos(), b.completeNanos()));
+            next.ifPresent(grant -> assertThat(lostAt).as("%s gave up lease %d before %s was granted %s (token %d)", cut.process(),
+                    cut.leaseId(), grant.process(), cut.key(), grant.token()).isLessThan(grant.completeNanos()));
+        }
+    }
+}
