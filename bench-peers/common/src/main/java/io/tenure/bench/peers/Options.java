@@ -1,0 +1,67 @@
+package io.tenure.bench.peers;
+
+import java.time.Duration;
+
+/**
+ * The command line every driver takes, the same as the tenure-bench side:
+ * {@code --workload W1|W2 --clients N --duration 20s --warmup 5s --endpoint host:port}; W3 (lease
+ * keep-alives, etcd only) adds {@code --leases 10000 --ttl 6s}.
+ */
+public record Options(String workload, int clients, Duration duration, Duration warmup, String host, int port,
+                      int leases, Duration ttl) {
+
+    public static Options parse(String[] args, int defaultPort) {
+        String workload = "W1";
+        int clients = 1;
+        Duration duration = Duration.ofSeconds(20);
+        Duration warmup = Duration.ofSeconds(5);
+        String endpoint = "127.0.0.1:" + defaultPort;
+        int leases = 10_000;
+        Duration ttl = Duration.ofSeconds(6);
+        for (int i = 0; i < args.length; i++) {
+            String flag = args[i];
+            if (i + 1 >= args.length) {
+                throw new IllegalArgumentException("missing value after " + flag);
+            }
+            String value = args[++i];
+            switch (flag) {
+                case "--workload" -> workload = value.toUpperCase();
+                case "--clients" -> clients = Integer.parseInt(value);
+                case "--duration" -> duration = parseDuration(value);
+                case "--warmup" -> warmup = parseDuration(value);
+                case "--endpoint" -> endpoint = value;
+                case "--leases" -> leases = Integer.parseInt(value);
+                case "--ttl" -> ttl = parseDuration(value);
+                default -> throw new IllegalArgumentException("unknown flag " + flag
+                        + " (expected --workload W1|W2 --clients N --duration 20s --warmup 5s --endpoint host:port)");
+            }
+        }
+        if (!workload.equals("W1") && !workload.equals("W2") && !workload.equals("W3")) {
+            throw new IllegalArgumentException("--workload must be W1, W2 or W3, not " + workload);
+        }
+        if (clients < 1) {
+            throw new IllegalArgumentException("--clients must be at least 1");
+        }
+        int colon = endpoint.lastIndexOf(':');
+        if (colon < 0) {
+            throw new IllegalArgumentException("--endpoint must be host:port, not " + endpoint);
+        }
+        return new Options(workload, clients, duration, warmup,
+                endpoint.substring(0, colon), Integer.parseInt(endpoint.substring(colon + 1)), leases, ttl);
+    }
+
+    /** Accepts {@code 20s}, {@code 500ms}, {@code 2m} or a bare number of seconds. */
+    static Duration parseDuration(String text) {
+        String t = text.trim().toLowerCase();
+        if (t.endsWith("ms")) {
+            return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
+        }
+        if (t.endsWith("s")) {
+            return Duration.ofSeconds(Long.parseLong(t.substring(0, t.length() - 1)));
+        }
+        if (t.endsWith("m")) {
+            return Duration.ofMinutes(Long.parseLong(t.substring(0, t.length() - 1)));
+        }
+        return Duration.ofSeconds(Long.parseLong(t));
+    }
+}

@@ -1,0 +1,242 @@
+package io.tenure.bench.peers;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Runs one workload against one peer and prints one JSON line, in the format the tenure-bench side
+ * prints for Tenure.
+ *
+ * <ul>
+ *   <li>W1, uncontended: client {@code i} locks and unlocks its own key in a loop. {@code ops} are
+ *       lock+unlock cycles; latencies are of the whole cycle.
+ *   <li>W2, contended: every client locks and unlocks one key. {@code ops} are acquisitions, that
+ *       is hand-offs; latencies are of the cycle, and {@code extra} adds the acquire wait
+ *       percentiles and each client's acquisition count (fairness).
+ * </ul>
+ *
+ * <p>An operation counts when its acquisition falls inside the measured window (after the
+ * warm-up, for the duration), so waits that began during the warm-up are measured too and
+ * hand-offs/s is not biased by the queue standing at the window's start.
+ *
+ * <p>Mutual exclusion is checked all the time, warm-up included: a holder counter per key in this
+ * process, raised after the peer grants the lock and lowered before the release is sent. A second
+ * holder of a key is an overlap; any overlap makes the run exit non-zero after printing its line.
+ */
+public final class PeerBench {
+
+    /** Latencies above this are clamped (and still counted) rather than dropped. */
+    private static final long HIGHEST_NANOS = TimeUnit.MINUTES.toNanos(2);
+    /** How long the clients may take past the window to finish their last cycle. */
+    private static final long DRAIN_SECONDS = 60;
+
+    private PeerBench() {}
+
+    /** The driver's {@code main}: parse, run, print, exit with the run's status. */
+    public static void main(String[] args, int defaultPort, TargetFactory factory) {
+        int status;
+        try {
+            Options options = Options.parse(args, defaultPort);
+            try (PeerTarget target = factory.open(options)) {
+                if (options.workload().equals("W3")) {
+                    if (!(target instanceof KeepAliveTarget keepAlives)) {
+                        throw new IllegalArgumentException(target.name() + " has no W3 driver");
+                    }
+                    status = keepAlives.runKeepAlives(options);
+                } else {
+                    status = run(options, target);
+                }
+            }
+        } catch (IllegalArgumentException e) {
+            System.err.println("usage error: " + e.getMessage());
+            status = 64;
+        } catch (Exception e) {
+            System.err.println("peer run failed: " + e);
+            e.printStackTrace();
+            status = 1;
+        }
+        System.out.flush();
+        // Client libraries leave non-daemon threads behind (event loops, schedulers).
+        Runtime.getRuntime().halt(status);
+    }
+
+    /** Opens the shared connection to the peer named by {@link Options#host()} and port. */
+    @FunctionalInterface
+    public interface TargetFactory {
+        PeerTarget open(Options options) throws Exception;
+    }
+
+    /** Runs the workload, prints the JSON line and returns the exit status (0 when clean). */
+    public static int run(Options options, PeerTarget target) throws Exception {
+        boolean contended = options.workload().equals("W2");
+        int n = options.clients();
+        Map<String, AtomicInteger> holders = new ConcurrentHashMap<>();
+        AtomicLong overlaps = new AtomicLong();
+        AtomicLong errors = new AtomicLong();
+        AtomicInteger failedSetups = new AtomicInteger();
+        Histogram[] cycle = new Histogram[n];
+        Histogram[] wait = new Histogram[n];
+        long[] acquisitions = new long[n];
+        // Measured from, measured until (nanoTime). Set by the barrier's action, once every client has
+        // its owner (lease, session, mutex): setting up 64 owners on a loaded machine can take seconds.
+        long[] window = new long[2];
+        CyclicBarrier start = new CyclicBarrier(n + 1, () -> {
+            window[0] = System.nanoTime() + options.warmup().toNanos();
+            window[1] = window[0] + options.duration().toNanos();
+        });
+        List<Thread> threads = new ArrayList<>(n);
+
+        for (int i = 0; i < n; i++) {
+            int client = i;
+            cycle[i] = new Histogram(HIGHEST_NANOS, 3);
+            wait[i] = new Histogram(HIGHEST_NANOS, 3);
+            String key = contended ? "tenure-bench/w2" : "tenure-bench/w1/" + client;
+            Thread t = new Thread(() -> {
+                PeerTarget.Locker locker = null;
+                try {
+                    locker = target.locker(client);
+                } catch (Exception e) {
+                    failedSetups.incrementAndGet();
+                    System.err.println("client " + client + " could not start: " + e);
+                }
+                await(start);
+                if (locker == null) {
+                    return;
+                }
+                AtomicInteger held = holders.computeIfAbsent(key, k -> new AtomicInteger());
+                long from = window[0];
+                long until = window[1];
+                while (System.nanoTime() < until) {
+                    long t0 = System.nanoTime();
+                    try {
+                        PeerTarget.Held lock = locker.lock(key);
+                        long t1 = System.nanoTime();
+                        if (held.incrementAndGet() != 1) {
+                            overlaps.incrementAndGet();
+                        }
+                        held.decrementAndGet();
+                        lock.unlock();
+                        long t2 = System.nanoTime();
+                        if (t1 >= from && t1 < until) {
+                            acquisitions[client]++;
+                            cycle[client].recordValue(Math.min(t2 - t0, HIGHEST_NANOS));
+                            wait[client].recordValue(Math.min(t1 - t0, HIGHEST_NANOS));
+                        }
+                    } catch (Exception e) {
+                        if (errors.incrementAndGet() <= 5) {
+                            System.err.println("client " + client + ": " + e);
+                        }
+                        pause();
+                    }
+                }
+                try {
+                    locker.close();
+                } catch (Exception e) {
+                    System.err.println("client " + client + " close: " + e);
+                }
+            }, target.name() + "-client-" + i);
+            t.setDaemon(true);
+            threads.add(t);
+            t.start();
+        }
+
+        await(start);
+        long deadline = window[1] + TimeUnit.SECONDS.toNanos(DRAIN_SECONDS);
+        int stuck = 0;
+        for (Thread t : threads) {
+            long left = deadline - System.nanoTime();
+            t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+            if (t.isAlive()) {
+                stuck++;
+            }
+        }
+
+        Histogram cycles = new Histogram(HIGHEST_NANOS, 3);
+        Histogram waits = new Histogram(HIGHEST_NANOS, 3);
+        long ops = 0;
+        for (int i = 0; i < n; i++) {
+            cycles.add(cycle[i]);
+            waits.add(wait[i]);
+            ops += acquisitions[i];
+        }
+        double seconds = options.duration().toNanos() / 1e9;
+
+        Map<String, Object> extra = new LinkedHashMap<>(target.describe());
+        if (contended) {
+            List<Long> perClient = new ArrayList<>(n);
+            for (long a : acquisitions) {
+                perClient.add(a);
+            }
+            extra.put("acquisitions", perClient);
+            extra.put("wait_p50_ms", ms(waits.getValueAtPercentile(50)));
+            extra.put("wait_p99_ms", ms(waits.getValueAtPercentile(99)));
+            extra.put("wait_max_ms", ms(waits.getMaxValue()));
+        }
+        extra.put("warmup_s", options.warmup().toNanos() / 1e9);
+        extra.put("errors", errors.get());
+        if (failedSetups.get() > 0) {
+            extra.put("failed_clients", failedSetups.get());
+        }
+        if (stuck > 0) {
+            extra.put("stuck_clients", stuck);
+        }
+
+        Map<String, Object> line = new LinkedHashMap<>();
+        line.put("target", target.name());
+        line.put("workload", options.workload());
+        line.put("clients", n);
+        line.put("seconds", seconds);
+        line.put("ops", ops);
+        line.put("ops_per_sec", Math.round(ops / seconds * 10) / 10.0);
+        line.put("p50_ms", ms(cycles.getValueAtPercentile(50)));
+        line.put("p99_ms", ms(cycles.getValueAtPercentile(99)));
+        line.put("max_ms", ms(cycles.getMaxValue()));
+        line.put("overlaps", overlaps.get());
+        line.put("extra", extra);
+        printLine(line);
+
+        if (overlaps.get() > 0) {
+            System.err.println("MUTUAL EXCLUSION VIOLATED: " + overlaps.get() + " overlapping holds");
+            return 2;
+        }
+        if (ops == 0 || failedSetups.get() > 0 || stuck > 0) {
+            return 1;
+        }
+        return 0;
+    }
+
+    /** Prints one result line; the map's order is the field order. */
+    public static void printLine(Map<String, Object> line) {
+        System.out.println(Json.write(line));
+    }
+
+    /** Nanoseconds as milliseconds with three decimals, as every latency field is printed. */
+    public static double ms(long nanos) {
+        return Math.round(nanos / 1_000.0) / 1_000.0;
+    }
+
+    private static void await(CyclicBarrier barrier) {
+        try {
+            barrier.await();
+        } catch (Exception e) {
+            throw new IllegalStateException("start barrier broken", e);
+        }
+    }
+
+    /** After an error, so a dead peer does not turn into a busy loop. */
+    private static void pause() {
+        try {
+            Thread.sleep(10);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

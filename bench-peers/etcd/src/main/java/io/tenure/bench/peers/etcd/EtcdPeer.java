@@ -1,0 +1,96 @@
+package io.tenure.bench.peers.etcd;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.Lease;
+import io.etcd.jetcd.Lock;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.support.CloseableClient;
+import io.grpc.stub.StreamObserver;
+import io.tenure.bench.peers.KeepAliveTarget;
+import io.tenure.bench.peers.Options;
+import io.tenure.bench.peers.PeerBench;
+import io.tenure.bench.peers.PeerTarget;
+import io.tenure.bench.peers.Versions;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * etcd through jetcd's Lock API (the server-side v3lock recipe: a key under the lock name bound to
+ * the caller's lease, then a wait for every earlier key's deletion). Each benchmark client is one
+ * lock owner with its own lease, kept alive for the run, as an etcd {@code concurrency.Session}
+ * would; all clients share one jetcd client (one gRPC channel).
+ */
+public final class EtcdPeer implements PeerTarget, KeepAliveTarget {
+
+    /** Lease TTL of each client's session; long enough that a loaded machine never loses one. */
+    private static final long SESSION_TTL_SECONDS = 30;
+    private static final long CALL_TIMEOUT_SECONDS = 60;
+
+    private final Client client;
+
+    private EtcdPeer(Options options) {
+        this.client = Client.builder().endpoints("http://" + options.host() + ":" + options.port()).build();
+    }
+
+    public static void main(String[] args) {
+        PeerBench.main(args, 2379, EtcdPeer::new);
+    }
+
+    @Override
+    public String name() {
+        return "etcd";
+    }
+
+    @Override
+    public Locker locker(int index) throws Exception {
+        Lease leases = client.getLeaseClient();
+        long leaseId = leases.grant(SESSION_TTL_SECONDS).get(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS).getID();
+        CloseableClient keepAlive = leases.keepAlive(leaseId, new StreamObserver<LeaseKeepAliveResponse>() {
+            @Override public void onNext(LeaseKeepAliveResponse value) {}
+            @Override public void onError(Throwable t) {
+                System.err.println("etcd keep-alive of lease " + leaseId + " failed: " + t);
+            }
+            @Override public void onCompleted() {}
+        });
+        Lock locks = client.getLockClient();
+        return new Locker() {
+            @Override
+            public Held lock(String key) throws Exception {
+                ByteSequence owned = locks.lock(ByteSequence.from(key, StandardCharsets.UTF_8), leaseId)
+                        .get(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS).getKey();
+                return () -> locks.unlock(owned).get(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            }
+
+            @Override
+            public void close() throws Exception {
+                keepAlive.close();
+                leases.revoke(leaseId).get(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            }
+        };
+    }
+
+    @Override
+    public int runKeepAlives(Options options) throws Exception {
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("client", "jetcd-core " + Versions.of("io.etcd", "jetcd-core", Client.class));
+        d.put("recipe", "Lease API: jetcd keepAlive per lease (one stream, renewal about every TTL/3)");
+        return EtcdKeepAlives.run(client, options, d);
+    }
+
+    @Override
+    public Map<String, Object> describe() {
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("client", "jetcd-core " + Versions.of("io.etcd", "jetcd-core", Client.class));
+        d.put("recipe", "Lock API (v3lock) with one lease per client, TTL " + SESSION_TTL_SECONDS + " s");
+        d.put("connection", "one jetcd client shared by all clients");
+        return d;
+    }
+
+    @Override
+    public void close() {
+        client.close();
+    }
+}

@@ -1,0 +1,75 @@
+package io.tenure.bench.peers.zookeeper;
+
+import io.tenure.bench.peers.Options;
+import io.tenure.bench.peers.PeerBench;
+import io.tenure.bench.peers.PeerTarget;
+import io.tenure.bench.peers.Versions;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+
+/**
+ * ZooKeeper through Curator's {@link InterProcessMutex} (an ephemeral sequential node per
+ * acquisition, each waiter watching only its predecessor). Each benchmark client owns its own
+ * mutex instances; all clients share one Curator client, so one ZooKeeper session.
+ */
+public final class ZooKeeperPeer implements PeerTarget {
+
+    private static final int SESSION_TIMEOUT_MS = 30_000;
+    private static final int CONNECT_TIMEOUT_SECONDS = 30;
+
+    private final CuratorFramework curator;
+
+    private ZooKeeperPeer(Options options) throws InterruptedException {
+        curator = CuratorFrameworkFactory.builder()
+                .connectString(options.host() + ":" + options.port())
+                .sessionTimeoutMs(SESSION_TIMEOUT_MS)
+                .retryPolicy(new ExponentialBackoffRetry(100, 5))
+                .build();
+        curator.start();
+        if (!curator.blockUntilConnected(CONNECT_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+            curator.close();
+            throw new IllegalStateException("ZooKeeper at " + options.host() + ":" + options.port()
+                    + " did not answer within " + CONNECT_TIMEOUT_SECONDS + " s");
+        }
+    }
+
+    public static void main(String[] args) {
+        PeerBench.main(args, 2181, ZooKeeperPeer::new);
+    }
+
+    @Override
+    public String name() {
+        return "zookeeper";
+    }
+
+    @Override
+    public Locker locker(int index) {
+        Map<String, InterProcessMutex> mutexes = new HashMap<>();
+        return key -> {
+            InterProcessMutex mutex = mutexes.computeIfAbsent(key, k -> new InterProcessMutex(curator, "/" + k));
+            mutex.acquire();
+            return mutex::release;
+        };
+    }
+
+    @Override
+    public Map<String, Object> describe() {
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("client", "curator-recipes " + Versions.of("org.apache.curator", "curator-recipes", InterProcessMutex.class)
+                + ", zookeeper client " + Versions.of("org.apache.zookeeper", "zookeeper", org.apache.zookeeper.ZooKeeper.class));
+        d.put("recipe", "InterProcessMutex");
+        d.put("connection", "one Curator client (one session) shared by all clients");
+        return d;
+    }
+
+    @Override
+    public void close() {
+        curator.close();
+    }
+}
