@@ -5,9 +5,10 @@ import java.util.Map;
 
 /**
  * The hook for network faults F6 (partitions) and F11 (delay and loss on peer links), which need
- * network namespaces and iptables: {@code io.tenure.it.net.NetLab} implements it. This worktree
- * has no implementation; when none is given, the nemesis says "F6/F11 not available on this run"
- * and skips both.
+ * network namespaces and iptables ({@code io.tenure.it.net.NetLab} does the namespace work; an
+ * implementation of this interface over it, which must also start the members inside the
+ * namespaces, is still to be written). When none is given, the nemesis says "F6/F11 not available
+ * on this run" and skips both.
  *
  * <p>How a run finds one: {@link SafetyRun.Builder#networkFaults(NetworkFaults)}, or the system
  * property {@code tenure.safety.networkFaults} naming a class with a public no-argument
