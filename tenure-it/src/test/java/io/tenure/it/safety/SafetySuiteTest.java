@@ -42,6 +42,10 @@ class SafetySuiteTest {
                 "--seed", Long.toString(seed),
                 "--members", "3",
                 "--clients", "5",
+                // The liveness check wants a leader within two election timeouts and a second of a heal;
+                // restarted JVMs on a busy 2-core machine need more than 1.4 s to elect, so 500 ms
+                // (a bound of 2 s; leases then live 15 s, the cluster's minimum).
+                "--electionTimeoutMs", "500",
                 "--minRounds", "1",
                 // F10 is not in this set, so no need to purge logs often. With --snapshot-every 500 a member
                 // restarted after a kill sometimes never caught up: every leader's log appender towards it
