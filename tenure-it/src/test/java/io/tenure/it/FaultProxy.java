@@ -1,5 +1,6 @@
 package io.tenure.it;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -11,53 +12,82 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * A TCP proxy on 127.0.0.1 in front of one member, to cut a client off without touching the
- * member: {@link #blackhole()} keeps every connection open but drops the bytes both ways (a
- * partition as a client sees it: no error, no answer), {@link #heal()} forwards again.
+ * A TCP proxy on 127.0.0.1 in front of a member's client port, to cut a client off without
+ * touching the member. The upstream can be set later (a member that joins) or be none (the
+ * connection is refused, as by a dead member). {@link #blackhole()} keeps connections open but
+ * drops every byte both ways, which is a partition as the client sees it; {@link #heal()}
+ * forwards again and closes the connections that lost bytes, so the client reconnects cleanly.
  */
-final class FaultProxy implements AutoCloseable {
+public final class FaultProxy implements AutoCloseable {
     private final ServerSocket listener;
-    private final int upstreamPort;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+    private volatile int upstreamPort;
     private volatile boolean blackholed;
     private volatile boolean closed;
 
-    FaultProxy(int upstreamPort) throws IOException {
+    /** A proxy to {@code upstreamPort} on 127.0.0.1. */
+    public FaultProxy(int upstreamPort) throws IOException {
+        this("member-" + upstreamPort);
         this.upstreamPort = upstreamPort;
+    }
+
+    /** A proxy with nothing behind it yet (see {@link #upstream(int)}); {@code name} names its threads. */
+    public FaultProxy(String name) throws IOException {
         this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        Thread acceptor = new Thread(this::accept, "fault-proxy-accept");
+        Thread acceptor = new Thread(this::accept, "fault-proxy-" + name);
         acceptor.setDaemon(true);
         acceptor.start();
     }
 
-    /** The endpoint clients should use instead of the member's. */
-    String endpoint() {
+    public String endpoint() {
         return "127.0.0.1:" + listener.getLocalPort();
     }
 
-    void blackhole() {
+    /** Points the link at a member's client port (0: nothing behind it); open connections are closed. */
+    public void upstream(int port) {
+        upstreamPort = port;
+        dropConnections();
+    }
+
+    public int upstream() {
+        return upstreamPort;
+    }
+
+    public void blackhole() {
         blackholed = true;
     }
 
-    void heal() {
-        blackholed = false;
+    public void heal() {
+        if (blackholed) {
+            blackholed = false;
+            dropConnections();
+        }
     }
 
     private void accept() {
         while (!closed) {
+            Socket client;
             try {
-                Socket client = listener.accept();
-                Socket upstream = new Socket();
-                upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), upstreamPort), 5_000);
-                sockets.add(client);
-                sockets.add(upstream);
-                pump(client, upstream);
-                pump(upstream, client);
+                client = listener.accept();
             } catch (IOException e) {
-                if (!closed) {
-                    System.err.println("fault proxy: " + e);
-                }
+                continue; // closed, or a failed accept: the loop condition decides
             }
+            int port = upstreamPort;
+            Socket upstream = new Socket();
+            try {
+                if (port == 0) {
+                    throw new IOException("no member behind this link");
+                }
+                upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 2_000);
+            } catch (IOException refused) {
+                closeQuietly(client);
+                closeQuietly(upstream);
+                continue;
+            }
+            sockets.add(client);
+            sockets.add(upstream);
+            pump(client, upstream);
+            pump(upstream, client);
         }
     }
 
@@ -73,24 +103,30 @@ final class FaultProxy implements AutoCloseable {
                     }
                 }
             } catch (IOException endOfConnection) {
-                // One side closed: close the other below.
+                // one side closed: close the other below
             } finally {
                 closeQuietly(from);
                 closeQuietly(to);
+                sockets.remove(from);
+                sockets.remove(to);
             }
         }, "fault-proxy-pump");
         pump.setDaemon(true);
         pump.start();
     }
 
+    private void dropConnections() {
+        sockets.forEach(FaultProxy::closeQuietly);
+    }
+
     @Override
     public void close() {
         closed = true;
         closeQuietly(listener);
-        sockets.forEach(FaultProxy::closeQuietly);
+        dropConnections();
     }
 
-    private static void closeQuietly(java.io.Closeable c) {
+    private static void closeQuietly(Closeable c) {
         try {
             c.close();
         } catch (IOException ignored) {

@@ -1,5 +1,7 @@
 package io.tenure.it.safety;
 
+import io.tenure.it.FaultProxy;
+
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -7,7 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Every client process reaches the cluster through links of its own ({@link LinkProxy}), one per
+ * Every client process reaches the cluster through links of its own ({@link FaultProxy}), one per
  * member slot, so that the nemesis can cut one client off (F7) without touching the members.
  * There is one slot more than the cluster has members, for a member that joins (F9); a removed
  * member's slot goes to the next one that joins. Clients are given the links' endpoints once, at
@@ -15,7 +17,7 @@ import java.util.Map;
  */
 final class ClientLinks implements AutoCloseable {
     private final int slotCount;
-    private final Map<String, List<LinkProxy>> byClient = new LinkedHashMap<>();
+    private final Map<String, List<FaultProxy>> byClient = new LinkedHashMap<>();
     /** Which member each slot leads to (null: none). */
     private final String[] slotMember;
     /** The client port of each member ever assigned. */
@@ -28,15 +30,15 @@ final class ClientLinks implements AutoCloseable {
 
     /** Creates the links of one client; returns the endpoints it should use. */
     synchronized List<String> add(String client) throws IOException {
-        List<LinkProxy> links = new ArrayList<>();
+        List<FaultProxy> links = new ArrayList<>();
         for (int i = 0; i < slotCount; i++) {
-            LinkProxy link = new LinkProxy(client + "-" + i);
+            FaultProxy link = new FaultProxy(client + "-" + i);
             String member = slotMember[i];
             link.upstream(member == null ? 0 : portOf.getOrDefault(member, 0));
             links.add(link);
         }
         byClient.put(client, links);
-        return links.stream().map(LinkProxy::endpoint).toList();
+        return links.stream().map(FaultProxy::endpoint).toList();
     }
 
     /** Points a free slot (or the member's own) of every client at {@code member}'s client port. */
@@ -54,7 +56,7 @@ final class ClientLinks implements AutoCloseable {
         }
         slotMember[slot] = member;
         portOf.put(member, clientPort);
-        for (List<LinkProxy> links : byClient.values()) {
+        for (List<FaultProxy> links : byClient.values()) {
             links.get(slot).upstream(clientPort);
         }
     }
@@ -64,7 +66,7 @@ final class ClientLinks implements AutoCloseable {
         int slot = slotOf(member);
         if (slot >= 0) {
             slotMember[slot] = null;
-            for (List<LinkProxy> links : byClient.values()) {
+            for (List<FaultProxy> links : byClient.values()) {
                 links.get(slot).upstream(0);
             }
         }
@@ -81,19 +83,19 @@ final class ClientLinks implements AutoCloseable {
 
     /** Cuts {@code client} off from every member: its connections stay open and carry nothing. */
     synchronized void blackhole(String client) {
-        byClient.get(client).forEach(LinkProxy::blackhole);
+        byClient.get(client).forEach(FaultProxy::blackhole);
     }
 
     synchronized void heal(String client) {
-        byClient.get(client).forEach(LinkProxy::heal);
+        byClient.get(client).forEach(FaultProxy::heal);
     }
 
     synchronized void healAll() {
-        byClient.values().forEach(links -> links.forEach(LinkProxy::heal));
+        byClient.values().forEach(links -> links.forEach(FaultProxy::heal));
     }
 
     @Override
     public synchronized void close() {
-        byClient.values().forEach(links -> links.forEach(LinkProxy::close));
+        byClient.values().forEach(links -> links.forEach(FaultProxy::close));
     }
 }
