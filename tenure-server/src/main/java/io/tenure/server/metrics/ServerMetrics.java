@@ -36,7 +36,9 @@ public final class ServerMetrics {
             Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30)};
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+    private final ResultCounter acquires = new ResultCounter("lock_acquire", "Lock acquisitions by result");
+    private final ResultCounter renews = new ResultCounter("lock_renew", "Lease renewals (keep-alives, HTTP renews) by result");
+    private final ResultCounter releases = new ResultCounter("lock_release", "Lock releases by result");
     private final Map<String, Timer> opLatency = new ConcurrentHashMap<>();
     private final Counter expired;
     private final Counter leaderChanges;
@@ -66,15 +68,15 @@ public final class ServerMetrics {
     }
 
     public void acquire(String result) {
-        count("lock_acquire", result, "Lock acquisitions by result");
+        acquires.increment(result);
     }
 
     public void renew(String result) {
-        count("lock_renew", result, "Lease renewals (keep-alives, HTTP renews) by result");
+        renews.increment(result);
     }
 
     public void release(String result) {
-        count("lock_release", result, "Lock releases by result");
+        releases.increment(result);
     }
 
     /** How long one operation took, from the request to its answer. */
@@ -125,9 +127,28 @@ public final class ServerMetrics {
         return registry.scrape();
     }
 
-    private void count(String name, String result, String description) {
-        counters.computeIfAbsent(name + "|" + result, k -> Counter.builder(name).description(description)
-                .tag("result", result).register(registry)).increment();
+    /**
+     * One counter per result label of one metric. Counted on every keep-alive, so a known label
+     * costs one map lookup and nothing is allocated.
+     */
+    private final class ResultCounter {
+        private final String name;
+        private final String description;
+        private final Map<String, Counter> byResult = new ConcurrentHashMap<>();
+
+        ResultCounter(String name, String description) {
+            this.name = name;
+            this.description = description;
+        }
+
+        void increment(String result) {
+            Counter counter = byResult.get(result);
+            if (counter == null) {
+                counter = byResult.computeIfAbsent(result, r -> Counter.builder(name).description(description)
+                        .tag("result", r).register(registry));
+            }
+            counter.increment();
+        }
     }
 
     private void gauge(String name, String description, Supplier<Number> value) {
