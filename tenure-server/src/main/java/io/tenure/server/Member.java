@@ -355,7 +355,7 @@ public final class Member implements TenureStateMachine.Listener {
 
     @Override
     public void reloaded(long index) {
-        proposer.skippedUpTo(index);
+        proposer.reloaded(index);
         locks.resync();
         watches.closeAll("this member caught up by installing a snapshot; resume the watch from the revision after the last one received");
     }

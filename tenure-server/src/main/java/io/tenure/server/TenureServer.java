@@ -131,8 +131,7 @@ public final class TenureServer implements AutoCloseable {
                 .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(FORWARD_ATTEMPTS,
                         TimeDuration.valueOf(FORWARD_RETRY_SLEEP_MS, TimeUnit.MILLISECONDS)))
                 .build();
-        this.proposer = new Proposer(raft, group.getGroupId(), RaftPeerId.valueOf(config.memberName()), forwarder,
-                () -> lastAppliedIndex(stateMachine));
+        this.proposer = new Proposer(raft, group.getGroupId(), RaftPeerId.valueOf(config.memberName()), forwarder);
         this.metrics = new ServerMetrics();
         stateMachine.setMetrics(metrics);
         proposer.onCommitLatency(metrics::committed);

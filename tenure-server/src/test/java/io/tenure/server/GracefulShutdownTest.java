@@ -187,8 +187,10 @@ class GracefulShutdownTest {
 
     private void startCluster() throws Exception {
         Map<String, String> peers = new LinkedHashMap<>();
-        for (String name : List.of("n1", "n2", "n3")) {
-            peers.put(name, "127.0.0.1:" + freePort());
+        int[] ports = FreePorts.take(3);
+        List<String> names = List.of("n1", "n2", "n3");
+        for (int i = 0; i < names.size(); i++) {
+            peers.put(names.get(i), "127.0.0.1:" + ports[i]);
         }
         List<CompletableFuture<TenureServer>> starting = new ArrayList<>();
         for (String name : peers.keySet()) {
@@ -242,11 +244,6 @@ class GracefulShutdownTest {
         return stub(member).describe(DescribeRequest.newBuilder().setName(name).build()).getLock();
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        }
-    }
 
     /** Records what a call or stream received and how it ended. */
     static final class Recorder<T> implements StreamObserver<T> {

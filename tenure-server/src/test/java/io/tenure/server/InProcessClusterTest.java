@@ -48,8 +48,10 @@ class InProcessClusterTest {
     @BeforeEach
     void start() throws Exception {
         Map<String, String> peers = new LinkedHashMap<>();
-        for (String name : List.of("n1", "n2", "n3")) {
-            peers.put(name, "127.0.0.1:" + freePort());
+        int[] ports = FreePorts.take(3);
+        List<String> names = List.of("n1", "n2", "n3");
+        for (int i = 0; i < names.size(); i++) {
+            peers.put(names.get(i), "127.0.0.1:" + ports[i]);
         }
         List<CompletableFuture<TenureServer>> starting = new ArrayList<>();
         for (String name : peers.keySet()) {
@@ -174,7 +176,7 @@ class InProcessClusterTest {
         for (io.tenure.proto.v1.Member m : members.get("n1").member().members()) {
             peers.put(m.getName(), m.getPeerAddress());
         }
-        String n4Address = "127.0.0.1:" + freePort();
+        String n4Address = "127.0.0.1:" + FreePorts.take(1)[0];
         peers.put("n4", n4Address);
         TenureServer n4 = TenureServer.start(ServerConfig.defaults().withHttpPort(0).withMemberName("n4").withDataDir(dir.resolve("n4"))
                 .withClientPort(0).withPeers(peers).withJoin(true));
@@ -235,9 +237,4 @@ class InProcessClusterTest {
         assertThat(stub(survivor).lock(LockRequest.newBuilder().setName("after").setLeaseId(lease).build()).getAcquired()).isTrue();
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 }

@@ -66,10 +66,11 @@ public final class TenureCluster implements AutoCloseable {
         Map<String, String> peers = new LinkedHashMap<>();
         List<Integer> clientPorts = new ArrayList<>();
         List<Integer> httpPorts = new ArrayList<>();
+        int[] ports = freePorts(3 * size);
         for (int i = 0; i < size; i++) {
-            peers.put(memberName(i), "127.0.0.1:" + freePort());
-            clientPorts.add(freePort());
-            httpPorts.add(freePort());
+            peers.put(memberName(i), "127.0.0.1:" + ports[3 * i]);
+            clientPorts.add(ports[3 * i + 1]);
+            httpPorts.add(ports[3 * i + 2]);
         }
         List<ServerConfig> list = new ArrayList<>();
         for (int i = 0; i < size; i++) {
@@ -279,12 +280,27 @@ public final class TenureCluster implements AutoCloseable {
         return -1;
     }
 
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            socket.setReuseAddress(true);
-            return socket.getLocalPort();
+    /** {@code n} distinct free ports: every socket stays open until all are chosen, so none repeats. */
+    private static int[] freePorts(int n) {
+        List<ServerSocket> held = new ArrayList<>();
+        try {
+            int[] ports = new int[n];
+            for (int i = 0; i < n; i++) {
+                ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                held.add(socket);
+                ports[i] = socket.getLocalPort();
+            }
+            return ports;
         } catch (IOException e) {
             throw new UncheckedIOException("no free port on 127.0.0.1", e);
+        } finally {
+            for (ServerSocket socket : held) {
+                try {
+                    socket.close();
+                } catch (IOException ignored) {
+                    // closing a listening socket that accepted nothing does not fail in practice
+                }
+            }
         }
     }
 

@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.LongSupplier;
 
 /**
  * Submits commands to Raft, coalescing into one log entry every command that arrives while
@@ -48,7 +47,8 @@ public final class Proposer {
     private final RaftGroupId groupId;
     private final RaftPeerId self;
     private final RaftClient forwarder;
-    private final LongSupplier appliedIndex;
+    /** The index of the last snapshot this member installed: entries at or below it were never applied here. */
+    private volatile long reloadedThrough;
     /** Batches committed (their reply came) but not yet applied here: batch → log index. */
     private final ConcurrentHashMap<Long, Long> committedNotApplied = new ConcurrentHashMap<>();
     /** Random per process start, so entries replayed from a previous run never complete new callers. */
@@ -65,12 +65,11 @@ public final class Proposer {
     /** Told how long each of this member's entries took from submission to commit (append, replicate, fsync). */
     private volatile java.util.function.LongConsumer commitLatency = nanos -> { };
 
-    public Proposer(RaftServer server, RaftGroupId groupId, RaftPeerId self, RaftClient forwarder, LongSupplier appliedIndex) {
+    public Proposer(RaftServer server, RaftGroupId groupId, RaftPeerId self, RaftClient forwarder) {
         this.server = server;
         this.groupId = groupId;
         this.self = self;
         this.forwarder = forwarder;
-        this.appliedIndex = appliedIndex;
     }
 
     public void onCommitLatency(java.util.function.LongConsumer observer) {
@@ -111,7 +110,13 @@ public final class Proposer {
      * This member's state jumped to {@code index} (a snapshot was installed): batches committed at
      * or below it will never be applied here, so their outcome is unknown to this member.
      */
-    public void skippedUpTo(long index) {
+    public void reloaded(long index) {
+        reloadedThrough = Math.max(reloadedThrough, index);
+        skippedUpTo(index);
+    }
+
+    /** Fails the batches committed at or below {@code index} that were not applied here. */
+    private void skippedUpTo(long index) {
         committedNotApplied.forEach((seq, at) -> {
             if (at <= index && committedNotApplied.remove(seq, at)) {
                 List<Pending> batch = inFlightBatches.remove(seq);
@@ -186,8 +191,11 @@ public final class Proposer {
                 if (inFlightBatches.containsKey(seq)) {
                     // Committed; it completes when this member applies it (a follower lags a little).
                     committedNotApplied.put(seq, r.getLogIndex());
-                    if (appliedIndex.getAsLong() >= r.getLogIndex()) {
-                        skippedUpTo(appliedIndex.getAsLong());
+                    // Not "applied index >= log index": that is set just before the apply
+                    // completes the batch, and would fail a batch that is being applied.
+                    long reloaded = reloadedThrough;
+                    if (reloaded >= r.getLogIndex()) {
+                        skippedUpTo(reloaded);
                     }
                 }
             } else {

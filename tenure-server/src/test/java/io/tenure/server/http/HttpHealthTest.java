@@ -47,8 +47,9 @@ class HttpHealthTest {
     void aMemberWithoutALeaderIsHealthyButNotReadyAndAnswers503WithRetryAfter() throws Exception {
         // n2 never starts: n1 can never win an election, so it knows no leader.
         Map<String, String> peers = new LinkedHashMap<>();
-        peers.put("n1", "127.0.0.1:" + freePort());
-        peers.put("n2", "127.0.0.1:" + freePort());
+        int[] ports = io.tenure.server.FreePorts.take(2);
+        peers.put("n1", "127.0.0.1:" + ports[0]);
+        peers.put("n2", "127.0.0.1:" + ports[1]);
         ServerConfig config = HttpMember.config(dir).withPeers(peers);
         try (HttpMember member = HttpMember.start(config)) {
             Reply healthy = member.get("/healthz");
@@ -86,9 +87,4 @@ class HttpHealthTest {
         }
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
-            return socket.getLocalPort();
-        }
-    }
 }
