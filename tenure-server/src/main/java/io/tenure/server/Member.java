@@ -161,6 +161,11 @@ public final class Member implements TenureStateMachine.Listener {
         }
     }
 
+    /** The first index still in this member's Raft log (earlier entries were purged after a snapshot). */
+    long logStartIndex() {
+        return division().getRaftLog().getStartIndex();
+    }
+
     private RaftServer.Division division() {
         try {
             return raft.getDivision(groupId);

@@ -19,12 +19,14 @@ import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.lock.Locks;
 import io.tenure.server.raft.AuditLog;
+import io.tenure.server.raft.PeerTransport;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
 import io.tenure.server.watch.WatchHub;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.RaftConfigKeys;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
 import org.apache.ratis.protocol.ClientId;
@@ -236,6 +238,9 @@ public final class TenureServer implements AutoCloseable {
     private static RaftProperties raftProperties(ServerConfig config, DataDirectory data) {
         RaftProperties p = new RaftProperties();
         RaftServerConfigKeys.setStorageDir(p, List.of(data.raftDir().toFile()));
+        // Ratis's gRPC transport, with a leader that sends its snapshot to a follower whose
+        // previous entry it purged (Ratis 3.2.2 loops instead; see PeerTransport).
+        RaftConfigKeys.Rpc.setType(p, new PeerTransport());
         String peerAddress = config.peerAddress();
         // Bind the peer port to this member's own address, not the wildcard (RATIS.md).
         GrpcConfigKeys.Server.setHost(p, ServerConfig.hostOf(peerAddress));
