@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The safety suite (issue 6, docs/safety.md): real `tenure server` members and client processes on
-# 127.0.0.1 under a seeded nemesis (kills, pauses, partitions of clients, clock skew, membership
-# changes, snapshot catch-up), everything recorded in a run directory, checked at the end.
+# 127.0.0.1 (members in network namespaces for F6/F11) under a seeded nemesis (kills, pauses,
+# partitions of members and clients, clock skew, membership changes, snapshot catch-up), everything
+# recorded in a run directory, checked at the end.
 #
 #   ./tenure-it.sh --time 600 --faults all
 #   ./tenure-it.sh --time 120 --faults f1,f4,f5 --seed 7 --members 5 --clients 6 --out /tmp/run1
@@ -19,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 usage() {
-  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 args=()

@@ -21,7 +21,7 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
- * A Tenure cluster of real {@code tenure server} processes on 127.0.0.1, for process-level
+ * A Tenure cluster of real {@code tenure server} processes on 127.0.0.1 (or where a {@link Placement} puts them), for process-level
  * tests. Members are named n1, n2, ...; each has its own free client, peer and HTTP ports, its data
  * directory {@code DIR/NAME} and its log {@code DIR/NAME.log} (registered with {@link ItLogs},
  * which prints their tails when a test fails).
@@ -53,6 +53,14 @@ public final class Cluster implements AutoCloseable {
          * true, both under a folder of its own, {@code DIR/NAME/data} and {@code DIR/NAME/member.log}.
          */
         boolean nested;
+        /** Where each member runs (its address, and a network namespace around its command); loopback by default. */
+        Placement placement = Placement.LOOPBACK;
+
+        /** Runs the members where {@code placement} says (for example each in a network namespace of its own). */
+        public Options placement(Placement placement) {
+            this.placement = placement;
+            return this;
+        }
 
         /** Adds arguments for one member only (see {@link #memberArgs}). */
         public Options memberArgs(Function<String, List<String>> args) {
@@ -113,10 +121,10 @@ public final class Cluster implements AutoCloseable {
             for (int i = 0; i < options.size; i++) {
                 names.add("n" + cluster.nextNumber++);
             }
-            String peers = peersOf(names, ports);
+            String peers = peersOf(names, ports, options.placement);
             for (int i = 0; i < options.size; i++) {
                 String name = names.get(i);
-                cluster.members.put(name, TenureProcess.member(name, cluster.dataDirOf(name), cluster.logOf(name),
+                cluster.members.put(name, TenureProcess.member(name, cluster.dataDirOf(name), cluster.logOf(name), options.placement,
                         ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], peers, cluster.memberArgs(name, false)));
             }
             for (TenureProcess member : cluster.members.values()) {
@@ -134,10 +142,10 @@ public final class Cluster implements AutoCloseable {
         }
     }
 
-    private static String peersOf(List<String> names, int[] ports) {
+    private static String peersOf(List<String> names, int[] ports, Placement placement) {
         List<String> parts = new ArrayList<>();
         for (int i = 0; i < names.size(); i++) {
-            parts.add(names.get(i) + "=127.0.0.1:" + ports[3 * i + 1]);
+            parts.add(names.get(i) + "=" + placement.host(names.get(i)) + ":" + ports[3 * i + 1]);
         }
         return String.join(",", parts);
     }
@@ -323,8 +331,8 @@ public final class Cluster implements AutoCloseable {
         int[] ports = TenureProcess.freePorts(3);
         List<String> parts = new ArrayList<>();
         members.values().forEach(m -> parts.add(m.name + "=" + m.peerAddress()));
-        parts.add(name + "=127.0.0.1:" + ports[1]);
-        TenureProcess joining = TenureProcess.member(name, dataDirOf(name), logOf(name),
+        parts.add(name + "=" + options.placement.host(name) + ":" + ports[1]);
+        TenureProcess joining = TenureProcess.member(name, dataDirOf(name), logOf(name), options.placement,
                 ports[0], ports[1], ports[2], String.join(",", parts), memberArgs(name, true));
         others.put(name, joining);
         return joining;

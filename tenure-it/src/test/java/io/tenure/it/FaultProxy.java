@@ -12,7 +12,8 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * A TCP proxy on 127.0.0.1 in front of a member's client port, to cut a client off without
+ * A TCP proxy on 127.0.0.1 in front of a member's client port (on 127.0.0.1 or in a test's own
+ * network namespace), to cut a client off without
  * touching the member. The upstream can be set later (a member that joins) or be none (the
  * connection is refused, as by a dead member). {@link #blackhole()} keeps connections open but
  * drops every byte both ways, which is a partition as the client sees it; {@link #heal()}
@@ -21,14 +22,15 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class FaultProxy implements AutoCloseable {
     private final ServerSocket listener;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
-    private volatile int upstreamPort;
+    /** Where connections go; null: nowhere. */
+    private volatile InetSocketAddress upstream;
     private volatile boolean blackholed;
     private volatile boolean closed;
 
     /** A proxy to {@code upstreamPort} on 127.0.0.1. */
     public FaultProxy(int upstreamPort) throws IOException {
         this("member-" + upstreamPort);
-        this.upstreamPort = upstreamPort;
+        upstream(upstreamPort);
     }
 
     /** A proxy with nothing behind it yet (see {@link #upstream(int)}); {@code name} names its threads. */
@@ -43,14 +45,15 @@ public final class FaultProxy implements AutoCloseable {
         return "127.0.0.1:" + listener.getLocalPort();
     }
 
-    /** Points the link at a member's client port (0: nothing behind it); open connections are closed. */
+    /** Points the link at a member's client port on 127.0.0.1 (0: nothing behind it); open connections are closed. */
     public void upstream(int port) {
-        upstreamPort = port;
-        dropConnections();
+        upstream("127.0.0.1", port);
     }
 
-    public int upstream() {
-        return upstreamPort;
+    /** Points the link at {@code host:port} (port 0: nothing behind it); open connections are closed. */
+    public void upstream(String host, int port) {
+        upstream = port == 0 ? null : new InetSocketAddress(host, port);
+        dropConnections();
     }
 
     public void blackhole() {
@@ -72,13 +75,13 @@ public final class FaultProxy implements AutoCloseable {
             } catch (IOException e) {
                 continue; // closed, or a failed accept: the loop condition decides
             }
-            int port = upstreamPort;
+            InetSocketAddress target = this.upstream;
             Socket upstream = new Socket();
             try {
-                if (port == 0) {
+                if (target == null) {
                     throw new IOException("no member behind this link");
                 }
-                upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 2_000);
+                upstream.connect(target, 2_000);
             } catch (IOException refused) {
                 closeQuietly(client);
                 closeQuietly(upstream);

@@ -38,6 +38,10 @@ public final class TenureProcess implements AutoCloseable {
     public final int peerPort;
     /** Every member gets a free {@code --http-port}, so that no two collide on the default 7080. */
     public final int httpPort;
+    /** The address the member binds and is reached at; 127.0.0.1 unless placed elsewhere. */
+    private final String host;
+    /** Wraps the server's command (for example {@code ip netns exec NS}); the wrapper must exec in place, keeping the pid. */
+    private final java.util.function.UnaryOperator<List<String>> wrapper;
     public final Path logFile;
     private final List<String> serverArgs;
     private volatile Process process;
@@ -57,7 +61,14 @@ public final class TenureProcess implements AutoCloseable {
 
     private TenureProcess(String name, Path dataDir, Path logFile, int clientPort, int peerPort, int httpPort,
                           List<String> serverArgs) {
+        this(name, dataDir, logFile, "127.0.0.1", c -> c, clientPort, peerPort, httpPort, serverArgs);
+    }
+
+    private TenureProcess(String name, Path dataDir, Path logFile, String host, java.util.function.UnaryOperator<List<String>> wrapper,
+                          int clientPort, int peerPort, int httpPort, List<String> serverArgs) {
         this.name = name;
+        this.host = host;
+        this.wrapper = wrapper;
         this.dataDir = dataDir;
         this.logFile = logFile;
         this.clientPort = clientPort;
@@ -74,11 +85,22 @@ public final class TenureProcess implements AutoCloseable {
      */
     static TenureProcess member(String name, Path dataDir, Path logFile, int clientPort, int peerPort, int httpPort,
                                 String peers, List<String> extraArgs) {
+        return member(name, dataDir, logFile, Placement.LOOPBACK, clientPort, peerPort, httpPort, peers, extraArgs);
+    }
+
+    /** As above, placed by {@code placement} (its host address, and its command run where it says). */
+    static TenureProcess member(String name, Path dataDir, Path logFile, Placement placement, int clientPort, int peerPort,
+                                int httpPort, String peers, List<String> extraArgs) {
+        String host = placement.host(name);
         List<String> args = new ArrayList<>(List.of("--id", name, "--peers", peers,
                 "--client-port", Integer.toString(clientPort), "--http-port", Integer.toString(httpPort),
                 "--data-dir", dataDir.toString()));
+        if (!host.equals("127.0.0.1")) {
+            args.addAll(List.of("--host", host));
+        }
         args.addAll(extraArgs);
-        return new TenureProcess(name, dataDir, logFile, clientPort, peerPort, httpPort, args);
+        return new TenureProcess(name, dataDir, logFile, host, command -> placement.wrap(name, command),
+                clientPort, peerPort, httpPort, args);
     }
 
     /** As {@link #member(String, Path, Path, int, int, int, String, List)}, with a free HTTP port of its own. */
@@ -114,9 +136,10 @@ public final class TenureProcess implements AutoCloseable {
         if (channel != null) {
             channel.shutdownNow();
         }
-        List<String> command = new ArrayList<>(javaCommand(CLI_MAIN));
-        command.add("server");
-        command.addAll(serverArgs);
+        List<String> server = new ArrayList<>(javaCommand(CLI_MAIN));
+        server.add("server");
+        server.addAll(serverArgs);
+        List<String> command = wrapper.apply(server);
         Files.createDirectories(logFile.getParent());
         logOffsetAtStart = Files.exists(logFile) ? Files.size(logFile) : 0;
         Map<String, String> env = environment;
@@ -129,7 +152,7 @@ public final class TenureProcess implements AutoCloseable {
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
         builder.environment().putAll(env);
         process = builder.start();
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", clientPort).usePlaintext().build();
+        channel = NettyChannelBuilder.forAddress(host, clientPort).usePlaintext().build();
         return this;
     }
 
@@ -222,12 +245,17 @@ public final class TenureProcess implements AutoCloseable {
         return channel;
     }
 
+    /** The address the member binds and is reached at. */
+    public String host() {
+        return host;
+    }
+
     public String endpoint() {
-        return "127.0.0.1:" + clientPort;
+        return host + ":" + clientPort;
     }
 
     public String peerAddress() {
-        return "127.0.0.1:" + peerPort;
+        return host + ":" + peerPort;
     }
 
     public long pid() {

@@ -19,6 +19,7 @@ import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.lock.Locks;
 import io.tenure.server.raft.AuditLog;
+import io.tenure.server.raft.LogBehindSnapshot;
 import io.tenure.server.raft.PeerTransport;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
@@ -188,6 +189,10 @@ public final class TenureServer implements AutoCloseable {
         AuditLog audit = config.auditLog() == null ? null : AuditLog.open(config.auditLog(), config.memberName());
         stateMachine.setAuditLog(audit);
         RaftProperties properties = raftProperties(config, data);
+        if (data.formatted()) {
+            // A snapshot install interrupted by a crash leaves a log that ends before the snapshot (LogBehindSnapshot).
+            LogBehindSnapshot.repair(data.raftDir());
+        }
         RaftServer raft;
         try {
             raft = RaftServer.newBuilder()

@@ -22,6 +22,8 @@ final class ClientLinks implements AutoCloseable {
     private final String[] slotMember;
     /** The client port of each member ever assigned. */
     private final Map<String, Integer> portOf = new LinkedHashMap<>();
+    /** The client address of each member ever assigned. */
+    private final Map<String, String> hostOf = new LinkedHashMap<>();
 
     ClientLinks(int slotCount) {
         this.slotCount = slotCount;
@@ -34,7 +36,7 @@ final class ClientLinks implements AutoCloseable {
         for (int i = 0; i < slotCount; i++) {
             FaultProxy link = new FaultProxy(client + "-" + i);
             String member = slotMember[i];
-            link.upstream(member == null ? 0 : portOf.getOrDefault(member, 0));
+            link.upstream(member == null ? "127.0.0.1" : hostOf.get(member), member == null ? 0 : portOf.getOrDefault(member, 0));
             links.add(link);
         }
         byClient.put(client, links);
@@ -42,7 +44,7 @@ final class ClientLinks implements AutoCloseable {
     }
 
     /** Points a free slot (or the member's own) of every client at {@code member}'s client port. */
-    synchronized void assign(String member, int clientPort) {
+    synchronized void assign(String member, String host, int clientPort) {
         int slot = slotOf(member);
         if (slot < 0) {
             for (int i = 0; i < slotCount && slot < 0; i++) {
@@ -56,8 +58,9 @@ final class ClientLinks implements AutoCloseable {
         }
         slotMember[slot] = member;
         portOf.put(member, clientPort);
+        hostOf.put(member, host);
         for (List<FaultProxy> links : byClient.values()) {
-            links.get(slot).upstream(clientPort);
+            links.get(slot).upstream(host, clientPort);
         }
     }
 

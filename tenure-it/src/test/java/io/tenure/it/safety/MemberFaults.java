@@ -135,7 +135,7 @@ final class MemberFaults {
     void changeMembership() throws Exception {
         TenureProcess joining = cluster.prepareJoin();
         lab.everMembers.add(joining.name);
-        lab.links.assign(joining.name, joining.clientPort);
+        lab.links.assign(joining.name, joining.host(), joining.clientPort);
         long addAt = System.nanoTime();
         joining.launch();
         joining.awaitServing(Cluster.START_LIMIT, false);

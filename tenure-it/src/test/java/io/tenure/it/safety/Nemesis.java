@@ -52,15 +52,15 @@ final class Nemesis implements AutoCloseable {
         for (Fault fault : EnumSet.copyOf(lab.config.faults())) {
             if (fault.needsNetwork() && lab.network == null) {
                 skipped.put(fault.name(), "F6/F11 not available on this run (no NetworkFaults implementation)");
+            } else if (fault == Fault.F11 && !lab.network.canDelay()) {
+                skipped.put(fault.name(), "F11 not available here: " + lab.network.delayUnavailableWhy());
             } else if (fault == Fault.F8 && libfaketime.isEmpty()) {
                 skipped.put(fault.name(), "libfaketime not installed (Debian package faketime)");
             } else {
                 kinds.add(fault);
             }
         }
-        if (skipped.keySet().stream().anyMatch(f -> f.equals("F6") || f.equals("F11"))) {
-            System.out.println("nemesis: F6/F11 not available on this run");
-        }
+        skipped.forEach((fault, why) -> System.out.println("nemesis: " + fault + " skipped: " + why));
         return kinds;
     }
 
@@ -121,15 +121,15 @@ final class Nemesis implements AutoCloseable {
     /** F6 (through {@link NetworkFaults}): isolate the leader, isolate a follower, a bridge around the leader; each healed. */
     private void partitions() {
         String leader = lab.cluster.leader();
-        network(Fault.F6, leader, "isolate the leader", () -> lab.network.isolate(leader));
+        network(Fault.F6, leader, "isolate the leader", () -> lab.network.isolate(leader), leader);
         String follower = lab.pick(lab.cluster.followers());
-        network(Fault.F6, follower, "isolate a follower", () -> lab.network.isolate(follower));
+        network(Fault.F6, follower, "isolate a follower", () -> lab.network.isolate(follower), follower);
         List<String> names = new ArrayList<>(lab.cluster.names());
         String middle = lab.cluster.leader();
         names.remove(middle);
         Collections.shuffle(names, lab.random);
         network(Fault.F6, names.get(0) + "," + middle + "," + names.get(1), "bridge: " + names.get(0) + " and " + names.get(1)
-                + " reach only " + middle, () -> lab.network.bridge(names.get(0), middle, names.get(1)));
+                + " reach only " + middle, () -> lab.network.bridge(names.get(0), middle, names.get(1)), null);
     }
 
     /** F11 (through {@link NetworkFaults}): delay and loss on a random member's peer links. */
@@ -138,14 +138,25 @@ final class Nemesis implements AutoCloseable {
         Duration delay = lab.between(Duration.ofMillis(20), lab.electionTimeout());
         double loss = lab.random.nextInt(11) / 100.0;
         network(Fault.F11, target, "delay " + delay.toMillis() + " ms, loss " + (int) (loss * 100) + "%",
-                () -> lab.network.delay(target, delay, loss));
+                () -> lab.network.delay(target, delay, loss), null);
     }
 
-    private void network(Fault fault, String target, String what, Runnable apply) {
+    /**
+     * Applies a network fault, holds it, heals it. When {@code minority} is a member cut off from
+     * the majority, it is probed once the majority had time to elect (two election timeouts and a
+     * second): it must serve neither a linearizable read nor a write.
+     */
+    private void network(Fault fault, String target, String what, Runnable apply, String minority) {
         Duration hold = lab.between(lab.electionTimeout().multipliedBy(5), lab.ttl().plusSeconds(2));
         long at = System.nanoTime();
         apply.run();
         lab.log.start(fault, target, what + " for " + hold.toMillis() + " ms", at);
+        if (minority != null) {
+            Waits.untilTime(at + lab.electionTimeout().multipliedBy(2).plusSeconds(1).toNanos());
+            long probeAt = System.nanoTime();
+            String answer = MinorityProbe.probe(lab.cluster.member(minority).endpoint(), Duration.ofSeconds(2), lab.ttl());
+            lab.log.probe(fault, minority, answer, probeAt);
+        }
         Waits.untilTime(at + hold.toNanos());
         long healAt = System.nanoTime();
         lab.network.heal();

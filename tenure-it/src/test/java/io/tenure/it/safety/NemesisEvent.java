@@ -12,4 +12,11 @@ package io.tenure.it.safety;
 public record NemesisEvent(long atNanos, String fault, String phase, String target, String detail) {
     public static final String START = "start";
     public static final String END = "end";
+    /**
+     * A request sent to the minority side of a partition while it is cut off (F6); the detail
+     * starts with {@link #REFUSED} or {@link #SERVED}, and a served one is a safety violation.
+     */
+    public static final String PROBE = "probe";
+    public static final String REFUSED = "refused";
+    public static final String SERVED = "SERVED";
 }

@@ -34,6 +34,11 @@ final class NemesisLog implements AutoCloseable {
         write(new NemesisEvent(atNanos, fault.name(), NemesisEvent.END, target, detail));
     }
 
+    /** Logs what a minority member answered while cut off (see {@link NemesisEvent#PROBE}). */
+    synchronized void probe(Fault fault, String target, String detail, long atNanos) {
+        write(new NemesisEvent(atNanos, fault.name(), NemesisEvent.PROBE, target, detail));
+    }
+
     /** Ends {@code fault} if it started and did not end (a fault that failed half-way). */
     synchronized void endIfOpen(Fault fault, String detail, long atNanos) {
         String target = open.get(fault);

@@ -5,14 +5,14 @@ import java.util.Map;
 
 /**
  * The hook for network faults F6 (partitions) and F11 (delay and loss on peer links), which need
- * network namespaces and iptables ({@code io.tenure.it.net.NetLab} does the namespace work; an
- * implementation of this interface over it, which must also start the members inside the
- * namespaces, is still to be written). When none is given, the nemesis says "F6/F11 not available
- * on this run" and skips both.
+ * the members in network namespaces ({@link NamespaceNetwork}, over {@code io.tenure.it.net.NetLab}).
+ * When none is given, the nemesis says "F6/F11 not available on this run" and skips both.
  *
- * <p>How a run finds one: {@link SafetyRun.Builder#networkFaults(NetworkFaults)}, or the system
- * property {@code tenure.safety.networkFaults} naming a class with a public no-argument
- * constructor. Every method is called from the nemesis thread only, one fault at a time;
+ * <p>How a run finds one: {@link SafetyRun#run(SafetyConfig, NetworkFaults)}; or, from the command
+ * line, a {@link NamespaceNetwork} whenever F6 or F11 is asked for and the machine can (root,
+ * iproute2, iptables), unless the system property {@code tenure.safety.networkFaults} names another
+ * class with a public no-argument constructor. An implementation that is also a
+ * {@link io.tenure.it.Placement} decides where the members run. Every method is called from the nemesis thread only, one fault at a time;
  * {@link #heal()} must undo whatever is in force, and {@link #close()} must tear everything down
  * (also after a failure).
  */
@@ -32,6 +32,16 @@ public interface NetworkFaults extends AutoCloseable {
 
     /** A bridge: {@code a}-{@code b} and {@code b}-{@code c} connected, {@code a}-{@code c} cut. */
     void bridge(String a, String b, String c);
+
+    /** Whether {@link #delay} works here (netem in the kernel). */
+    default boolean canDelay() {
+        return true;
+    }
+
+    /** Why {@link #delay} does not work here, when {@link #canDelay()} is false. */
+    default String delayUnavailableWhy() {
+        return "";
+    }
 
     /** Delays every packet of {@code member}'s peer links by {@code delay} and drops {@code lossRatio} (0..1) of them. */
     void delay(String member, Duration delay, double lossRatio);

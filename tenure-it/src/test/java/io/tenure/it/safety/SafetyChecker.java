@@ -354,9 +354,20 @@ public final class SafetyChecker {
                         b.invokeNanos(), highest, b);
             }
         }
-        exercised[4] = matched > 0 || positioned.size() > 1;
+        int probes = 0;
+        for (FaultEvent f : faults) {
+            if (NemesisEvent.PROBE.equals(f.phase())) {
+                probes++;
+                if (!f.detail().startsWith(NemesisEvent.REFUSED)) {
+                    findings.add(4, "member " + f.target() + " answered while cut off from the majority (" + f.fault() + "): "
+                            + f.detail(), f.atNanos());
+                }
+            }
+        }
+        exercised[4] = matched > 0 || positioned.size() > 1 || probes > 0;
         evidence[4] = matched + " acquire answers found in the log" + (undecided > 0 ? " (" + undecided + " undecided: index not logged)" : "")
-                + "; real-time order over " + positioned.size() + " answers with a position; results vs the model: see check 3";
+                + "; real-time order over " + positioned.size() + " answers with a position; results vs the model: see check 3"
+                + (probes > 0 ? "; " + probes + " probe(s) of a cut-off minority member" : "");
     }
 
     private static boolean sameGrant(Op a, Op b) {

@@ -55,9 +55,22 @@ public final class SafetyRun {
     private SafetyRun() {
     }
 
-    /** Runs with the {@link NetworkFaults} named by {@code -Dtenure.safety.networkFaults}, if any. */
+    /**
+     * Runs with the {@link NetworkFaults} named by {@code -Dtenure.safety.networkFaults}, or else,
+     * when F6 or F11 is asked for and this machine can, with the members in network namespaces
+     * ({@link NamespaceNetwork}).
+     */
     public static Result run(SafetyConfig config) throws Exception {
-        return run(config, networkFaultsFromProperty());
+        NetworkFaults network = networkFaultsFromProperty();
+        if (network == null && (config.faults().contains(Fault.F6) || config.faults().contains(Fault.F11))) {
+            if (NamespaceNetwork.available()) {
+                network = NamespaceNetwork.create(config.members());
+            } else {
+                System.out.println("safety run: F6/F11 need network namespaces, which this machine cannot make: "
+                        + NamespaceNetwork.unavailableWhy());
+            }
+        }
+        return run(config, network);
     }
 
     /** Runs with {@code network} (null: F6 and F11 are skipped). */
@@ -99,12 +112,16 @@ public final class SafetyRun {
                                 List<AutoCloseable> toClose) throws Exception {
         FencedResource resource = new FencedResource(runDir.resolve("resource.jsonl"), config.fence());
         toClose.add(resource);
-        Cluster cluster = Cluster.start(runDir.resolve("members"), clusterOptions(config, runDir));
+        Cluster.Options options = clusterOptions(config, runDir);
+        if (network instanceof io.tenure.it.Placement placement) {
+            options.placement(placement);
+        }
+        Cluster cluster = Cluster.start(runDir.resolve("members"), options);
         toClose.add(cluster);
         ClientLinks links = new ClientLinks(config.members() + 1);
         toClose.add(links);
         for (String name : cluster.names()) {
-            links.assign(name, cluster.member(name).clientPort);
+            links.assign(name, cluster.member(name).host(), cluster.member(name).clientPort);
         }
         NemesisLog log = new NemesisLog(runDir.resolve("nemesis.jsonl"));
         toClose.add(log);

@@ -1,0 +1,67 @@
+package io.tenure.it.safety;
+
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.tenure.proto.v1.DescribeRequest;
+import io.tenure.proto.v1.DescribeResponse;
+import io.tenure.proto.v1.LeaseGrantRequest;
+import io.tenure.proto.v1.LeaseGrantResponse;
+import io.tenure.proto.v1.LockServiceGrpc;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Asks a member cut off from the majority for a linearizable read (Describe, which waits for a
+ * read barrier) and a write (a lease grant), straight to it, each with a deadline. Both must be
+ * refused: a minority that answered either could return stale state or lose an acknowledged write.
+ */
+final class MinorityProbe {
+    static final String KEY = "safety/k1";
+
+    private MinorityProbe() {
+    }
+
+    /**
+     * One line for the nemesis log: starts with "refused" when both calls failed as a cut-off
+     * member must (UNAVAILABLE or DEADLINE_EXCEEDED), with "SERVED" when either got any other
+     * answer. The grant asks for {@code ttl}, a TTL the cluster accepts.
+     */
+    static String probe(String endpoint, Duration deadline, Duration ttl) {
+        ManagedChannel channel = NettyChannelBuilder.forTarget(endpoint).usePlaintext().build();
+        try {
+            LockServiceGrpc.LockServiceBlockingStub stub = LockServiceGrpc.newBlockingStub(channel);
+            String read;
+            String write;
+            boolean served = false;
+            try {
+                DescribeResponse r = stub.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS)
+                        .describe(DescribeRequest.newBuilder().setName(KEY).build());
+                served = true;
+                read = "read of " + KEY + " answered at revision " + r.getHeader().getRevision();
+            } catch (StatusRuntimeException e) {
+                served |= !cutOff(e);
+                read = "read " + e.getStatus().getCode();
+            }
+            try {
+                LeaseGrantResponse g = stub.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS)
+                        .leaseGrant(LeaseGrantRequest.newBuilder().setClientId("minority-probe").setTtlMs(ttl.toMillis()).build());
+                served = true;
+                write = "lease grant acknowledged (lease " + g.getId() + ")";
+            } catch (StatusRuntimeException e) {
+                served |= !cutOff(e);
+                write = "write " + e.getStatus().getCode() + (cutOff(e) ? "" : " (" + e.getStatus().getDescription() + ")");
+            }
+            return (served ? NemesisEvent.SERVED + ": " : NemesisEvent.REFUSED + ": ") + read + ", " + write + " at " + endpoint;
+        } finally {
+            channel.shutdownNow();
+        }
+    }
+
+    private static boolean cutOff(StatusRuntimeException e) {
+        return switch (e.getStatus().getCode()) {
+            case UNAVAILABLE, DEADLINE_EXCEEDED -> true;
+            default -> false;
+        };
+    }
+}
