@@ -1,11 +1,9 @@
 package io.tenure.client;
 
 import io.grpc.Status;
-import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientResponseObserver;
+import io.tenure.client.KeepAliveStreams.Attachment;
 import io.tenure.proto.v1.LeaseKeepAliveRequest;
 import io.tenure.proto.v1.LeaseKeepAliveResponse;
-import io.tenure.proto.v1.LockServiceGrpc;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.List;
@@ -22,8 +20,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps one lease alive over one {@code LeaseKeepAlive} stream and decides, from the injected
- * clock alone, when the lease may no longer be trusted (ARCHITECTURE.md, I6):
+ * Keeps one lease alive over the client's {@code LeaseKeepAlive} stream to a member (shared with
+ * the client's other leases, see {@link KeepAliveStreams}) and decides, from the injected clock
+ * alone, when the lease may no longer be trusted (ARCHITECTURE.md, I6):
  *
  * <ul>
  *   <li>a keep-alive is sent every TTL/3, counted from the send of the grant;</li>
@@ -59,6 +58,7 @@ final class LeaseKeeper {
     private final long leaseId;
     private final long ttlNanos;
     private final Endpoints endpoints;
+    private final KeepAliveStreams streams;
     private final MonotonicClock clock;
     private final ScheduledExecutorService scheduler;
     private final LeaseKeepAliveRequest keepAlive;
@@ -76,8 +76,10 @@ final class LeaseKeeper {
     private LeaseLoss unpublished;
     /** State changes not yet told to the listeners, oldest first. */
     private final ArrayDeque<ConnectionState> unpublishedStates = new ArrayDeque<>();
+    /** Stream actions decided under the monitor, run by {@link #runAfterUnlock()} after it is released. */
+    private final ArrayDeque<Runnable> afterUnlock = new ArrayDeque<>();
     private long nextTickNanos;
-    private KeepAliveStream stream; // null while reconnecting
+    private Attachment stream; // null while reconnecting
     private int breaksInARow;
     private ScheduledFuture<?> tickTimer;
     private ScheduledFuture<?> lossTimer;
@@ -87,11 +89,12 @@ final class LeaseKeeper {
      * @param grantSentNanos when the grant request was sent: the grant is the first renewal, and
      *                       the server granted no earlier than this
      */
-    LeaseKeeper(long leaseId, Duration ttl, long grantSentNanos,
-                Endpoints endpoints, MonotonicClock clock, ScheduledExecutorService scheduler) {
+    LeaseKeeper(long leaseId, Duration ttl, long grantSentNanos, Endpoints endpoints, KeepAliveStreams streams,
+                MonotonicClock clock, ScheduledExecutorService scheduler) {
         this.leaseId = leaseId;
         this.ttlNanos = ttl.toNanos();
         this.endpoints = endpoints;
+        this.streams = streams;
         this.clock = clock;
         this.scheduler = scheduler;
         this.keepAlive = LeaseKeepAliveRequest.newBuilder().setId(leaseId).build();
@@ -180,14 +183,16 @@ final class LeaseKeeper {
         publishLoss();
     }
 
-    private void onAck(KeepAliveStream from, LeaseKeepAliveResponse ack) {
+    /** An acknowledgement for this lease arrived on {@code from}; called by the stream, on a gRPC thread. */
+    void onAck(Attachment from, LeaseKeepAliveResponse ack) {
         synchronized (this) {
             ackLocked(from, ack);
         }
         publishLoss();
     }
 
-    private void onBroken(KeepAliveStream from, Throwable failure) {
+    /** The stream {@code from} ended ({@code failure} null: the member closed it); called by the stream, on the scheduler. */
+    void onBroken(Attachment from, Throwable failure) {
         synchronized (this) {
             brokenLocked(from, failure);
         }
@@ -232,7 +237,7 @@ final class LeaseKeeper {
         } // else a reconnect is pending and sends on the new stream
     }
 
-    private void ackLocked(KeepAliveStream from, LeaseKeepAliveResponse ack) {
+    private void ackLocked(Attachment from, LeaseKeepAliveResponse ack) {
         if (loss != null || from != stream) {
             return; // an answer on a stream we already gave up
         }
@@ -267,11 +272,12 @@ final class LeaseKeeper {
         }
     }
 
-    private void brokenLocked(KeepAliveStream from, Throwable failure) {
+    private void brokenLocked(Attachment from, Throwable failure) {
         if (loss != null || from != stream) {
             return;
         }
         stream = null;
+        afterUnlock.add(from::detach);
         Status status = failure == null
                 ? Status.UNAVAILABLE.withDescription("the server ended the keep-alive stream")
                 : Status.fromThrowable(failure);
@@ -282,11 +288,11 @@ final class LeaseKeeper {
         }
         changeState(ConnectionState.SUSPENDED);
         // A member that broke the stream is suspect; the next one may serve us.
-        endpoints.failedOver(from.endpoint);
+        endpoints.failedOver(from.endpoint());
         breaksInARow++;
         long delay = reconnectDelayNanos(breaksInARow);
         log.debug("lease {}: keep-alive stream to {} broke ({}); reopening in {} ms",
-                leaseId, endpoints.target(from.endpoint), status, TimeUnit.NANOSECONDS.toMillis(delay));
+                leaseId, endpoints.target(from.endpoint()), status, TimeUnit.NANOSECONDS.toMillis(delay));
         reconnectTimer = schedule(this::reconnect, delay);
     }
 
@@ -317,22 +323,18 @@ final class LeaseKeeper {
     }
 
     private void openStream() {
-        int endpoint = endpoints.preferred();
-        KeepAliveStream opening = new KeepAliveStream(endpoint);
-        // Current before the call starts: with a direct executor its callbacks may run inside it.
-        stream = opening;
-        try {
-            LockServiceGrpc.newStub(endpoints.channel(endpoint)).leaseKeepAlive(opening);
-        } catch (RuntimeException e) {
-            brokenLocked(opening, e);
+        Attachment attached = streams.attach(endpoints.preferred(), leaseId, this);
+        stream = attached;
+        if (attached.ended()) {
+            brokenLocked(attached, Status.UNAVAILABLE.withDescription("the keep-alive stream ended as it was opened").asRuntimeException());
         }
     }
 
-    private void send(KeepAliveStream to, long now) {
-        // Record before sending: the answer may arrive before onNext returns.
+    private void send(Attachment to, long now) {
+        // Record before sending: the answer may arrive before the send returns.
         to.pendingSends.addLast(now);
         try {
-            to.requests.onNext(keepAlive);
+            to.send(keepAlive);
         } catch (RuntimeException e) {
             // The call was already closed; reopen now rather than wait for its onError.
             brokenLocked(to, e);
@@ -342,14 +344,13 @@ final class LeaseKeeper {
         schedule(() -> onStall(to, now), stall);
     }
 
-    private void onStall(KeepAliveStream to, long sentAt) {
+    private void onStall(Attachment to, long sentAt) {
         synchronized (this) {
             if (loss == null && stream == to && to.pendingSends.contains(sentAt)) {
                 log.debug("lease {}: keep-alive to {} unanswered for {} ms; moving to the next member",
-                        leaseId, endpoints.target(to.endpoint), TimeUnit.NANOSECONDS.toMillis(clock.nanoTime() - sentAt));
-                if (to.requests != null) {
-                    to.requests.cancel("keep-alive unanswered; moving to another member", null);
-                }
+                        leaseId, endpoints.target(to.endpoint()), TimeUnit.NANOSECONDS.toMillis(clock.nanoTime() - sentAt));
+                // The member answers none of this client's leases either: they all move.
+                afterUnlock.add(() -> to.abandon("keep-alive unanswered; moving to another member"));
                 brokenLocked(to, Status.UNAVAILABLE.withDescription("keep-alive unanswered").asRuntimeException());
             }
         }
@@ -398,10 +399,10 @@ final class LeaseKeeper {
                 timer.cancel(false);
             }
         }
-        KeepAliveStream closing = stream;
+        Attachment closing = stream;
         stream = null;
-        if (closing != null && closing.requests != null) {
-            closing.requests.cancel("lease " + leaseId + " is no longer kept alive: " + reason, null);
+        if (closing != null) {
+            afterUnlock.add(closing::detach);
         }
     }
 
@@ -416,6 +417,7 @@ final class LeaseKeeper {
 
     /** Tells the listeners of state changes, then of a loss, in the order they happened; never under the monitor. */
     private void publishLoss() {
+        runAfterUnlock();
         publishStates();
         LeaseLoss declared;
         synchronized (this) {
@@ -442,6 +444,24 @@ final class LeaseKeeper {
         }
     }
 
+    /**
+     * Runs what the keeper decided under its monitor but must not do there: leaving or breaking a
+     * shared stream can end it at once (with a direct executor, inside the call), and its end is
+     * told to every other lease on it, each under its own keeper's monitor.
+     */
+    private void runAfterUnlock() {
+        while (true) {
+            Runnable next;
+            synchronized (this) {
+                next = afterUnlock.pollFirst();
+            }
+            if (next == null) {
+                return;
+            }
+            next.run();
+        }
+    }
+
     private void publishStates() {
         // One publisher at a time, so that listeners see the changes in order.
         synchronized (stateListeners) {
@@ -465,39 +485,6 @@ final class LeaseKeeper {
                     }
                 }
             }
-        }
-    }
-
-    /** One keep-alive stream; the keeper ignores the callbacks of every stream but the current one. */
-    private final class KeepAliveStream
-            implements ClientResponseObserver<LeaseKeepAliveRequest, LeaseKeepAliveResponse> {
-        final int endpoint;
-        /** Send times of keep-alives not yet answered on this stream, oldest first. Guarded by the keeper. */
-        final ArrayDeque<Long> pendingSends = new ArrayDeque<>();
-        ClientCallStreamObserver<LeaseKeepAliveRequest> requests;
-
-        KeepAliveStream(int endpoint) {
-            this.endpoint = endpoint;
-        }
-
-        @Override
-        public void beforeStart(ClientCallStreamObserver<LeaseKeepAliveRequest> requestStream) {
-            this.requests = requestStream;
-        }
-
-        @Override
-        public void onNext(LeaseKeepAliveResponse ack) {
-            onAck(this, ack);
-        }
-
-        @Override
-        public void onError(Throwable failure) {
-            onBroken(this, failure);
-        }
-
-        @Override
-        public void onCompleted() {
-            onBroken(this, null);
         }
     }
 }

@@ -104,6 +104,8 @@ public final class TenureClient implements AutoCloseable {
     private static final SecureRandom LEASE_IDS = new SecureRandom();
 
     private final Endpoints endpoints;
+    /** One keep-alive stream per member, shared by this client's leases. */
+    private final KeepAliveStreams keepAliveStreams;
     private final MonotonicClock clock;
     private final ScheduledExecutorService scheduler;
     private final boolean ownsScheduler;
@@ -137,6 +139,7 @@ public final class TenureClient implements AutoCloseable {
             this.scheduler = keepers;
             this.ownsScheduler = true;
         }
+        this.keepAliveStreams = new KeepAliveStreams(endpoints);
     }
 
     /**
@@ -895,7 +898,7 @@ public final class TenureClient implements AutoCloseable {
             throw new TenureException("the server answered a lease grant without an id or TTL: " + granted);
         }
         Duration ttl = Duration.ofMillis(ttlMs);
-        LeaseKeeper keeper = new LeaseKeeper(granted.getId(), ttl, sentAt, endpoints, clock, scheduler);
+        LeaseKeeper keeper = new LeaseKeeper(granted.getId(), ttl, sentAt, endpoints, keepAliveStreams, clock, scheduler);
         Lease lease = new Lease(this, granted.getId(), ttl, clientId, keeper);
         openLeases.add(lease);
         keeper.addStateListener(state -> {

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.grpc.Status;
 import io.tenure.proto.v1.LeaseGrantRequest;
+import io.tenure.proto.v1.LeaseKeepAliveRequest;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -185,6 +187,36 @@ class LeaseKeepAliveTest {
         assertThat(lease.lost().get(5, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLoss.Reason.UNREACHABLE);
         time.advanceTo(TTL);
         assertThat(server.streamsOpened).hasValue(7);
+    }
+
+    @Test
+    void theClientsLeasesShareOneKeepAliveStreamPerMember() throws Exception {
+        Lease a = client.grantLease(TTL, "worker-1");
+        Lease b = client.grantLease(TTL, "worker-2");
+        Lease c = client.grantLease(TTL, "worker-3");
+
+        time.advanceTo(THIRD);
+        assertThat(server.streamsOpened).as("one stream for three leases").hasValue(1);
+        assertThat(server.keepAlivesReceived).extracting(LeaseKeepAliveRequest::getId)
+                .containsExactlyInAnyOrder(a.id(), b.id(), c.id());
+        assertThat(List.of(a, b, c)).allSatisfy(l -> assertThat(l.safeUntil()).isEqualTo(at(THIRD.plus(HALF))));
+
+        // A break moves every lease to one new stream, each retrying its keep-alive at once.
+        server.breakStreams(Status.UNAVAILABLE.withDescription("leader changed"));
+        time.runDueTasks();
+        assertThat(server.streamsOpened).hasValue(2);
+        assertThat(server.keepAlivesReceived).hasSize(6);
+
+        // A lease that ends leaves the stream to the others; the last one closes it.
+        a.revoke();
+        b.revoke();
+        time.advanceTo(THIRD.multipliedBy(2));
+        assertThat(server.keepAlivesReceived).hasSize(7);
+        assertThat(server.keepAlivesReceived).extracting(LeaseKeepAliveRequest::getId).last().isEqualTo(c.id());
+        assertThat(server.openKeepAliveStreams()).isEqualTo(1);
+        c.revoke();
+        assertThat(server.openKeepAliveStreams()).as("the idle stream is closed").isZero();
+        assertThat(server.streamsOpened).hasValue(2);
     }
 
     @Test

@@ -108,6 +108,12 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
         }
     }
 
+    /** Keep-alive streams open and not cancelled by the client. */
+    int openKeepAliveStreams() {
+        return (int) openStreams.stream()
+                .filter(r -> !((ServerCallStreamObserver<LeaseKeepAliveResponse>) r).isCancelled()).count();
+    }
+
     /** How many Lock calls are parked and not cancelled. */
     int parkedLockCount() {
         return (int) parkedLocks.stream()

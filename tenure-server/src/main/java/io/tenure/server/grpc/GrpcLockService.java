@@ -182,18 +182,19 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
     public StreamObserver<LeaseKeepAliveRequest> leaseKeepAlive(StreamObserver<LeaseKeepAliveResponse> observer) {
         ServerCallStreamObserver<LeaseKeepAliveResponse> call = (ServerCallStreamObserver<LeaseKeepAliveResponse>) observer;
         return new StreamObserver<>() {
-            private boolean failed;
+            /** The stream failed or was completed: acknowledgements still pending are dropped. */
+            private boolean ended;
 
             @Override
             public void onNext(LeaseKeepAliveRequest request) {
                 long id = request.getId();
                 member.leases().keepAlive(id).whenComplete((ttlMillis, error) -> {
                     synchronized (call) {
-                        if (failed || call.isCancelled()) {
+                        if (ended || call.isCancelled()) {
                             return;
                         }
                         if (error != null) {
-                            failed = true;
+                            ended = true;
                             observer.onError(Statuses.of(error));
                             return;
                         }
@@ -215,7 +216,8 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
             @Override
             public void onCompleted() {
                 synchronized (call) {
-                    if (!failed && !call.isCancelled()) {
+                    if (!ended && !call.isCancelled()) {
+                        ended = true;
                         observer.onCompleted();
                     }
                 }

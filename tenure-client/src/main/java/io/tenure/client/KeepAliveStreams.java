@@ -1,0 +1,213 @@
+package io.tenure.client;
+
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import io.tenure.proto.v1.LeaseKeepAliveRequest;
+import io.tenure.proto.v1.LeaseKeepAliveResponse;
+import io.tenure.proto.v1.LockServiceGrpc;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The client's keep-alive streams: one {@code LeaseKeepAlive} stream per member, shared by every
+ * lease the client keeps alive through that member (as etcd's client does). A member then holds
+ * one stream per client instead of one per lease, and a client with 100,000 leases opens one
+ * call, not 100,000.
+ *
+ * <p>Each lease's {@link LeaseKeeper} still decides everything about its lease; it sees the
+ * stream through an {@link Attachment}, which carries its sends in flight. Acknowledgements are
+ * routed by lease id. When the stream breaks, every attached keeper hears of it (on the gRPC
+ * thread that saw the end, never under this object's monitor) and re-attaches, which opens a new
+ * stream.
+ *
+ * <p>Lock order: a keeper calls in here holding its own monitor; this object never calls a
+ * keeper while holding its own monitor or a stream's.
+ */
+final class KeepAliveStreams {
+    private final Endpoints endpoints;
+    /** The open stream to each member, by endpoint index. Guarded by this. */
+    private final Map<Integer, Shared> open = new HashMap<>();
+
+    KeepAliveStreams(Endpoints endpoints) {
+        this.endpoints = endpoints;
+    }
+
+    /**
+     * Attaches {@code keeper}'s lease to the stream to the member at {@code endpoint}, opening one
+     * if none is open. The attachment is the keeper's until it breaks or is detached.
+     */
+    Attachment attach(int endpoint, long leaseId, LeaseKeeper keeper) {
+        Shared shared;
+        synchronized (this) {
+            shared = open.get(endpoint);
+            if (shared == null || shared.ended) {
+                shared = new Shared(endpoint);
+                open.put(endpoint, shared);
+                // Started here, so that no lease sends on it before the call exists. gRPC runs
+                // the call's callbacks on its executor, never inside this call.
+                shared.start();
+            }
+        }
+        Attachment attachment = new Attachment(shared, leaseId, keeper);
+        shared.attached.put(leaseId, attachment);
+        // If it ended meanwhile, the keeper sees it with Attachment.ended() (checked after this returns).
+        return attachment;
+    }
+
+    /** How many streams are open (for tests and diagnostics). */
+    synchronized int openStreams() {
+        return (int) open.values().stream().filter(s -> !s.ended).count();
+    }
+
+    private void ended(Shared shared) {
+        synchronized (this) {
+            open.remove(shared.endpoint, shared);
+        }
+    }
+
+    /** Closes the stream once no lease is attached to it (the member answers with the end of the call). */
+    private void closeIfIdle(Shared shared) {
+        synchronized (this) {
+            if (!shared.attached.isEmpty() || shared.ended) {
+                return;
+            }
+            open.remove(shared.endpoint, shared);
+            shared.ended = true;
+        }
+        shared.finish();
+    }
+
+    /** One lease's view of a shared stream: its keep-alives in flight there. */
+    final class Attachment {
+        final Shared shared;
+        final long leaseId;
+        final LeaseKeeper keeper;
+        /** Send times of keep-alives not yet answered, oldest first. Guarded by the keeper. */
+        final ArrayDeque<Long> pendingSends = new ArrayDeque<>();
+
+        private Attachment(Shared shared, long leaseId, LeaseKeeper keeper) {
+            this.shared = shared;
+            this.leaseId = leaseId;
+            this.keeper = keeper;
+        }
+
+        int endpoint() {
+            return shared.endpoint;
+        }
+
+        /** Whether the stream has ended (the keeper must move, as if told by {@link LeaseKeeper#onBroken}). */
+        boolean ended() {
+            return shared.ended;
+        }
+
+        /**
+         * Sends a keep-alive for this lease.
+         *
+         * @throws IllegalStateException when the stream already ended (the keeper treats it as broken)
+         */
+        void send(LeaseKeepAliveRequest request) {
+            shared.send(request);
+        }
+
+        /** The keeper gives the member up (it stopped answering): breaks the stream for every lease on it. */
+        void abandon(String why) {
+            shared.cancel(why);
+        }
+
+        /** The keeper no longer uses this stream (its lease ended, or it moved): the stream closes when no lease is left. */
+        void detach() {
+            if (shared.attached.remove(leaseId, this)) {
+                closeIfIdle(shared);
+            }
+        }
+    }
+
+    /** One stream to one member. */
+    private final class Shared implements ClientResponseObserver<LeaseKeepAliveRequest, LeaseKeepAliveResponse> {
+        final int endpoint;
+        final Map<Long, Attachment> attached = new ConcurrentHashMap<>();
+        /** Set once; under KeepAliveStreams' monitor when set by closeIfIdle, else by the call's end. */
+        volatile boolean ended;
+        private ClientCallStreamObserver<LeaseKeepAliveRequest> requests;
+
+        Shared(int endpoint) {
+            this.endpoint = endpoint;
+        }
+
+        /** Starts the call; caller holds KeepAliveStreams' monitor. */
+        void start() {
+            try {
+                LockServiceGrpc.newStub(endpoints.channel(endpoint)).leaseKeepAlive(this);
+            } catch (RuntimeException e) {
+                // No lease is attached yet; the attaching keeper sees ended() and moves on.
+                ended = true;
+                open.remove(endpoint, this);
+            }
+        }
+
+        @Override
+        public void beforeStart(ClientCallStreamObserver<LeaseKeepAliveRequest> requestStream) {
+            synchronized (this) {
+                requests = requestStream;
+            }
+        }
+
+        synchronized void send(LeaseKeepAliveRequest request) {
+            if (ended || requests == null) {
+                throw new IllegalStateException("the keep-alive stream to " + endpoints.target(endpoint) + " has ended");
+            }
+            requests.onNext(request);
+        }
+
+        /**
+         * Cancels the call. Not under this stream's monitor: with a direct executor the end is
+         * told inside the cancel, to every attached keeper, and a keeper may be waiting for this
+         * monitor to send. (A gRPC call may be cancelled from any thread.)
+         */
+        void cancel(String why) {
+            ClientCallStreamObserver<LeaseKeepAliveRequest> call;
+            synchronized (this) {
+                call = requests;
+            }
+            if (call != null) {
+                call.cancel(why, null);
+            }
+        }
+
+        /** Ends an idle stream. A cancel, not a half-close: acknowledgements still in flight are of no use to anyone. */
+        void finish() {
+            cancel("no lease is kept alive on this stream any more");
+        }
+
+        @Override
+        public void onNext(LeaseKeepAliveResponse ack) {
+            Attachment attachment = attached.get(ack.getId());
+            if (attachment != null) {
+                attachment.keeper.onAck(attachment, ack);
+            }
+        }
+
+        @Override
+        public void onError(Throwable failure) {
+            broken(failure);
+        }
+
+        @Override
+        public void onCompleted() {
+            broken(null);
+        }
+
+        private void broken(Throwable failure) {
+            ended = true;
+            ended(this);
+            List<Attachment> all = List.copyOf(attached.values());
+            attached.clear();
+            for (Attachment attachment : all) {
+                attachment.keeper.onBroken(attachment, failure);
+            }
+        }
+    }
+}
