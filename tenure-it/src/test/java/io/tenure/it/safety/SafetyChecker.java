@@ -751,7 +751,10 @@ public final class SafetyChecker {
                     }
                     measured++;
                     long at = log.firstAt(end.index());
-                    recoveries.add(new Verdict.Recovery(what, d.atNanos(), millis(at - d.atNanos()), bound));
+                    // When a member fault overlapped, the bound counts from its heal: say so beside the figure.
+                    String measuredWhat = from == d.atNanos() ? what
+                            : what + " (" + millis(at - from) + " ms after the last overlapping member-fault heal, which the bound counts from)";
+                    recoveries.add(new Verdict.Recovery(measuredWhat, d.atNanos(), millis(at - d.atNanos()), bound));
                     if (at > deadline) {
                         findings.add(10, "the waiter for '" + held.key() + "' got it " + millis(at - d.atNanos()) + " ms after "
                                 + d.why() + (from != d.atNanos() ? " and " + millis(at - from) + " ms after the last overlapping heal" : "")

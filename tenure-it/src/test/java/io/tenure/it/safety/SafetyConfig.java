@@ -22,7 +22,7 @@ import java.util.Set;
  *   <tr><td>clients</td><td>6</td><td>client processes, 3 to 8: one watcher, one lease keeper (from 4 on), the rest lock workers</td></tr>
  *   <tr><td>out</td><td>{@code <root>/<time>-seed<N>}</td><td>the run directory (created; must not hold a run)</td></tr>
  *   <tr><td>root</td><td>{@code target/safety}</td><td>where run directories go when {@code out} is not given</td></tr>
- *   <tr><td>electionTimeoutMs</td><td>200</td><td>the members' {@code --election-timeout}</td></tr>
+ *   <tr><td>electionTimeoutMs</td><td>500</td><td>the members' {@code --election-timeout}</td></tr>
  *   <tr><td>ttlMs</td><td>30 election timeouts</td><td>every lease's TTL (a cluster's minimum is 30 election timeouts)</td></tr>
  *   <tr><td>snapshotEvery</td><td>500</td><td>the members' {@code --snapshot-every} (small, so F10 purges logs)</td></tr>
  *   <tr><td>fence</td><td>at-least</td><td>the resource accepts a token {@code at-least} the highest accepted, or strictly {@code above} it</td></tr>
@@ -75,7 +75,7 @@ public record SafetyConfig(Duration time, Set<Fault> faults, long seed, int memb
     private static SafetyConfig from(Map<String, String> options) {
         Setting s = new Setting(options);
         long seed = Long.parseLong(s.get("seed", "1"));
-        Duration election = Duration.ofMillis(Long.parseLong(s.get("electionTimeoutMs", "200")));
+        Duration election = Duration.ofMillis(Long.parseLong(s.get("electionTimeoutMs", "500")));
         Duration ttl = Duration.ofMillis(Long.parseLong(s.get("ttlMs", Long.toString(election.toMillis() * 30))));
         String out = s.get("out", null);
         Path runDir = out != null ? Path.of(out) : Path.of(s.get("root", "target/safety"))
