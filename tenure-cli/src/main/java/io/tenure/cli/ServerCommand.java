@@ -60,6 +60,7 @@ final class ServerCommand implements Callable<Integer> {
             "cluster name", "--cluster",
             "client port", "--client-port",
             "peer port", "--peer-port",
+            "peer listen port", "--peer-listen-port",
             "http port", "--http-port",
             "peers", "--peers",
             "snapshot threshold", "--snapshot-every",
@@ -136,6 +137,11 @@ final class ServerCommand implements Callable<Integer> {
                     + "member's entry, and a different --peer-port is an error (default: "
                     + ServerConfig.DEFAULT_PEER_PORT + ").")
     Integer peerPort;
+
+    @Option(names = "--peer-listen-port", paramLabel = "PORT", defaultValue = "0", converter = PortConverter.class,
+            description = "Port the peer server binds when the other members reach this one at another port "
+                    + "(its entry in --peers), as through a proxy or NAT; 0: the peer port itself (default: 0).")
+    int peerListenPort;
 
     @Option(names = "--http-port", paramLabel = "PORT", defaultValue = HTTP_PORT, converter = PortConverter.class,
             description = "HTTP port for the JSON API, /metrics, /healthz and /readyz; 0 picks a free one "
@@ -306,6 +312,7 @@ final class ServerCommand implements Callable<Integer> {
             // Last, so that one differing from this member's entry in --peers is caught below.
             config = config.withPeerPort(peerPort);
         }
+        config = config.withPeerListenPort(peerListenPort);
         try {
             return config.validate();
         } catch (IllegalArgumentException e) {

@@ -249,7 +249,7 @@ public final class TenureServer implements AutoCloseable {
         String peerAddress = config.peerAddress();
         // Bind the peer port to this member's own address, not the wildcard (RATIS.md).
         GrpcConfigKeys.Server.setHost(p, ServerConfig.hostOf(peerAddress));
-        GrpcConfigKeys.Server.setPort(p, config.peerPort());
+        GrpcConfigKeys.Server.setPort(p, config.peerBindPort());
         // One forwarding attempt: a write to a dead or deposed leader fails fast and is retried.
         RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(1, TimeUnit.SECONDS));
         // Commands are small; Ratis's 64 MB default only enlarges what a bad peer can make us buffer.
