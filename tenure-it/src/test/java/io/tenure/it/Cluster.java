@@ -56,6 +56,18 @@ public final class Cluster implements AutoCloseable {
         /** Where each member runs (its address, and a network namespace around its command); loopback by default. */
         Placement placement = Placement.LOOPBACK;
 
+        /**
+         * Each member's peer port is a {@link PeerProxy} in front of it (started where the member
+         * runs), so that its peer links can be slowed (F11): the others reach the member at the
+         * proxy's port, the member binds another ({@code --peer-listen-port}).
+         */
+        boolean peerProxies;
+
+        public Options peerProxies() {
+            this.peerProxies = true;
+            return this;
+        }
+
         /** Runs the members where {@code placement} says (for example each in a network namespace of its own). */
         public Options placement(Placement placement) {
             this.placement = placement;
@@ -97,13 +109,18 @@ public final class Cluster implements AutoCloseable {
     /** Members prepared or started but not (yet) in the configuration, and removed ones. */
     private final Map<String, TenureProcess> others = new LinkedHashMap<>();
     private final Thread killOnExit;
+    /** The members' peer proxies, when {@link Options#peerProxies} asked for them. */
+    private final PeerProxies proxies = new PeerProxies();
     private int nextNumber = 1;
 
     private Cluster(Path dir, Options options) {
         this.dir = dir;
         this.options = options;
         // Should this JVM end without closing the cluster (a surefire timeout), leave no member behind.
-        this.killOnExit = new Thread(() -> allProcesses().forEach(TenureProcess::beginClose), "tenure-it-cluster-cleanup");
+        this.killOnExit = new Thread(() -> {
+            allProcesses().forEach(TenureProcess::beginClose);
+            proxies.killAll();
+        }, "tenure-it-cluster-cleanup");
         Runtime.getRuntime().addShutdownHook(killOnExit);
     }
 
@@ -116,16 +133,21 @@ public final class Cluster implements AutoCloseable {
         Cluster cluster = new Cluster(dir, options);
         try {
             List<String> names = new ArrayList<>();
-            // Client, peer and HTTP port of each member, all distinct.
-            int[] ports = TenureProcess.freePorts(3 * options.size);
+            // Client, peer and HTTP port of each member, all distinct; and the port it binds behind its peer proxy.
+            int[] ports = TenureProcess.freePorts((options.peerProxies ? 4 : 3) * options.size);
+            int[] behindProxy = new int[options.size];
+            for (int i = 0; options.peerProxies && i < options.size; i++) {
+                behindProxy[i] = ports[3 * options.size + i];
+            }
             for (int i = 0; i < options.size; i++) {
                 names.add("n" + cluster.nextNumber++);
             }
             String peers = peersOf(names, ports, options.placement);
             for (int i = 0; i < options.size; i++) {
                 String name = names.get(i);
+                cluster.startProxy(name, ports[3 * i + 1], behindProxy[i]);
                 cluster.members.put(name, TenureProcess.member(name, cluster.dataDirOf(name), cluster.logOf(name), options.placement,
-                        ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], peers, cluster.memberArgs(name, false)));
+                        ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], peers, cluster.memberArgs(name, false, behindProxy[i])));
             }
             for (TenureProcess member : cluster.members.values()) {
                 member.launch();
@@ -158,8 +180,30 @@ public final class Cluster implements AutoCloseable {
         return options.nested ? dir.resolve(name).resolve("member.log") : dir.resolve(name + ".log");
     }
 
-    private List<String> memberArgs(String name, boolean join) {
+    /** With {@link Options#peerProxies}: starts {@code name}'s proxy on its peer port, in front of {@code behind}. */
+    private void startProxy(String name, int peerPort, int behind) throws IOException {
+        if (options.peerProxies) {
+            proxies.start(name, options.placement, options.placement.host(name), peerPort, behind, logOf(name));
+        }
+    }
+
+    /** The members' peer proxies (F11); only with {@link Options#peerProxies}. */
+    public PeerProxies peerProxies() {
+        if (!options.peerProxies) {
+            throw new IllegalStateException("this cluster runs without peer proxies");
+        }
+        return proxies;
+    }
+
+    public boolean hasPeerProxies() {
+        return options.peerProxies;
+    }
+
+    private List<String> memberArgs(String name, boolean join, int behindProxy) {
         List<String> args = new ArrayList<>();
+        if (behindProxy != 0) {
+            args.addAll(List.of("--peer-listen-port", Integer.toString(behindProxy)));
+        }
         if (options.snapshotEvery > 0) {
             args.addAll(List.of("--snapshot-every", Long.toString(options.snapshotEvery)));
         }
@@ -328,12 +372,14 @@ public final class Cluster implements AutoCloseable {
      */
     public TenureProcess prepareJoin() throws IOException {
         String name = "n" + nextNumber++;
-        int[] ports = TenureProcess.freePorts(3);
+        int[] ports = TenureProcess.freePorts(options.peerProxies ? 4 : 3);
+        int behind = options.peerProxies ? ports[3] : 0;
+        startProxy(name, ports[1], behind);
         List<String> parts = new ArrayList<>();
         members.values().forEach(m -> parts.add(m.name + "=" + m.peerAddress()));
         parts.add(name + "=" + options.placement.host(name) + ":" + ports[1]);
         TenureProcess joining = TenureProcess.member(name, dataDirOf(name), logOf(name), options.placement,
-                ports[0], ports[1], ports[2], String.join(",", parts), memberArgs(name, true));
+                ports[0], ports[1], ports[2], String.join(",", parts), memberArgs(name, true, behind));
         others.put(name, joining);
         return joining;
     }
@@ -413,6 +459,7 @@ public final class Cluster implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+        proxies.close();
         try {
             Runtime.getRuntime().removeShutdownHook(killOnExit);
         } catch (IllegalStateException exiting) {

@@ -4,7 +4,7 @@ import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Set;
 
-/** The nemesis's fault kinds (issue 6). F6 and F11 need {@link NetworkFaults}, which runs without when absent. */
+/** The nemesis's fault kinds (issue 6). F6 needs {@link NetworkFaults}; F11 goes through the members' peer proxies. */
 public enum Fault {
     F1("kill -9 the leader, restart it a few seconds later (twice per round)"),
     F2("kill -9 a random member and restart it; then a majority at once"),
@@ -16,7 +16,7 @@ public enum Fault {
     F8("restart a member under libfaketime with its clock offset by minutes to hours"),
     F9("membership change under load: add a member, remove another"),
     F10("kill a follower until the leader purges its log, restart it (snapshot installation), kill it during the install"),
-    F11("delay and loss on a member's links (needs NetworkFaults)");
+    F11("delay and loss on a member's peer links (through its peer proxy)");
 
     public final String description;
 

@@ -50,7 +50,9 @@ final class Nemesis implements AutoCloseable {
     List<Fault> runnable() {
         List<Fault> kinds = new ArrayList<>();
         for (Fault fault : EnumSet.copyOf(lab.config.faults())) {
-            if (fault.needsNetwork() && lab.network == null) {
+            if (fault == Fault.F11 && lab.cluster.hasPeerProxies()) {
+                kinds.add(fault);
+            } else if (fault.needsNetwork() && lab.network == null) {
                 skipped.put(fault.name(), "F6/F11 not available on this run (no NetworkFaults implementation)");
             } else if (fault == Fault.F11 && !lab.network.canDelay()) {
                 skipped.put(fault.name(), "F11 not available here: " + lab.network.delayUnavailableWhy());
@@ -121,15 +123,15 @@ final class Nemesis implements AutoCloseable {
     /** F6 (through {@link NetworkFaults}): isolate the leader, isolate a follower, a bridge around the leader; each healed. */
     private void partitions() {
         String leader = lab.cluster.leader();
-        network(Fault.F6, leader, "isolate the leader", () -> lab.network.isolate(leader), leader);
+        network(Fault.F6, leader, "isolate the leader", () -> lab.network.isolate(leader), lab.network::heal, leader);
         String follower = lab.pick(lab.cluster.followers());
-        network(Fault.F6, follower, "isolate a follower", () -> lab.network.isolate(follower), follower);
+        network(Fault.F6, follower, "isolate a follower", () -> lab.network.isolate(follower), lab.network::heal, follower);
         List<String> names = new ArrayList<>(lab.cluster.names());
         String middle = lab.cluster.leader();
         names.remove(middle);
         Collections.shuffle(names, lab.random);
         network(Fault.F6, names.get(0) + "," + middle + "," + names.get(1), "bridge: " + names.get(0) + " and " + names.get(1)
-                + " reach only " + middle, () -> lab.network.bridge(names.get(0), middle, names.get(1)), null);
+                + " reach only " + middle, () -> lab.network.bridge(names.get(0), middle, names.get(1)), lab.network::heal, null);
     }
 
     /** F11 (through {@link NetworkFaults}): delay and loss on a random member's peer links. */
@@ -137,8 +139,25 @@ final class Nemesis implements AutoCloseable {
         String target = lab.pick(lab.cluster.names());
         Duration delay = lab.between(Duration.ofMillis(20), lab.electionTimeout());
         double loss = lab.random.nextInt(11) / 100.0;
-        network(Fault.F11, target, "delay " + delay.toMillis() + " ms, loss " + (int) (loss * 100) + "%",
-                () -> lab.network.delay(target, delay, loss), null);
+        String what = "delay " + delay.toMillis() + " ms, loss " + (int) (loss * 100) + "%";
+        if (lab.cluster.hasPeerProxies()) {
+            // Through the member's own peer proxy: every peer connection into it, both ways.
+            network(Fault.F11, target, what + " on every peer link into it (its peer proxy; a lost chunk waits 200 ms more)",
+                    () -> unchecked(() -> lab.cluster.peerProxies().delay(target, delay, loss)),
+                    () -> unchecked(() -> lab.cluster.peerProxies().heal(target)), null);
+        } else {
+            network(Fault.F11, target, what, () -> lab.network.delay(target, delay, loss), lab.network::heal, null);
+        }
+    }
+
+    private static void unchecked(Step step) {
+        try {
+            step.run();
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /**
@@ -146,7 +165,7 @@ final class Nemesis implements AutoCloseable {
      * the majority, it is probed once the majority had time to elect (two election timeouts and a
      * second): it must serve neither a linearizable read nor a write.
      */
-    private void network(Fault fault, String target, String what, Runnable apply, String minority) {
+    private void network(Fault fault, String target, String what, Runnable apply, Runnable heal, String minority) {
         Duration hold = lab.between(lab.electionTimeout().multipliedBy(5), lab.ttl().plusSeconds(2));
         long at = System.nanoTime();
         apply.run();
@@ -159,7 +178,7 @@ final class Nemesis implements AutoCloseable {
         }
         Waits.untilTime(at + hold.toNanos());
         long healAt = System.nanoTime();
-        lab.network.heal();
+        heal.run();
         long recovered = lab.awaitLeader(healAt);
         lab.log.end(fault, target, "healed; a leader agreed " + recovered + " ms after", healAt);
     }
@@ -177,6 +196,13 @@ final class Nemesis implements AutoCloseable {
         lab.links.healAll();
         if (lab.network != null) {
             attempt("heal the network", lab.network::heal);
+        }
+        if (lab.cluster.hasPeerProxies()) {
+            for (String member : lab.everMembers) {
+                if (lab.cluster.peerProxies().has(member)) {
+                    attempt("heal the peer links of " + member, () -> lab.cluster.peerProxies().heal(member));
+                }
+            }
         }
         for (String member : Set.copyOf(lab.skewedMembers)) {
             attempt("restart " + member + " with the true clock", () -> {

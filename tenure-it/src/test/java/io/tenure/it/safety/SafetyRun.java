@@ -57,16 +57,16 @@ public final class SafetyRun {
 
     /**
      * Runs with the {@link NetworkFaults} named by {@code -Dtenure.safety.networkFaults}, or else,
-     * when F6 or F11 is asked for and this machine can, with the members in network namespaces
-     * ({@link NamespaceNetwork}).
+     * when F6 is asked for and this machine can, with the members in network namespaces
+     * ({@link NamespaceNetwork}). F11 needs none: it goes through the members' peer proxies.
      */
     public static Result run(SafetyConfig config) throws Exception {
         NetworkFaults network = networkFaultsFromProperty();
-        if (network == null && (config.faults().contains(Fault.F6) || config.faults().contains(Fault.F11))) {
+        if (network == null && config.faults().contains(Fault.F6)) {
             if (NamespaceNetwork.available()) {
                 network = NamespaceNetwork.create(config.members());
             } else {
-                System.out.println("safety run: F6/F11 need network namespaces, which this machine cannot make: "
+                System.out.println("safety run: F6 needs network namespaces, which this machine cannot make: "
                         + NamespaceNetwork.unavailableWhy());
             }
         }
@@ -178,6 +178,10 @@ public final class SafetyRun {
     private static Cluster.Options clusterOptions(SafetyConfig config, Path runDir) {
         Cluster.Options options = new Cluster.Options().size(config.members()).electionTimeout(config.electionTimeout())
                 .snapshotEvery(config.snapshotEvery()).nested();
+        if (config.faults().contains(Fault.F11)) {
+            // F11 slows a member's peer links through a proxy in front of its peer port.
+            options.peerProxies();
+        }
         if (config.auditLog()) {
             // The member's applied-command log, which the checker reads (server option --audit-log).
             options.memberArgs(name -> List.of("--audit-log", runDir.resolve("members").resolve(name).resolve("audit.jsonl").toString()));

@@ -20,8 +20,9 @@ import org.junit.jupiter.api.Timeout;
  * The CI form of the safety suite (issue 6): a short seeded run, one round of a representative
  * fault set (F1 leader kills, F2 random and majority kills, F4 leader pauses, F5 a paused lock
  * holder, F6 member partitions with the members in network namespaces, F7 a partitioned lock
- * holder, F10 a follower caught up by snapshot and killed during the install) on 3 members and
- * 5 client processes, about three minutes in all on a 2-core machine. Where network namespaces
+ * holder, F10 a follower caught up by snapshot and killed during the install, F11 delay and loss
+ * on a member's peer links through its peer proxy) on 3 members and 5 client processes, about
+ * three minutes in all on a 2-core machine. Where network namespaces
  * cannot be made (not root, no iptables), F6 is left out and the test says so loudly. Any violation fails the build, and so does a fault the
  * harness could not carry out (a member that did not serve again, no progress after the heal).
  *
@@ -30,7 +31,7 @@ import org.junit.jupiter.api.Timeout;
  * {@code -Dtenure.safety.ciSeed=N} the seed. The long form is {@code ./tenure-it.sh}.
  */
 class SafetySuiteTest {
-    static final Set<Fault> FAULTS = EnumSet.of(Fault.F1, Fault.F2, Fault.F4, Fault.F5, Fault.F6, Fault.F7, Fault.F10);
+    static final Set<Fault> FAULTS = EnumSet.of(Fault.F1, Fault.F2, Fault.F4, Fault.F5, Fault.F6, Fault.F7, Fault.F10, Fault.F11);
 
     @Test
     @Timeout(value = 12, unit = TimeUnit.MINUTES)
