@@ -319,11 +319,10 @@ public final class Member implements TenureStateMachine.Listener {
     }
 
     /**
-     * Before the leader is removed, hands leadership to a member that stays. Removed while still
-     * leading, the member went on leading, and its graceful shutdown then spent its whole timeout
-     * on a leadership transfer it could not make, being out of the configuration; the others named
-     * it leader until it was gone (the safety suite's F9 measured 10 s). If the hand-over fails,
-     * the removal goes on anyway.
+     * Before the leader is removed, hands leadership to a member that stays. A Ratis 3.2.2 leader
+     * that commits a configuration without itself keeps leading until its step-down wait (10 s)
+     * has passed, and the cluster commits nothing meanwhile (measured by the safety suite's F9).
+     * If the hand-over fails, the removal goes on and the slow way still ends with a leader.
      */
     private void handOverLeadership(String leaving, List<RaftPeer> staying) {
         long timeoutMs = 2 * config.electionTimeout().toMillis();
