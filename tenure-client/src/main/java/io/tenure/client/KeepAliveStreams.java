@@ -57,11 +57,6 @@ final class KeepAliveStreams {
         return attachment;
     }
 
-    /** How many streams are open (for tests and diagnostics). */
-    synchronized int openStreams() {
-        return (int) open.values().stream().filter(s -> !s.ended).count();
-    }
-
     private void ended(Shared shared) {
         synchronized (this) {
             open.remove(shared.endpoint, shared);

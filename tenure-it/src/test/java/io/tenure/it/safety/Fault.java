@@ -26,7 +26,7 @@ public enum Fault {
 
     /** Whether this fault needs a {@link NetworkFaults} implementation. */
     public boolean needsNetwork() {
-        return this == F6 || this == F11;
+        return this == F6;
     }
 
     /** {@code all}, or a comma-separated list such as {@code f1,f4,F5}. */

@@ -4,16 +4,13 @@ import io.tenure.it.Placement;
 import io.tenure.it.net.NetLab;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.time.Duration;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
 /**
- * Network faults F6 and F11 over a {@link NetLab}: every member runs in a network namespace of its
+ * Network faults (F6) over a {@link NetLab}: every member runs in a network namespace of its
  * own (this is also the cluster's {@link Placement}), and partitions are iptables rules inside
  * those namespaces. Clients and the harness stay in the root namespace and reach every member
  * through the lab's bridge, so a minority member keeps answering clients, which is how the
@@ -27,7 +24,6 @@ final class NamespaceNetwork implements NetworkFaults, Placement {
     static final int SPARE = 8;
 
     private final NetLab lab;
-    private final Set<String> delayed = new LinkedHashSet<>();
 
     private NamespaceNetwork(NetLab lab) {
         this.lab = lab;
@@ -75,28 +71,8 @@ final class NamespaceNetwork implements NetworkFaults, Placement {
     }
 
     @Override
-    public boolean canDelay() {
-        return NetLab.probe().delay();
-    }
-
-    @Override
-    public String delayUnavailableWhy() {
-        return NetLab.probe().delayWhy();
-    }
-
-    @Override
-    public void delay(String member, Duration delay, double lossRatio) {
-        run(() -> lab.delay(member, delay, Duration.ZERO, lossRatio * 100));
-        delayed.add(member);
-    }
-
-    @Override
     public void heal() {
         run(lab::heal);
-        for (String member : Set.copyOf(delayed)) {
-            run(() -> lab.clearDelay(member));
-            delayed.remove(member);
-        }
     }
 
     @Override

@@ -50,12 +50,10 @@ final class Nemesis implements AutoCloseable {
     List<Fault> runnable() {
         List<Fault> kinds = new ArrayList<>();
         for (Fault fault : EnumSet.copyOf(lab.config.faults())) {
-            if (fault == Fault.F11 && lab.cluster.hasPeerProxies()) {
-                kinds.add(fault);
+            if (fault == Fault.F11 && !lab.cluster.hasPeerProxies()) {
+                skipped.put(fault.name(), "F11 not available on this run (the members have no peer proxies)");
             } else if (fault.needsNetwork() && lab.network == null) {
-                skipped.put(fault.name(), "F6/F11 not available on this run (no NetworkFaults implementation)");
-            } else if (fault == Fault.F11 && !lab.network.canDelay()) {
-                skipped.put(fault.name(), "F11 not available here: " + lab.network.delayUnavailableWhy());
+                skipped.put(fault.name(), "F6 not available on this run (no NetworkFaults implementation)");
             } else if (fault == Fault.F8 && libfaketime.isEmpty()) {
                 skipped.put(fault.name(), "libfaketime not installed (Debian package faketime)");
             } else {
@@ -134,20 +132,16 @@ final class Nemesis implements AutoCloseable {
                 + " reach only " + middle, () -> lab.network.bridge(names.get(0), middle, names.get(1)), lab.network::heal, null);
     }
 
-    /** F11 (through {@link NetworkFaults}): delay and loss on a random member's peer links. */
+    /** F11 (through the members' peer proxies): delay and loss on a random member's peer links. */
     private void delays() {
         String target = lab.pick(lab.cluster.names());
         Duration delay = lab.between(Duration.ofMillis(20), lab.electionTimeout());
         double loss = lab.random.nextInt(11) / 100.0;
-        String what = "delay " + delay.toMillis() + " ms, loss " + (int) (loss * 100) + "%";
-        if (lab.cluster.hasPeerProxies()) {
-            // Through the member's own peer proxy: every peer connection into it, both ways.
-            network(Fault.F11, target, what + " on every peer link into it (its peer proxy; a lost chunk waits 200 ms more)",
-                    () -> unchecked(() -> lab.cluster.peerProxies().delay(target, delay, loss)),
-                    () -> unchecked(() -> lab.cluster.peerProxies().heal(target)), null);
-        } else {
-            network(Fault.F11, target, what, () -> lab.network.delay(target, delay, loss), lab.network::heal, null);
-        }
+        // Through the member's own peer proxy: every peer connection into it, both ways.
+        network(Fault.F11, target, "delay " + delay.toMillis() + " ms, loss " + (int) (loss * 100)
+                        + "% on every peer link into it (its peer proxy; a lost chunk waits 200 ms more)",
+                () -> unchecked(() -> lab.cluster.peerProxies().delay(target, delay, loss)),
+                () -> unchecked(() -> lab.cluster.peerProxies().heal(target)), null);
     }
 
     private static void unchecked(Step step) {

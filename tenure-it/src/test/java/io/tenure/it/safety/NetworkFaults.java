@@ -1,12 +1,12 @@
 package io.tenure.it.safety;
 
-import java.time.Duration;
 import java.util.Map;
 
 /**
- * The hook for network faults F6 (partitions) and F11 (delay and loss on peer links), which need
- * the members in network namespaces ({@link NamespaceNetwork}, over {@code io.tenure.it.net.NetLab}).
- * When none is given, the nemesis says "F6/F11 not available on this run" and skips both.
+ * The hook for network faults F6 (partitions), which need the members in network namespaces
+ * ({@link NamespaceNetwork}, over {@code io.tenure.it.net.NetLab}). When none is given, the
+ * nemesis says "F6 not available on this run" and skips it. (F11, delay and loss on peer links,
+ * goes through the members' peer proxies instead: {@link io.tenure.it.PeerProxy}.)
  *
  * <p>How a run finds one: {@link SafetyRun#run(SafetyConfig, NetworkFaults)}; or, from the command
  * line, a {@link NamespaceNetwork} whenever F6 or F11 is asked for and the machine can (root,
@@ -33,20 +33,7 @@ public interface NetworkFaults extends AutoCloseable {
     /** A bridge: {@code a}-{@code b} and {@code b}-{@code c} connected, {@code a}-{@code c} cut. */
     void bridge(String a, String b, String c);
 
-    /** Whether {@link #delay} works here (netem in the kernel). */
-    default boolean canDelay() {
-        return true;
-    }
-
-    /** Why {@link #delay} does not work here, when {@link #canDelay()} is false. */
-    default String delayUnavailableWhy() {
-        return "";
-    }
-
-    /** Delays every packet of {@code member}'s peer links by {@code delay} and drops {@code lossRatio} (0..1) of them. */
-    void delay(String member, Duration delay, double lossRatio);
-
-    /** Undoes every partition and delay in force. */
+    /** Undoes every partition in force. */
     void heal();
 
     @Override
