@@ -36,8 +36,9 @@ import org.slf4j.LoggerFactory;
  * Each attempt sends the same request, except that a lock wait's {@code timeout_ms} is what
  * remains of the caller's timeout ({@link #lockWait}).
  *
- * <p>Cancelling {@link #result()} cancels the attempt in flight (on the server, a lock wait is
- * withdrawn) and any retry that is waiting out its backoff.
+ * <p>Cancelling {@link #result()} cancels the attempt in flight and any retry that is waiting out
+ * its backoff. A lock wait stays queued on the server (a member cannot tell a cancelled call from
+ * one re-attached elsewhere); {@link TenureClient} withdraws it explicitly.
  */
 final class FailoverCall<Req, Resp> {
     static final Duration FIRST_BACKOFF = Duration.ofMillis(50);

@@ -14,6 +14,7 @@ import io.tenure.proto.v1.LeaseSummary;
 import io.tenure.proto.v1.LeaseTimeToLiveRequest;
 import io.tenure.proto.v1.LeaseTimeToLiveResponse;
 import io.tenure.proto.v1.ListLocksRequest;
+import io.tenure.proto.v1.LockCancelRequest;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
@@ -475,16 +476,36 @@ public final class TenureClient implements AutoCloseable {
         result.whenComplete((handle, failure) -> {
             if (result.isCancelled()) {
                 call.cancel(false);
-                // Granted just before the cancellation: nobody will use it, so give it back.
-                call.thenAccept(response -> {
-                    if (response.getAcquired()) {
-                        new LockHandle(response.getKey().isEmpty() ? name : response.getKey(), response.getFencingToken(), lease)
-                                .releaseAsync();
-                    }
-                });
+                withdraw(name, lease);
+            } else if (failure != null && Futures.rethrowable(failure) instanceof UnavailableException) {
+                withdraw(name, lease); // the wait may still be queued on a member that did not answer
             }
         });
         return result;
+    }
+
+    /**
+     * Gives up the lease's wait for lock {@code name} on the server, after the caller gave up
+     * (cancelled) or no member answered. A member never withdraws a wait by itself when its call
+     * goes away, since the same wait may be re-attached elsewhere, so the client must. A grant
+     * that won the race is given back: nobody will use it. Best effort: if no member answers,
+     * the wait ends with the lease.
+     */
+    private void withdraw(String name, Lease lease) {
+        if (closed || !lease.isValid()) {
+            return; // a lost lease has no waits left; a closed client's leases are revoked or end
+        }
+        LockCancelRequest request = LockCancelRequest.newBuilder().setName(name).setLeaseId(lease.id()).build();
+        unary(LockServiceGrpc.getLockCancelMethod(), request).whenComplete((response, failure) -> {
+            if (failure != null) {
+                log.debug("the wait of lease {} for lock '{}' was not withdrawn ({}); it ends with the lease",
+                        lease.id(), name, failure.getMessage());
+            } else if (response.getAcquired()) {
+                // Granted just before the withdrawal: nobody will use it, so give it back.
+                new LockHandle(response.getKey().isEmpty() ? name : response.getKey(), response.getFencingToken(), lease)
+                        .releaseAsync().exceptionally(f -> null);
+            }
+        });
     }
 
     /**

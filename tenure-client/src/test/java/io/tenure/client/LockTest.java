@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.grpc.Status;
+import io.tenure.proto.v1.LockCancelRequest;
+import io.tenure.proto.v1.LockCancelResponse;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.TryLockResponse;
@@ -191,7 +193,27 @@ class LockTest {
         waiting.cancel(false);
 
         server.parkedLockCancelled.get(5, TimeUnit.SECONDS);
+        LockCancelRequest withdrawal = server.cancels.poll(5, TimeUnit.SECONDS);
+        assertThat(withdrawal).as("the member does not withdraw a cancelled call's wait; the client must").isNotNull();
+        assertThat(withdrawal.getName()).isEqualTo("invoices");
+        assertThat(withdrawal.getLeaseId()).isEqualTo(lease.id());
+        assertThat(server.unlocks).as("nothing was granted, so nothing is released").isEmpty();
         assertThat(lease.isValid()).isTrue();
+    }
+
+    @Test
+    void aGrantThatWonTheRaceWithACancelledAcquireIsGivenBack() throws Exception {
+        server.lockAnswer = request -> null;
+        server.cancelAnswer = request -> LockCancelResponse.newBuilder().setKey(request.getName())
+                .setAcquired(true).setFencingToken(7L << 16).build();
+
+        client.acquireAsync("invoices", lease, null, null).cancel(false);
+
+        UnlockRequest release = server.unlocks.poll(5, TimeUnit.SECONDS);
+        assertThat(release).isNotNull();
+        assertThat(release.getKey()).isEqualTo("invoices");
+        assertThat(release.getLeaseId()).isEqualTo(lease.id());
+        assertThat(release.getFencingToken()).isEqualTo(7L << 16);
     }
 
     @Test

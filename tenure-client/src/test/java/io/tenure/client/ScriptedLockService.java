@@ -9,6 +9,8 @@ import io.tenure.proto.v1.LeaseKeepAliveRequest;
 import io.tenure.proto.v1.LeaseKeepAliveResponse;
 import io.tenure.proto.v1.LeaseRevokeRequest;
 import io.tenure.proto.v1.LeaseRevokeResponse;
+import io.tenure.proto.v1.LockCancelRequest;
+import io.tenure.proto.v1.LockCancelResponse;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
@@ -68,6 +70,10 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
     final BlockingQueue<Long> revokes = new LinkedBlockingQueue<>();
     final BlockingQueue<LockRequest> locks = new LinkedBlockingQueue<>();
     final BlockingQueue<UnlockRequest> unlocks = new LinkedBlockingQueue<>();
+    final BlockingQueue<LockCancelRequest> cancels = new LinkedBlockingQueue<>();
+    /** Answers LockCancel requests: by default the wait is withdrawn (not acquired). */
+    volatile Function<LockCancelRequest, LockCancelResponse> cancelAnswer =
+            request -> LockCancelResponse.newBuilder().setKey(request.getName()).build();
     final AtomicInteger statusCalls = new AtomicInteger();
     final AtomicInteger streamsOpened = new AtomicInteger();
     /** Completes when a parked Lock call is cancelled by the client. */
@@ -216,6 +222,13 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
     @Override
     public void tryLock(TryLockRequest request, StreamObserver<TryLockResponse> responses) {
         responses.onNext(tryLockAnswer.apply(request));
+        responses.onCompleted();
+    }
+
+    @Override
+    public void lockCancel(LockCancelRequest request, StreamObserver<LockCancelResponse> responses) {
+        cancels.add(request);
+        responses.onNext(cancelAnswer.apply(request));
         responses.onCompleted();
     }
 

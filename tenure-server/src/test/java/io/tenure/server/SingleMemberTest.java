@@ -12,6 +12,8 @@ import io.tenure.proto.v1.LeaseKeepAliveResponse;
 import io.tenure.proto.v1.LeaseRevokeRequest;
 import io.tenure.proto.v1.LeaseTimeToLiveRequest;
 import io.tenure.proto.v1.LeaseTimeToLiveResponse;
+import io.tenure.proto.v1.LockCancelRequest;
+import io.tenure.proto.v1.LockCancelResponse;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.StatusRequest;
@@ -189,28 +191,90 @@ class SingleMemberTest {
         assertThat(ttl.getClientId()).isEqualTo("kept");
     }
 
-    @Test
-    void aWaiterWhoseCallerGoesAwayLeavesNoWaiterBehind() throws Exception {
-        long holder = member.grantLease("holder", 60_000);
-        long quitter = member.grantLease("quitter", 60_000);
-        long token = lock("q", holder, 0).getFencingToken();
-
+    /** A parked Lock call of {@code lease} on {@code name}, cancellable as a client going away would be. */
+    private Context.CancellableContext parkedCall(String name, long lease, long timeoutMs, CompletableFuture<LockResponse> answer) {
         Context.CancellableContext call = Context.current().withCancellation();
-        call.run(() -> member.async().lock(LockRequest.newBuilder().setName("q").setLeaseId(quitter).setTimeoutMs(-1).build(),
+        call.run(() -> member.async().lock(LockRequest.newBuilder().setName(name).setLeaseId(lease).setTimeoutMs(timeoutMs).build(),
                 new StreamObserver<>() {
-                    @Override public void onNext(LockResponse r) { }
-                    @Override public void onError(Throwable t) { }
+                    @Override public void onNext(LockResponse r) { answer.complete(r); }
+                    @Override public void onError(Throwable t) { answer.completeExceptionally(t); }
                     @Override public void onCompleted() { }
                 }));
-        Await.until(Duration.ofSeconds(10), "the quitter waits in the queue",
+        return call;
+    }
+
+    @Test
+    void aWaiterWhoseCallerGoesAwayKeepsItsPlaceForTheRetriedCall() throws Exception {
+        long holder = member.grantLease("holder", 60_000);
+        long waiter = member.grantLease("waiter", 60_000);
+        long token = lock("q", holder, 0).getFencingToken();
+
+        Context.CancellableContext first = parkedCall("q", waiter, -1, new CompletableFuture<>());
+        Await.until(Duration.ofSeconds(10), "the waiter's first call waits in the queue",
                 () -> member.server.member().locks().describe("q").waiters().size() == 1);
-        call.cancel(null);
-        Await.until(Duration.ofSeconds(10), "the abandoned wait is withdrawn",
-                () -> member.server.member().locks().describe("q").waiters().isEmpty()
-                        && member.server.member().locks().parkedCount() == 0);
+        // The client re-attaches its wait (as after a failover), then its first call goes away.
+        CompletableFuture<LockResponse> retried = new CompletableFuture<>();
+        parkedCall("q", waiter, -1, retried);
+        Await.until(Duration.ofSeconds(10), "both calls are parked", () -> member.server.member().locks().parkedCount() == 2);
+        first.cancel(null);
+        Await.until(Duration.ofSeconds(10), "the cancelled call is forgotten", () -> member.server.member().locks().parkedCount() == 1);
+        assertThat(member.server.member().locks().describe("q").waiters()).as("the lease keeps its place")
+                .extracting(w -> w.leaseId()).containsExactly(waiter);
 
         unlock("q", holder, token);
-        assertThat(member.server.member().locks().describe("q")).as("nobody inherits the lock").isNull();
+        LockResponse granted = retried.get(10, TimeUnit.SECONDS);
+        assertThat(granted.getAcquired()).isTrue();
+        assertThat(granted.getFencingToken()).isGreaterThan(token);
+        LockView now = member.server.member().locks().describe("q");
+        assertThat(now.leaseId()).as("the retried call's grant is held").isEqualTo(waiter);
+        assertThat(now.fencingToken()).isEqualTo(granted.getFencingToken());
+    }
+
+    @Test
+    void lockCancelWithdrawsAWaitAndAnswersItsParkedCall() throws Exception {
+        long holder = member.grantLease("holder", 60_000);
+        long waiter = member.grantLease("waiter", 60_000);
+        long token = lock("c", holder, 0).getFencingToken();
+        CompletableFuture<LockResponse> parked = new CompletableFuture<>();
+        parkedCall("c", waiter, -1, parked);
+        Await.until(Duration.ofSeconds(10), "the waiter waits", () -> member.server.member().locks().describe("c").waiters().size() == 1);
+
+        LockCancelResponse cancelled = member.blocking().lockCancel(LockCancelRequest.newBuilder().setName("c").setLeaseId(waiter).build());
+        assertThat(cancelled.getAcquired()).isFalse();
+        assertThat(cancelled.getFencingToken()).isZero();
+        assertThat(parked.get(10, TimeUnit.SECONDS).getAcquired()).as("the parked call is answered").isFalse();
+        assertThat(member.server.member().locks().describe("c").waiters()).isEmpty();
+        assertThat(member.server.member().locks().parkedCount()).isZero();
+
+        unlock("c", holder, token);
+        assertThat(member.server.member().locks().describe("c")).as("nobody inherits the lock").isNull();
+        // Cancelling again, or a wait that never was, changes nothing.
+        assertThat(member.blocking().lockCancel(LockCancelRequest.newBuilder().setName("c").setLeaseId(waiter).build()).getAcquired()).isFalse();
+    }
+
+    @Test
+    void lockCancelAfterTheGrantSaysSoAndKeepsTheLock() {
+        long lease = member.grantLease("holder", 60_000);
+        long token = lock("won", lease, 0).getFencingToken();
+        LockCancelResponse answer = member.blocking().lockCancel(LockCancelRequest.newBuilder().setName("won").setLeaseId(lease).build());
+        assertThat(answer.getAcquired()).isTrue();
+        assertThat(answer.getFencingToken()).isEqualTo(token);
+        assertThat(member.server.member().locks().describe("won").fencingToken()).isEqualTo(token);
+        expect(Status.Code.INVALID_ARGUMENT, "name", () -> member.blocking().lockCancel(LockCancelRequest.newBuilder().setName("").setLeaseId(lease).build()));
+    }
+
+    @Test
+    void aTryByALeaseThatAlreadyWaitsAnswersAtOnceAndKeepsItsPlace() throws Exception {
+        long holder = member.grantLease("holder", 60_000);
+        long waiter = member.grantLease("waiter", 60_000);
+        lock("t", holder, 0);
+        parkedCall("t", waiter, -1, new CompletableFuture<>());
+        Await.until(Duration.ofSeconds(10), "the waiter waits", () -> member.server.member().locks().describe("t").waiters().size() == 1);
+
+        TryLockResponse tried = member.blocking().tryLock(TryLockRequest.newBuilder().setName("t").setLeaseId(waiter).build());
+        assertThat(tried.getAcquired()).isFalse();
+        assertThat(tried.getHolder()).isEqualTo("holder");
+        assertThat(member.server.member().locks().describe("t").waiters()).extracting(w -> w.leaseId()).containsExactly(waiter);
     }
 
     @Test

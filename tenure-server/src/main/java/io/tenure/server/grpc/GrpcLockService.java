@@ -23,6 +23,8 @@ import io.tenure.proto.v1.LeaseTimeToLiveRequest;
 import io.tenure.proto.v1.LeaseTimeToLiveResponse;
 import io.tenure.proto.v1.ListLocksRequest;
 import io.tenure.proto.v1.ListLocksResponse;
+import io.tenure.proto.v1.LockCancelRequest;
+import io.tenure.proto.v1.LockCancelResponse;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
@@ -84,7 +86,8 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
         wait.outcome().whenComplete((outcome, error) -> {
             if (call.isCancelled()) {
                 if (outcome != null && outcome.acquired()) {
-                    member.locks().releaseUndelivered(outcome.key(), request.getLeaseId(), outcome.fencingToken());
+                    // Never released here: the client may hold this grant through another call.
+                    member.locks().leftToLease(outcome.key(), request.getLeaseId(), outcome.fencingToken());
                 }
                 return;
             }
@@ -134,6 +137,23 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                     observer.onNext(UnlockResponse.newBuilder().setHeader(header()).setNextFencingToken(next).build());
                     observer.onCompleted();
                 });
+    }
+
+    @Override
+    public void lockCancel(LockCancelRequest request, StreamObserver<LockCancelResponse> observer) {
+        member.locks().cancel(request.getName(), request.getLeaseId()).whenComplete((outcome, error) -> {
+            if (error != null) {
+                observer.onError(Statuses.of(error));
+                return;
+            }
+            observer.onNext(LockCancelResponse.newBuilder()
+                    .setHeader(header())
+                    .setKey(outcome.key())
+                    .setAcquired(outcome.acquired())
+                    .setFencingToken(outcome.fencingToken())
+                    .build());
+            observer.onCompleted();
+        });
     }
 
     @Override

@@ -33,9 +33,15 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>A waiting call is parked here under (lock, lease) until an applied entry hands the lock to
  * that lease ({@link Effect.WaiterGranted}), the lease ends, or the call's timeout fires. A
- * timeout proposes {@code LockCancel}: if the grant won the race the caller gets the lock. A call
- * whose caller went away is abandoned the same way, and a grant that won that race is released
- * through the log, so nothing leaks.
+ * timeout proposes {@code LockCancel}: if the grant won the race the caller gets the lock.
+ *
+ * <p>A call whose caller went away (cancelled, connection broken) is only forgotten here: nothing
+ * goes through the log for it. A member cannot tell a caller that gave up from one that is
+ * re-attaching the same wait on another member, or that already received the same grant through
+ * another call (a retried acquire returns the same grant). Withdrawing that lease's wait, or
+ * releasing "its undelivered grant", would then take the lock from a holder that goes on working
+ * with its fencing token. What the lease waits for or holds stays bound to the lease: its client
+ * withdraws explicitly ({@link #cancel}), releases, or stops keeping the lease alive.
  */
 public final class Locks {
     private static final Logger LOG = LoggerFactory.getLogger(Locks.class);
@@ -66,11 +72,16 @@ public final class Locks {
             return outcome;
         }
 
-        /** The caller went away: withdraw from the queue, and release a grant that won the race. */
+        /**
+         * The caller went away: forget the call, and change nothing in the replicated state (see
+         * the class comment). Its lease keeps its place in the queue, or the lock.
+         */
         public void abandon() {
             abandoned = true;
-            if (!outcome.isDone()) {
-                withdraw(this);
+            unpark(this);
+            ScheduledFuture<?> t = timeout;
+            if (t != null) {
+                t.cancel(false);
             }
         }
     }
@@ -126,6 +137,10 @@ public final class Locks {
                 wait.outcome.complete(Outcome.granted(g.key(), g.fencingToken()));
             } else if (r instanceof Result.Busy b) {
                 wait.outcome.complete(new Outcome(b.key(), false, 0, b.holder(), b.waiters()));
+            } else if (r instanceof Result.Queued q && timeoutMs == 0) {
+                // The lease already waits (through another call): a try does not wait, and the
+                // other call keeps the lease's place.
+                wait.outcome.complete(new Outcome(q.key(), false, 0, q.holder(), q.ahead()));
             } else if (r instanceof Result.Queued q) {
                 park(wait, timeoutMs);
             } else {
@@ -138,6 +153,38 @@ public final class Locks {
     /** Acquires {@code name} only if it is free or already held by the lease. */
     public CompletableFuture<Outcome> tryLock(String name, long leaseId, byte[] metadata) {
         return lock(name, leaseId, metadata, 0).outcome();
+    }
+
+    /**
+     * Withdraws the lease's wait for {@code name}, as its client asks when it gives up waiting:
+     * the lease leaves the queue, and calls parked here for it are answered "not acquired". When
+     * the grant won the race the outcome is acquired, with the grant's token: the lease holds the
+     * lock, and the client decides whether to release it. Cancelling a wait that is not there
+     * changes nothing.
+     */
+    public CompletableFuture<Outcome> cancel(String name, long leaseId) {
+        String problem = Limits.checkKey("name", name);
+        if (problem != null) {
+            return CompletableFuture.failedFuture(RequestRejected.invalid("name", problem));
+        }
+        return proposer.propose(new Command.LockCancel(name, leaseId)).thenApply(applied -> {
+            if (applied.result() instanceof Result.Granted g) {
+                return Outcome.granted(g.key(), g.fencingToken());
+            }
+            if (!(applied.result() instanceof Result.Cancelled)) {
+                throw RequestRejected.of(applied);
+            }
+            LOG.info("event=lock_wait_cancelled lock=\"{}\" lease={} request_id={}", name, leaseId, RequestIds.current());
+            LockView now = describe(name);
+            Outcome notAcquired = now == null
+                    ? new Outcome(name, false, 0, "", 0)
+                    : new Outcome(name, false, 0, now.holder(), now.waiters().size());
+            List<Wait> waits = parked.remove(new WaitKey(name, leaseId));
+            if (waits != null) {
+                waits.forEach(w -> deliver(w, notAcquired));
+            }
+            return notAcquired;
+        });
     }
 
     /**
@@ -213,7 +260,7 @@ public final class Locks {
                             delivered |= deliver(w, Outcome.granted(g.key(), g.fencingToken()));
                         }
                         if (!delivered) {
-                            releaseUndelivered(g.key(), g.leaseId(), g.fencingToken());
+                            leftToLease(g.key(), g.leaseId(), g.fencingToken());
                         }
                     }
                 } else if (effect instanceof Effect.WaitEnded e) {
@@ -247,7 +294,7 @@ public final class Locks {
                     delivered |= deliver(w, Outcome.granted(now.key(), now.fencingToken()));
                 }
                 if (!delivered) {
-                    releaseUndelivered(now.key(), id.leaseId(), now.fencingToken());
+                    leftToLease(now.key(), id.leaseId(), now.fencingToken());
                 }
             } else if (now == null || now.waiters().stream().noneMatch(w -> w.leaseId() == id.leaseId())) {
                 waits.forEach(this::withdraw);
@@ -309,7 +356,7 @@ public final class Locks {
             return;
         }
         if (wait.abandoned) {
-            withdraw(wait);
+            unpark(wait); // abandoned while the acquire was in the log: forget it, as abandon() does
         } else if (timeoutMs > 0) {
             wait.timeout = timer.schedule(() -> withdraw(wait), timeoutMs, TimeUnit.MILLISECONDS);
         }
@@ -329,7 +376,7 @@ public final class Locks {
             if (applied.result() instanceof Result.Granted g) {
                 unpark(wait);
                 if (!deliver(wait, Outcome.granted(g.key(), g.fencingToken()))) {
-                    releaseUndelivered(g.key(), g.leaseId(), g.fencingToken());
+                    leftToLease(g.key(), g.leaseId(), g.fencingToken());
                 }
                 return;
             }
@@ -355,16 +402,12 @@ public final class Locks {
     }
 
     /**
-     * A grant nobody will receive (the caller went away between grant and answer): released
-     * through the log rather than left to hold the lock until the lease ends.
+     * A grant whose call here went away before the answer. It is <em>not</em> released: the
+     * lease's client may hold it through another call (see the class comment).
      */
-    public void releaseUndelivered(String key, long leaseId, long token) {
-        LOG.info("event=lock_release_undelivered lock=\"{}\" lease={} token={}", key, leaseId, token);
-        unlock(key, leaseId, token).whenComplete((next, error) -> {
-            if (error != null) {
-                LOG.warn("event=lock_release_undelivered_failed lock=\"{}\" lease={} reason=\"{}\"", key, leaseId, error.getMessage());
-            }
-        });
+    public void leftToLease(String key, long leaseId, long token) {
+        LOG.info("event=lock_grant_unanswered lock=\"{}\" lease={} token={} note=\"the caller went away; the lock stays with the lease\"",
+                key, leaseId, token);
     }
 
     private void unpark(Wait wait) {
