@@ -98,6 +98,8 @@ public final class TenureState {
         return out.isEmpty() ? Applied.of(result) : new Applied(result, out);
     }
 
+    private static final Result READ_BARRIER_PASSED = new Result.Skipped("a read barrier changes nothing");
+
     // Java 17 has no pattern switch; the chain covers every permitted subtype of the sealed Command.
     private Result dispatch(Command command) {
         if (command instanceof LockAcquire c) {
@@ -116,6 +118,8 @@ public final class TenureState {
             return expireLease(c);
         } else if (command instanceof Command.MemberEndpoint c) {
             return recordEndpoint(c);
+        } else if (command instanceof Command.ReadBarrier) {
+            return READ_BARRIER_PASSED;
         }
         throw new IllegalArgumentException("unknown command " + command.getClass().getName());
     }

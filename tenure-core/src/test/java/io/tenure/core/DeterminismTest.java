@@ -251,6 +251,8 @@ class DeterminismTest {
             }
             boolean stale = random.nextInt(3) == 0;
             return new LeaseExpire(lease, stale ? view.renewedAt() - 1 - random.nextInt(3) : view.renewedAt());
+        } else if (dice < 32) {
+            return new Command.ReadBarrier();
         } else if (dice < 60) {
             byte[] metadata = random.nextBoolean() ? null : new byte[] {(byte) random.nextInt(), (byte) lease};
             String name = random.nextInt(50) == 0 ? "" : key;

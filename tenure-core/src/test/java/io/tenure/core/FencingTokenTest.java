@@ -38,6 +38,25 @@ class FencingTokenTest {
     }
 
     @Test
+    void aReadBarrierChangesNoHolderWaiterOrLeaseAndTokensGoOnIncreasing() {
+        replica.grantLease(1);
+        replica.grantLease(2);
+        long first = replica.acquire("k", 1).fencingToken();
+        replica.enqueue("k", 2);
+        long renewedAt = replica.lease(1).renewedAt();
+
+        Applied barrier = replica.apply(new Command.ReadBarrier());
+
+        expect(barrier.result(), Result.Skipped.class);
+        assertThat(barrier.effects()).isEmpty();
+        assertThat(replica.lock("k").leaseId()).isEqualTo(1);
+        assertThat(replica.lock("k").fencingToken()).isEqualTo(first);
+        assertThat(replica.lock("k").waiters()).extracting(LockView.Waiter::leaseId).containsExactly(2L);
+        assertThat(replica.lease(1).renewedAt()).as("a barrier renews nothing").isEqualTo(renewedAt);
+        assertThat(replica.release("k", 1, first).nextFencingToken()).isGreaterThan(first);
+    }
+
+    @Test
     void tokensStrictlyIncreaseThroughReleaseExpiryRevokeAndANewGrant() {
         for (long id = 1; id <= 5; id++) {
             replica.grantLease(id);

@@ -13,10 +13,7 @@ import io.tenure.core.Command;
 import io.tenure.core.Result;
 import io.tenure.server.metrics.ServerMetrics;
 import org.apache.ratis.client.RaftClient;
-import org.apache.ratis.protocol.ClientId;
-import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
-import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
@@ -31,7 +28,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One member's running parts, wired together: the Raft server and state machine, the proposer,
@@ -56,8 +52,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final java.util.function.Consumer<Throwable> onLogFailure;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Member.class);
     private static final long READ_BARRIER_TIMEOUT_MS = 3_000;
-    private final ClientId readClient = ClientId.randomId();
-    private final AtomicLong readCalls = new AtomicLong();
+    private static final Command.ReadBarrier READ_BARRIER = new Command.ReadBarrier();
     private volatile boolean announcing;
     private volatile int clientPort;
     private final ServerMetrics metrics;
@@ -180,32 +175,29 @@ public final class Member implements TenureStateMachine.Listener {
     }
 
     /**
-     * Completes once this member has applied everything committed when it was called (Ratis's
-     * ReadIndex, asked of the leader by a follower): reads after it are linearizable. Fails with
-     * {@link NotServingException} when no leader answers.
+     * Completes once this member has applied everything committed before it was called: reads of
+     * the applied state after it are linearizable. It commits a {@link Command.ReadBarrier}
+     * through the log (coalesced with other commands, like any proposal) and waits until this
+     * member applies it. Fails with {@link NotServingException} when that does not happen within
+     * {@value #READ_BARRIER_TIMEOUT_MS} ms (no leader, or this member is cut off from the majority).
+     *
+     * <p>Not Ratis's ReadIndex: in Ratis 3.2.2 a leader answers it at once, with no new round of
+     * heartbeats, when its commit index was acknowledged by a majority before. A leader cut off
+     * from the majority commits nothing more, so it went on answering reads from a state the new
+     * leader had already moved past (docs/safety.md, the F6 finding). A barrier entry commits
+     * only with a majority that still accepts this leader's term.
      */
     public CompletableFuture<Void> readBarrier() {
-        RaftClientRequest request = RaftClientRequest.newBuilder()
-                .setClientId(readClient)
-                .setServerId(RaftPeerId.valueOf(config.memberName()))
-                .setGroupId(groupId)
-                .setCallId(readCalls.incrementAndGet())
-                .setMessage(Message.EMPTY)
-                .setType(RaftClientRequest.readRequestType())
-                .setTimeoutMs(READ_BARRIER_TIMEOUT_MS)
-                .build();
-        CompletableFuture<RaftClientReply> reply;
-        try {
-            reply = raft.submitClientRequestAsync(request);
-        } catch (IOException e) {
-            reply = CompletableFuture.failedFuture(e);
-        }
-        return reply.orTimeout(READ_BARRIER_TIMEOUT_MS, TimeUnit.MILLISECONDS).handle((r, error) -> {
-            if (error == null && r.isSuccess()) {
+        return proposer.propose(READ_BARRIER).orTimeout(READ_BARRIER_TIMEOUT_MS, TimeUnit.MILLISECONDS).handle((applied, error) -> {
+            if (error == null) {
                 return null;
             }
-            Throwable cause = error != null ? error : r.getException();
-            throw new NotServingException("no linearizable read now (no leader reachable?): " + cause, cause);
+            Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null ? error.getCause() : error;
+            if (cause instanceof java.util.concurrent.TimeoutException) {
+                throw new NotServingException("no linearizable read now: the read barrier was not committed within "
+                        + READ_BARRIER_TIMEOUT_MS + " ms (no leader reachable?)", cause);
+            }
+            throw new NotServingException("no linearizable read now (no leader reachable?): " + cause.getMessage(), cause);
         });
     }
 

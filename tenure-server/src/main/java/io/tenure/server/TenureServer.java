@@ -259,7 +259,8 @@ public final class TenureServer implements AutoCloseable {
         RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(2 * election, TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(p, TimeDuration.valueOf(Math.min(election, 200), TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(p, TimeDuration.valueOf(Math.min(2 * election, 400), TimeUnit.MILLISECONDS));
-        // Reads through Ratis must be linearizable (ReadIndex), never the local state by default.
+        // Tenure reads through a barrier in the log (Member.readBarrier); should anything read
+        // through Ratis, never from the local state alone.
         RaftServerConfigKeys.Read.setOption(p, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
         // Acknowledge only after fsync: both stay off (their defaults), set explicitly so no one flips them by accident.
         RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, false);

@@ -30,6 +30,7 @@ final class CommandDecoder {
             case "LockCancel" -> new Command.LockCancel(text(n, "key"), n.path("leaseId").asLong());
             case "LockRelease" -> new Command.LockRelease(text(n, "key"), n.path("leaseId").asLong(), n.path("token").asLong());
             case "MemberEndpoint" -> new Command.MemberEndpoint(text(n, "member"), text(n, "clientEndpoint"));
+            case "ReadBarrier" -> new Command.ReadBarrier();
             default -> throw new IllegalArgumentException("unknown command type '" + type + "' in " + n);
         };
     }

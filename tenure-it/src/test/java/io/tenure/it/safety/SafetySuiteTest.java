@@ -31,13 +31,7 @@ import org.junit.jupiter.api.Timeout;
  * {@code -Dtenure.safety.ciSeed=N} the seed. The long form is {@code ./tenure-it.sh}.
  */
 class SafetySuiteTest {
-    /**
-     * F6 is out of the CI form until the open finding in docs/safety.md is fixed: a leader cut off
-     * from the majority can still answer a linearizable read (Ratis 3.2.2's ReadIndex answers at
-     * once when the read's commit index was acknowledged by a majority before). The long form
-     * ({@code ./tenure-it.sh --faults all}) still runs F6 and reports it as a check-4 violation.
-     */
-    static final Set<Fault> FAULTS = EnumSet.of(Fault.F1, Fault.F2, Fault.F4, Fault.F5, Fault.F7, Fault.F10, Fault.F11);
+    static final Set<Fault> FAULTS = EnumSet.of(Fault.F1, Fault.F2, Fault.F4, Fault.F5, Fault.F6, Fault.F7, Fault.F10, Fault.F11);
 
     @Test
     @Timeout(value = 12, unit = TimeUnit.MINUTES)

@@ -245,7 +245,7 @@ public final class HttpFront implements AutoCloseable {
 
     /**
      * Ready when not draining, a leader is known, and this member has applied everything the
-     * leader had committed when asked (a ReadIndex read barrier, within {@link #READY_TIMEOUT_MS}):
+     * leader had committed when asked (a read barrier through the log, within {@link #READY_TIMEOUT_MS}):
      * a member cut off from the leader, or far behind it, is not ready although it may remember one.
      */
     private CompletableFuture<Answer> ready() {

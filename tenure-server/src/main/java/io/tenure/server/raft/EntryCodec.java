@@ -39,6 +39,9 @@ public final class EntryCodec {
     private static final byte LOCK_CANCEL = 6;
     private static final byte LOCK_RELEASE = 7;
     private static final byte MEMBER_ENDPOINT = 8;
+    private static final byte READ_BARRIER = 9;
+
+    private static final Command.ReadBarrier READ_BARRIER_COMMAND = new Command.ReadBarrier();
 
     private EntryCodec() {}
 
@@ -129,6 +132,8 @@ public final class EntryCodec {
             out.writeByte(MEMBER_ENDPOINT);
             writeString(out, c.member());
             writeString(out, c.clientEndpoint());
+        } else if (command instanceof Command.ReadBarrier) {
+            out.writeByte(READ_BARRIER);
         } else {
             throw new IllegalArgumentException("no encoding for " + command.getClass().getName());
         }
@@ -162,6 +167,8 @@ public final class EntryCodec {
                 return new LeaseExpire(in.readLong(), in.readLong());
             case MEMBER_ENDPOINT:
                 return new Command.MemberEndpoint(readString(in), readString(in));
+            case READ_BARRIER:
+                return READ_BARRIER_COMMAND;
             default:
                 throw new UnknownFormatException("unknown command type " + type + " in log entry");
         }

@@ -163,9 +163,9 @@ public final class TenureStateMachine extends BaseStateMachine {
     }
 
     /**
-     * The read of a linearizable read: Ratis calls it once this member has applied up to the
-     * leader's commit index at the time of the request (ReadIndex). The caller then reads the
-     * applied state itself; there is nothing to return.
+     * Ratis's read path, which Tenure does not use: its reads pass a barrier through the log
+     * ({@code Member.readBarrier}), because Ratis 3.2.2's ReadIndex can be answered by a leader
+     * cut off from the majority. Answers nothing.
      */
     @Override
     public CompletableFuture<Message> query(Message request) {
