@@ -97,7 +97,8 @@ public final class TenureServer implements AutoCloseable {
     private final LeaseKeeper leases;
     private final WatchHub watches;
     private final ServerMetrics metrics;
-    private final RaftClient forwarder;
+    /** For membership changes (Ratis's blocking admin calls); the proposer has a forwarding client of its own. */
+    private final RaftClient raftAdmin;
     private final ScheduledExecutorService timer;
     private final ExecutorService delivery;
     /** Membership changes block until committed; they get their own thread. */
@@ -126,15 +127,9 @@ public final class TenureServer implements AutoCloseable {
         this.groupId = group.getGroupId();
         this.timer = new ScheduledThreadPoolExecutor(1, daemon("tenure-timer"));
         this.delivery = Executors.newSingleThreadExecutor(daemon("tenure-watch"));
-        this.forwarder = RaftClient.newBuilder()
-                .setRaftGroup(group)
-                .setProperties(properties)
-                .setClientId(ClientId.randomId())
-                // Bounded: Ratis's default retries forever with no sleep and spins during a partition.
-                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(FORWARD_ATTEMPTS,
-                        TimeDuration.valueOf(FORWARD_RETRY_SLEEP_MS, TimeUnit.MILLISECONDS)))
-                .build();
-        this.proposer = new Proposer(raft, group.getGroupId(), RaftPeerId.valueOf(config.memberName()), forwarder);
+        this.raftAdmin = raftClient(group, properties);
+        this.proposer = new Proposer(raft, group.getGroupId(), RaftPeerId.valueOf(config.memberName()),
+                () -> raftClient(group, properties));
         this.metrics = new ServerMetrics();
         stateMachine.setMetrics(metrics);
         proposer.onCommitLatency(metrics::committed);
@@ -143,7 +138,7 @@ public final class TenureServer implements AutoCloseable {
         Locks locks = new Locks(proposer, stateMachine, timer, metrics, config.limits());
         this.watches = new WatchHub(stateMachine, delivery);
         this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, leases, locks, watches, metrics,
-                MemberInfo.idOf(config.clusterName()), forwarder, this::raftStopped, this::logFailed);
+                MemberInfo.idOf(config.clusterName()), raftAdmin, this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
         metrics.gauges(() -> stateMachine.read(TenureState::lockCount), () -> stateMachine.read(TenureState::leaseCount),
                 () -> stateMachine.read(TenureState::waiterCount), watches::watcherCount, member::term,
@@ -581,6 +576,18 @@ public final class TenureServer implements AutoCloseable {
         return Status.UNAVAILABLE.withDescription("member " + memberName + " shutting down, retry another member");
     }
 
+    /** A client of this member's group, as a follower uses to reach the leader. */
+    private static RaftClient raftClient(RaftGroup group, RaftProperties properties) {
+        return RaftClient.newBuilder()
+                .setRaftGroup(group)
+                .setProperties(properties)
+                .setClientId(ClientId.randomId())
+                // Bounded: Ratis's default retries forever with no sleep and spins during a partition.
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(FORWARD_ATTEMPTS,
+                        TimeDuration.valueOf(FORWARD_RETRY_SLEEP_MS, TimeUnit.MILLISECONDS)))
+                .build();
+    }
+
     /**
      * Stops serving and closes the Raft server at once; idempotent. Parked lock waits and streams
      * are cut without leaving their queues, but nothing is handed over: a leader's followers elect
@@ -605,7 +612,7 @@ public final class TenureServer implements AutoCloseable {
         }
         watches.closeAll("the member is shutting down");
         try {
-            forwarder.close();
+            raftAdmin.close();
         } catch (IOException | RuntimeException e) {
             LOG.warn("event=raft_client_close_failed reason=\"{}\"", e.toString());
         }

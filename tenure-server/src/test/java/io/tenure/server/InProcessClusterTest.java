@@ -45,6 +45,7 @@ class InProcessClusterTest {
     Path dir;
     final Map<String, TenureServer> members = new LinkedHashMap<>();
     final Map<String, ManagedChannel> channels = new LinkedHashMap<>();
+    final Map<String, ServerConfig> configs = new LinkedHashMap<>();
 
     @BeforeEach
     void start() throws Exception {
@@ -58,6 +59,7 @@ class InProcessClusterTest {
         for (String name : peers.keySet()) {
             ServerConfig config = ServerConfig.defaults().withHttpPort(0).withMemberName(name).withDataDir(dir.resolve(name))
                     .withClientPort(0).withPeers(peers);
+            configs.put(name, config);
             starting.add(CompletableFuture.supplyAsync(() -> {
                 try {
                     return TenureServer.start(config);
@@ -263,6 +265,37 @@ class InProcessClusterTest {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
                     assertThat(e.getStatus().getDescription()).contains("no linearizable read");
                 });
+    }
+
+    @Test
+    void aFollowerForwardsAgainAfterTheLeaderWasUnreachableLongerThanItsRetries() throws Exception {
+        String follower = follower();
+        List<String> stopped = members.keySet().stream().filter(n -> !n.equals(follower)).toList();
+        for (String name : stopped) {
+            members.remove(name).close();
+            channels.remove(name).shutdownNow();
+        }
+        // Ratis's forwarding client gives up on this write after its retries (about 4 s), and
+        // then, left as it was, refused every later request with AlreadyClosedException.
+        assertThatThrownBy(() -> stub(follower).leaseGrant(LeaseGrantRequest.newBuilder().setTtl(60).build()))
+                .isInstanceOf(StatusRuntimeException.class);
+
+        for (String name : stopped) {
+            TenureServer restarted = TenureServer.start(configs.get(name));
+            members.put(name, restarted);
+            channels.put(name, NettyChannelBuilder.forAddress("127.0.0.1", restarted.clientPort()).usePlaintext().build());
+        }
+        long[] lease = new long[1];
+        Await.until(Duration.ofSeconds(30), "a write forwarded by " + follower + " once a leader is back", () -> {
+            try {
+                lease[0] = LockServiceGrpc.newBlockingStub(channels.get(follower)).withDeadlineAfter(5, TimeUnit.SECONDS)
+                        .leaseGrant(LeaseGrantRequest.newBuilder().setTtl(60).build()).getId();
+                return true;
+            } catch (StatusRuntimeException notYet) {
+                return false;
+            }
+        });
+        assertThat(lease[0]).isNotZero();
     }
 
 }

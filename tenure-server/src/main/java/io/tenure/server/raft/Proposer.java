@@ -10,8 +10,13 @@ import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
+import org.apache.ratis.protocol.exceptions.RaftRetryFailureException;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.security.SecureRandom;
@@ -36,6 +41,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * idempotent inside the state.
  */
 public final class Proposer {
+    private static final Logger LOG = LoggerFactory.getLogger(Proposer.class);
     /** Entries in flight at once: enough to overlap one entry's fsync with the next one's append. */
     static final int MAX_IN_FLIGHT = 4;
     /** Bytes of commands per entry, well under the Raft message limit. */
@@ -46,7 +52,14 @@ public final class Proposer {
     private final RaftServer server;
     private final RaftGroupId groupId;
     private final RaftPeerId self;
-    private final RaftClient forwarder;
+    /** Builds the client that forwards a follower's entries to the leader. */
+    private final java.util.function.Supplier<RaftClient> newForwarder;
+    /**
+     * The forwarding client in use. Replaced when it breaks for good: once its retries run out
+     * (the leader unreachable for a few seconds), Ratis 3.2.2's ordered client fails every later
+     * request with AlreadyClosedException, so this member could never forward again.
+     */
+    private volatile RaftClient forwarder;
     /** The index of the last snapshot this member installed: entries at or below it were never applied here. */
     private volatile long reloadedThrough;
     /** Batches committed (their reply came) but not yet applied here: batch → log index. */
@@ -65,11 +78,12 @@ public final class Proposer {
     /** Told how long each of this member's entries took from submission to commit (append, replicate, fsync). */
     private volatile java.util.function.LongConsumer commitLatency = nanos -> { };
 
-    public Proposer(RaftServer server, RaftGroupId groupId, RaftPeerId self, RaftClient forwarder) {
+    public Proposer(RaftServer server, RaftGroupId groupId, RaftPeerId self, java.util.function.Supplier<RaftClient> newForwarder) {
         this.server = server;
         this.groupId = groupId;
         this.self = self;
-        this.forwarder = forwarder;
+        this.newForwarder = newForwarder;
+        this.forwarder = newForwarder.get();
     }
 
     public void onCommitLatency(java.util.function.LongConsumer observer) {
@@ -129,9 +143,16 @@ public final class Proposer {
         });
     }
 
-    /** Fails everything queued or in flight; later proposals fail at once. */
+    /** Fails everything queued or in flight; later proposals fail at once. Closes the forwarding client. */
     public void close() {
-        closed = true;
+        synchronized (lock) {
+            closed = true;
+        }
+        try {
+            forwarder.close();
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("closing the forwarding client: {}", e.toString());
+        }
         List<Pending> dropped;
         synchronized (lock) {
             dropped = new ArrayList<>(queue);
@@ -178,7 +199,7 @@ public final class Proposer {
             long term = division.getInfo().getCurrentTerm();
             Message message = Message.valueOf(UnsafeByteOperations.unsafeWrap(
                     EntryCodec.encode(new Entry(incarnation, seq, term, commands))));
-            reply = division.getInfo().isLeader() ? submitHere(message) : forwarder.async().send(message);
+            reply = division.getInfo().isLeader() ? submitHere(message) : forward(message);
         } catch (Exception e) {
             reply = CompletableFuture.failedFuture(e);
         }
@@ -224,8 +245,48 @@ public final class Proposer {
         return server.submitClientRequestAsync(request).thenCompose(r ->
                 r.getNotLeaderException() != null || r.getLeaderNotReadyException() != null
                         || r.getLeaderSteppingDownException() != null
-                        ? forwarder.async().send(message)
+                        ? forward(message)
                         : CompletableFuture.completedFuture(r));
+    }
+
+    /** To the leader through the forwarding client, replacing that client if it broke for good. */
+    private CompletableFuture<RaftClientReply> forward(Message message) {
+        RaftClient client = forwarder;
+        CompletableFuture<RaftClientReply> reply;
+        try {
+            reply = client.async().send(message);
+        } catch (RuntimeException e) {
+            reply = CompletableFuture.failedFuture(e);
+        }
+        return reply.whenComplete((r, error) -> {
+            if (error != null && brokeForGood(error)) {
+                replaceForwarder(client, error);
+            }
+        });
+    }
+
+    private static boolean brokeForGood(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause()) {
+            if (t instanceof AlreadyClosedException || t instanceof RaftRetryFailureException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void replaceForwarder(RaftClient broken, Throwable why) {
+        synchronized (lock) {
+            if (closed || forwarder != broken) {
+                return;
+            }
+            forwarder = newForwarder.get();
+        }
+        LOG.info("event=forwarder_replaced reason=\"{}\"", why.toString());
+        try {
+            broken.close();
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("closing the broken forwarding client: {}", e.toString());
+        }
     }
 
     private static NotServingException failureOf(RaftClientReply reply, Throwable error) {
