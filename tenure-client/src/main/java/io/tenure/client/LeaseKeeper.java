@@ -2,8 +2,6 @@ package io.tenure.client;
 
 import io.grpc.Status;
 import io.tenure.client.KeepAliveStreams.Attachment;
-import io.tenure.proto.v1.LeaseKeepAliveRequest;
-import io.tenure.proto.v1.LeaseKeepAliveResponse;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.List;
@@ -61,7 +59,6 @@ final class LeaseKeeper {
     private final KeepAliveStreams streams;
     private final MonotonicClock clock;
     private final ScheduledExecutorService scheduler;
-    private final LeaseKeepAliveRequest keepAlive;
     private final CompletableFuture<LeaseLoss> lost = new CompletableFuture<>();
     private final Set<Consumer<LeaseLoss>> lossListeners = ConcurrentHashMap.newKeySet();
     private final List<Consumer<ConnectionState>> stateListeners = new CopyOnWriteArrayList<>();
@@ -97,7 +94,6 @@ final class LeaseKeeper {
         this.streams = streams;
         this.clock = clock;
         this.scheduler = scheduler;
-        this.keepAlive = LeaseKeepAliveRequest.newBuilder().setId(leaseId).build();
         this.lastAckedSendNanos = grantSentNanos;
         this.safeUntilNanos = grantSentNanos + ttlNanos / 2;
         this.nextTickNanos = grantSentNanos + ttlNanos / 3;
@@ -184,9 +180,9 @@ final class LeaseKeeper {
     }
 
     /** An acknowledgement for this lease arrived on {@code from}; called by the stream, on a gRPC thread. */
-    void onAck(Attachment from, LeaseKeepAliveResponse ack) {
+    void onAck(Attachment from, long ttlMillis) {
         synchronized (this) {
-            ackLocked(from, ack);
+            ackLocked(from, ttlMillis);
         }
         publishLoss();
     }
@@ -237,7 +233,7 @@ final class LeaseKeeper {
         } // else a reconnect is pending and sends on the new stream
     }
 
-    private void ackLocked(Attachment from, LeaseKeepAliveResponse ack) {
+    private void ackLocked(Attachment from, long ttlMillis) {
         if (loss != null || from != stream) {
             return; // an answer on a stream we already gave up
         }
@@ -252,14 +248,12 @@ final class LeaseKeeper {
         if (passedSafeWindow(now)) {
             return;
         }
-        if (ack.getTtl() <= 0 && ack.getTtlMs() <= 0) {
+        if (ttlMillis <= 0) {
             markLost(LeaseLoss.Reason.EXPIRED, "the server no longer has lease " + leaseId
                     + " (keep-alive answered ttl=0)");
             return;
         }
-        long ackTtlNanos = ack.getTtlMs() > 0
-                ? TimeUnit.MILLISECONDS.toNanos(ack.getTtlMs())
-                : TimeUnit.SECONDS.toNanos(ack.getTtl());
+        long ackTtlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
         long until = sentAt + ackTtlNanos / 2;
         if (until - safeUntilNanos > 0) {
             lastAckedSendNanos = sentAt;
@@ -334,7 +328,7 @@ final class LeaseKeeper {
         // Record before sending: the answer may arrive before the send returns.
         to.pendingSends.addLast(now);
         try {
-            to.send(keepAlive);
+            to.send();
         } catch (RuntimeException e) {
             // The call was already closed; reopen now rather than wait for its onError.
             brokenLocked(to, e);

@@ -140,7 +140,7 @@ public final class TenureClient implements AutoCloseable {
             this.scheduler = keepers;
             this.ownsScheduler = true;
         }
-        this.keepAliveStreams = new KeepAliveStreams(endpoints);
+        this.keepAliveStreams = new KeepAliveStreams(endpoints, clock, scheduler);
     }
 
     /**

@@ -19,6 +19,8 @@ import org.junit.jupiter.api.Test;
  * acknowledgement arrived within TTL/2 of the send of the last acknowledged one.
  */
 class LeaseKeepAliveTest {
+    static final Duration BATCH_WINDOW = Duration.ofNanos(TimeUnit.MICROSECONDS.toNanos(KeepAliveStreams.BATCH_WINDOW_MICROS));
+
     /** Divisible by 3 and by 2 in whole milliseconds, so every expected moment is exact. */
     private static final Duration TTL = Duration.ofSeconds(9);
     private static final Duration THIRD = TTL.dividedBy(3);
@@ -197,13 +199,19 @@ class LeaseKeepAliveTest {
 
         time.advanceTo(THIRD);
         assertThat(server.streamsOpened).as("one stream for three leases").hasValue(1);
+        assertThat(server.keepAlivesReceived).as("the first due goes at once").hasSize(1);
+        // The others due within the batch window share the next request.
+        time.advanceTo(THIRD.plus(BATCH_WINDOW));
         assertThat(server.keepAlivesReceived).extracting(LeaseKeepAliveRequest::getId)
                 .containsExactlyInAnyOrder(a.id(), b.id(), c.id());
-        assertThat(List.of(a, b, c)).allSatisfy(l -> assertThat(l.safeUntil()).isEqualTo(at(THIRD.plus(HALF))));
+        assertThat(server.batchedKeepAlives).as("two leases in one request").hasValue(1);
+        assertThat(List.of(a, b, c)).as("counted from when each asked to send")
+                .allSatisfy(l -> assertThat(l.safeUntil()).isEqualTo(at(THIRD.plus(HALF))));
 
         // A break moves every lease to one new stream, each retrying its keep-alive at once.
         server.breakStreams(Status.UNAVAILABLE.withDescription("leader changed"));
         time.runDueTasks();
+        time.advance(BATCH_WINDOW);
         assertThat(server.streamsOpened).hasValue(2);
         assertThat(server.keepAlivesReceived).hasSize(6);
 

@@ -20,6 +20,7 @@ import io.tenure.proto.v1.TryLockRequest;
 import io.tenure.proto.v1.TryLockResponse;
 import io.tenure.proto.v1.UnlockRequest;
 import io.tenure.proto.v1.UnlockResponse;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -76,6 +77,8 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
             request -> LockCancelResponse.newBuilder().setKey(request.getName()).build();
     final AtomicInteger statusCalls = new AtomicInteger();
     final AtomicInteger streamsOpened = new AtomicInteger();
+    /** Keep-alive requests that carried several leases. */
+    final AtomicInteger batchedKeepAlives = new AtomicInteger();
     /** Completes when a parked Lock call is cancelled by the client. */
     final CompletableFuture<Void> parkedLockCancelled = new CompletableFuture<>();
 
@@ -147,15 +150,37 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
         return new StreamObserver<>() {
             @Override
             public void onNext(LeaseKeepAliveRequest request) {
-                keepAlivesReceived.add(request);
-                long ttlMs = ttlMsByLease.getOrDefault(request.getId(), 0L);
-                LeaseKeepAliveResponse renewed = LeaseKeepAliveResponse.newBuilder()
-                        .setId(request.getId()).setTtl((ttlMs + 999) / 1000).setTtlMs(ttlMs).build();
+                LeaseKeepAliveResponse renewed;
+                LeaseKeepAliveResponse expired;
+                if (request.getIdsCount() == 0) {
+                    keepAlivesReceived.add(request);
+                    long ttlMs = ttlMsByLease.getOrDefault(request.getId(), 0L);
+                    renewed = LeaseKeepAliveResponse.newBuilder()
+                            .setId(request.getId()).setTtl((ttlMs + 999) / 1000).setTtlMs(ttlMs).build();
+                    expired = LeaseKeepAliveResponse.newBuilder().setId(request.getId()).build();
+                } else {
+                    // Several leases in one request (the client batches): recorded one by one.
+                    batchedKeepAlives.incrementAndGet();
+                    LeaseKeepAliveResponse.Builder all = LeaseKeepAliveResponse.newBuilder();
+                    LeaseKeepAliveResponse.Builder none = LeaseKeepAliveResponse.newBuilder();
+                    List<Long> ids = new ArrayList<>();
+                    if (request.getId() != 0) {
+                        ids.add(request.getId());
+                    }
+                    ids.addAll(request.getIdsList());
+                    for (long id : ids) {
+                        keepAlivesReceived.add(LeaseKeepAliveRequest.newBuilder().setId(id).build());
+                        all.addRenewedIds(id).addRenewedTtlMs(ttlMsByLease.getOrDefault(id, 0L));
+                        none.addRenewedIds(id).addRenewedTtlMs(0);
+                    }
+                    renewed = all.build();
+                    expired = none.build();
+                }
                 switch (keepAlives) {
                     case ACK -> responses.onNext(renewed);
                     case SILENT -> { }
                     case HOLD -> heldAcks.add(() -> answerIfStillOpen(responses, renewed));
-                    case EXPIRED -> responses.onNext(LeaseKeepAliveResponse.newBuilder().setId(request.getId()).build());
+                    case EXPIRED -> responses.onNext(expired);
                     case BREAK -> {
                         openStreams.remove(responses);
                         responses.onError(Status.UNAVAILABLE.withDescription("member " + name + " is not ready").asRuntimeException());

@@ -5,6 +5,7 @@ import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
+import io.tenure.core.LeaseView;
 import io.tenure.core.LockView;
 import io.tenure.proto.v1.Event;
 import io.tenure.proto.v1.LeaseKeepAliveRequest;
@@ -189,6 +190,42 @@ class SingleMemberTest {
         assertThat(ttl.getKeysList()).containsExactly("kept-lock");
         assertThat(ttl.getGrantedTtlMs()).isEqualTo(1_000);
         assertThat(ttl.getClientId()).isEqualTo("kept");
+    }
+
+    @Test
+    void aKeepAliveForSeveralLeasesIsAnsweredOnceListingEach() throws Exception {
+        long a = member.grantLease("a", 60_000);
+        long b = member.grantLease("b", 30_000);
+        BlockingQueue<LeaseKeepAliveResponse> acks = new LinkedBlockingQueue<>();
+        CompletableFuture<Throwable> ended = new CompletableFuture<>();
+        StreamObserver<LeaseKeepAliveRequest> stream = member.async().leaseKeepAlive(new StreamObserver<>() {
+            @Override public void onNext(LeaseKeepAliveResponse r) { acks.add(r); }
+            @Override public void onError(Throwable t) { ended.complete(t); }
+            @Override public void onCompleted() { ended.complete(null); }
+        });
+        long renewedBefore = member.server.member().stateMachine().read(s -> s.lease(a).renewedAt());
+
+        stream.onNext(LeaseKeepAliveRequest.newBuilder().setId(a).addIds(b).addIds(424242L).build());
+
+        LeaseKeepAliveResponse ack = acks.poll(5, TimeUnit.SECONDS);
+        assertThat(ack).isNotNull();
+        assertThat(ack.getRenewedIdsList()).containsExactly(a, b, 424242L);
+        assertThat(ack.getRenewedTtlMsList()).as("an unknown lease answers 0").containsExactly(60_000L, 30_000L, 0L);
+        long renewedAfter = member.server.member().stateMachine().read(s -> s.lease(a).renewedAt());
+        assertThat(renewedAfter).isGreaterThan(renewedBefore);
+
+        LeaseKeepAliveRequest.Builder tooMany = LeaseKeepAliveRequest.newBuilder();
+        for (int i = 0; i <= 10_000; i++) {
+            tooMany.addIds(a);
+        }
+        stream.onNext(tooMany.build());
+        Throwable refusal = ended.get(5, TimeUnit.SECONDS);
+        assertThat(refusal).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+            assertThat(e.getStatus().getDescription()).contains("ids").contains("10000");
+        });
+        LeaseView stillThere = member.server.member().stateMachine().read(s -> s.lease(b));
+        assertThat(stillThere).as("nothing stored is lost").isNotNull();
     }
 
     /** A parked Lock call of {@code lease} on {@code name}, cancellable as a client going away would be. */

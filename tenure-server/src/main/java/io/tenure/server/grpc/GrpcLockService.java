@@ -61,6 +61,8 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
     /** Locks listed when the request names no limit, and the most one request may ask for. */
     static final int DEFAULT_LIST = 1_000;
     static final int MAX_LIST = 10_000;
+    /** The most leases one keep-alive request may renew. */
+    static final int MAX_KEEPALIVE_IDS = 10_000;
 
     private final Member member;
 
@@ -207,6 +209,10 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
             @Override
             public void onNext(LeaseKeepAliveRequest request) {
+                if (request.getIdsCount() > 0) {
+                    renewAll(request);
+                    return;
+                }
                 long id = request.getId();
                 member.leases().keepAlive(id).whenComplete((ttlMillis, error) -> {
                     synchronized (call) {
@@ -224,6 +230,46 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                                 .setTtl(seconds(ttlMillis))
                                 .setTtlMs(ttlMillis)
                                 .build());
+                    }
+                });
+            }
+
+            /** Several leases in one request: one answer listing each with its TTL. */
+            private void renewAll(LeaseKeepAliveRequest request) {
+                int count = request.getIdsCount() + (request.getId() != 0 ? 1 : 0);
+                if (count > MAX_KEEPALIVE_IDS) {
+                    synchronized (call) {
+                        if (!ended && !call.isCancelled()) {
+                            ended = true;
+                            observer.onError(Statuses.invalid("ids: at most " + MAX_KEEPALIVE_IDS
+                                    + " leases per keep-alive request, got " + count));
+                        }
+                    }
+                    return;
+                }
+                long[] ids = new long[count];
+                int at = 0;
+                if (request.getId() != 0) {
+                    ids[at++] = request.getId();
+                }
+                for (int i = 0; i < request.getIdsCount(); i++) {
+                    ids[at++] = request.getIds(i);
+                }
+                member.leases().keepAliveAll(ids).whenComplete((ttls, error) -> {
+                    synchronized (call) {
+                        if (ended || call.isCancelled()) {
+                            return;
+                        }
+                        if (error != null) {
+                            ended = true;
+                            observer.onError(Statuses.of(error));
+                            return;
+                        }
+                        LeaseKeepAliveResponse.Builder answer = LeaseKeepAliveResponse.newBuilder().setHeader(header());
+                        for (int i = 0; i < ids.length; i++) {
+                            answer.addRenewedIds(ids[i]).addRenewedTtlMs(ttls[i]);
+                        }
+                        observer.onNext(answer.build());
                     }
                 });
             }

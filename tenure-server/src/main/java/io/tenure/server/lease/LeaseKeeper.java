@@ -59,6 +59,10 @@ public final class LeaseKeeper implements AutoCloseable {
     private final Object lock = new Object();
     private LinkedHashMap<Long, List<CompletableFuture<Long>>> pendingRenewals = new LinkedHashMap<>();
     private boolean renewalScheduled;
+    /** Keep-alives that came several in one request, each answered as a whole. Guarded by lock. */
+    private List<Renewals> pendingGroups = new ArrayList<>();
+
+    private record Renewals(long[] leaseIds, CompletableFuture<long[]> ack) {}
     private volatile boolean leading;
 
     private final ServerMetrics metrics;
@@ -171,26 +175,76 @@ public final class LeaseKeeper implements AutoCloseable {
         return ack;
     }
 
+    /**
+     * Renews several leases for one request (a client keeping many alive sends those due
+     * together); completes with each one's TTL in milliseconds, in the order given, 0 for a lease
+     * that does not exist (any more). They travel in the same renewal entries as single ones.
+     */
+    public CompletableFuture<long[]> keepAliveAll(long[] leaseIds) {
+        CompletableFuture<long[]> ack = new CompletableFuture<>();
+        long started = System.nanoTime();
+        ack.whenComplete((ttls, error) -> {
+            metrics.latency("renew", System.nanoTime() - started);
+            for (int i = 0; i < leaseIds.length; i++) {
+                metrics.renew(error != null ? ServerMetrics.failureResult(error) : ttls[i] > 0 ? "renewed" : "expired");
+            }
+        });
+        boolean schedule;
+        synchronized (lock) {
+            pendingGroups.add(new Renewals(leaseIds, ack));
+            schedule = !renewalScheduled;
+            renewalScheduled = true;
+        }
+        if (schedule) {
+            timer.schedule(this::proposeRenewals, RENEW_WINDOW_NANOS, TimeUnit.NANOSECONDS);
+        }
+        return ack;
+    }
+
     private void proposeRenewals() {
         Map<Long, List<CompletableFuture<Long>>> batch;
+        List<Renewals> groups;
         synchronized (lock) {
             batch = pendingRenewals;
             pendingRenewals = new LinkedHashMap<>();
+            groups = pendingGroups;
+            pendingGroups = new ArrayList<>();
             renewalScheduled = false;
         }
-        if (batch.isEmpty()) {
+        if (batch.isEmpty() && groups.isEmpty()) {
             return;
         }
-        long[] ids = batch.keySet().stream().mapToLong(Long::longValue).toArray();
+        java.util.LinkedHashSet<Long> distinct = new java.util.LinkedHashSet<>(batch.keySet());
+        for (Renewals group : groups) {
+            for (long id : group.leaseIds()) {
+                distinct.add(id);
+            }
+        }
+        long[] ids = distinct.stream().mapToLong(Long::longValue).toArray();
         proposer.propose(new Command.LeaseRenew(ids)).whenComplete((applied, error) -> {
             if (error != null) {
                 batch.values().forEach(acks -> acks.forEach(a -> a.completeExceptionally(error)));
+                groups.forEach(g -> g.ack().completeExceptionally(error));
                 return;
             }
             Result.LeasesRenewed renewed = (Result.LeasesRenewed) applied.result();
+            java.util.HashMap<Long, Long> ttlById = groups.isEmpty() ? null : new java.util.HashMap<>(ids.length * 2);
             for (int i = 0; i < ids.length; i++) {
                 long ttl = renewed.ttlMillis()[i];
-                batch.get(ids[i]).forEach(a -> a.complete(ttl));
+                List<CompletableFuture<Long>> acks = batch.get(ids[i]);
+                if (acks != null) {
+                    acks.forEach(a -> a.complete(ttl));
+                }
+                if (ttlById != null) {
+                    ttlById.put(ids[i], ttl);
+                }
+            }
+            for (Renewals group : groups) {
+                long[] ttls = new long[group.leaseIds().length];
+                for (int i = 0; i < ttls.length; i++) {
+                    ttls[i] = ttlById.get(group.leaseIds()[i]);
+                }
+                group.ack().complete(ttls);
             }
         });
     }
