@@ -51,7 +51,7 @@ public sealed interface Command {
     record LockRelease(String key, long leaseId, long fencingToken) implements Command {}
 
     /**
-     * Changes nothing. A member that has applied it has applied everything committed before it
+     * Changes nothing, not even the revision. A member that has applied it has applied everything committed before it
      * was proposed: the read barrier of a linearizable read. Its commit needs a majority that
      * accepts the proposing leader's term, so a leader cut off from the majority cannot pass it.
      */

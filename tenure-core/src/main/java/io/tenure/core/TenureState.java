@@ -89,6 +89,11 @@ public final class TenureState {
         if (position <= appliedPosition) {
             throw new IllegalArgumentException("position " + position + " is not after the last applied " + appliedPosition);
         }
+        if (command instanceof Command.ReadBarrier) {
+            // Not even the revision moves: a read must not look like a change to a watcher, or
+            // to anyone comparing revisions.
+            return Applied.of(READ_BARRIER_PASSED);
+        }
         this.position = position;
         this.appliedPosition = position;
         this.effects = new ArrayList<>(0);
@@ -118,8 +123,6 @@ public final class TenureState {
             return expireLease(c);
         } else if (command instanceof Command.MemberEndpoint c) {
             return recordEndpoint(c);
-        } else if (command instanceof Command.ReadBarrier) {
-            return READ_BARRIER_PASSED;
         }
         throw new IllegalArgumentException("unknown command " + command.getClass().getName());
     }

@@ -44,6 +44,7 @@ class FencingTokenTest {
         long first = replica.acquire("k", 1).fencingToken();
         replica.enqueue("k", 2);
         long renewedAt = replica.lease(1).renewedAt();
+        long revision = replica.state.revision();
 
         Applied barrier = replica.apply(new Command.ReadBarrier());
 
@@ -53,6 +54,7 @@ class FencingTokenTest {
         assertThat(replica.lock("k").fencingToken()).isEqualTo(first);
         assertThat(replica.lock("k").waiters()).extracting(LockView.Waiter::leaseId).containsExactly(2L);
         assertThat(replica.lease(1).renewedAt()).as("a barrier renews nothing").isEqualTo(renewedAt);
+        assertThat(replica.state.revision()).as("a read does not move the revision").isEqualTo(revision);
         assertThat(replica.release("k", 1, first).nextFencingToken()).isGreaterThan(first);
     }
 
