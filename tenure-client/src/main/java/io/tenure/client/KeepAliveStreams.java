@@ -127,6 +127,14 @@ final class KeepAliveStreams {
             shared.send(leaseId);
         }
 
+        /**
+         * Whether the member answered any keep-alive on this stream at or after {@code since}
+         * (clock reading): it is alive and serving, if slowly.
+         */
+        boolean answeredSince(long since) {
+            return shared.answered && shared.lastAnswerNanos - since >= 0;
+        }
+
         /** The keeper gives the member up (it stopped answering): breaks the stream for every lease on it. */
         void abandon(String why) {
             shared.cancel(why);
@@ -153,6 +161,9 @@ final class KeepAliveStreams {
         private boolean flushScheduled;
         private long lastFlushNanos;
         private boolean flushedOnce;
+        /** When the member last answered on this stream (any lease), once it has. */
+        volatile long lastAnswerNanos;
+        volatile boolean answered;
 
         Shared(int endpoint) {
             this.endpoint = endpoint;
@@ -255,6 +266,8 @@ final class KeepAliveStreams {
 
         @Override
         public void onNext(LeaseKeepAliveResponse ack) {
+            lastAnswerNanos = clock.nanoTime();
+            answered = true;
             int renewed = ack.getRenewedIdsCount();
             if (renewed > 0) {
                 for (int i = 0; i < renewed; i++) {

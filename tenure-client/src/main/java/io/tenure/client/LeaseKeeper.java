@@ -340,7 +340,14 @@ final class LeaseKeeper {
 
     private void onStall(Attachment to, long sentAt) {
         synchronized (this) {
-            if (loss == null && stream == to && to.pendingSends.contains(sentAt)) {
+            long stall = Math.max(MIN_STALL.toNanos(), ttlNanos / STALL_FRACTION_OF_TTL);
+            long now = clock.nanoTime();
+            if (loss == null && stream == to && to.pendingSends.contains(sentAt) && to.answeredSince(now - stall)) {
+                // The member answers other leases on this stream: it is slow (busy), not gone.
+                // Moving would break the stream for every lease on it and resend them all at
+                // once; this keep-alive's own window still ends the lease if it never comes.
+                schedule(() -> onStall(to, sentAt), stall);
+            } else if (loss == null && stream == to && to.pendingSends.contains(sentAt)) {
                 log.debug("lease {}: keep-alive to {} unanswered for {} ms; moving to the next member",
                         leaseId, endpoints.target(to.endpoint()), TimeUnit.NANOSECONDS.toMillis(clock.nanoTime() - sentAt));
                 // The member answers none of this client's leases either: they all move.

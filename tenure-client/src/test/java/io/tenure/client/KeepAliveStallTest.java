@@ -50,4 +50,29 @@ class KeepAliveStallTest {
         assertThat(lease.isValid()).isTrue();
         assertThat(lease.lost()).isNotDone();
     }
+
+    @Test
+    void aMemberThatAnswersOtherLeasesOnTheStreamIsSlowNotGoneAndKeepsTheStream() {
+        Lease slow = client.grantLease(TTL, "worker-1");
+        time.advanceTo(Duration.ofMillis(500));
+        Lease other = client.grantLease(TTL, "worker-2");
+        first.unanswered.add(slow.id());
+        Duration third = TTL.dividedBy(3);
+
+        time.advanceTo(third);                                            // slow's keep-alive: never answered
+        time.advanceTo(third.plus(Duration.ofMillis(500)));               // other's: answered
+        time.advanceTo(third.plus(TTL.dividedBy(10)));                    // slow's stall check
+        assertThat(second.keepAlivesReceived).as("the member answers others: slow, not gone; nothing moves").isEmpty();
+        assertThat(first.streamsOpened).hasValue(1);
+
+        // The unanswered lease still ends by its own window, TTL/2 after its last acknowledged send.
+        time.advanceTo(TTL.dividedBy(2));
+        assertThat(slow.lost()).isDone();
+        assertThat(slow.lost().join().reason()).isEqualTo(LeaseLoss.Reason.UNREACHABLE);
+        assertThat(other.isValid()).isTrue();
+        time.advanceTo(third.multipliedBy(2).plus(Duration.ofMillis(600)));
+        assertThat(other.isValid()).isTrue();
+        assertThat(first.streamsOpened).as("the others keep their stream").hasValue(1);
+        assertThat(second.streamsOpened).hasValue(0);
+    }
 }

@@ -77,6 +77,8 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
             request -> LockCancelResponse.newBuilder().setKey(request.getName()).build();
     final AtomicInteger statusCalls = new AtomicInteger();
     final AtomicInteger streamsOpened = new AtomicInteger();
+    /** Leases whose keep-alives are received but never answered (the others are, as the mode says). */
+    final java.util.Set<Long> unanswered = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Keep-alive requests that carried several leases. */
     final AtomicInteger batchedKeepAlives = new AtomicInteger();
     /** Completes when a parked Lock call is cancelled by the client. */
@@ -152,6 +154,10 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
             public void onNext(LeaseKeepAliveRequest request) {
                 LeaseKeepAliveResponse renewed;
                 LeaseKeepAliveResponse expired;
+                if (request.getIdsCount() == 0 && unanswered.contains(request.getId())) {
+                    keepAlivesReceived.add(request);
+                    return;
+                }
                 if (request.getIdsCount() == 0) {
                     keepAlivesReceived.add(request);
                     long ttlMs = ttlMsByLease.getOrDefault(request.getId(), 0L);
