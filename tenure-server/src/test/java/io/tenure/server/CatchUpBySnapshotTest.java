@@ -84,7 +84,9 @@ class CatchUpBySnapshotTest {
         // Watched in-process: a Status call is a read, and each read commits a barrier entry.
         Await.until(Duration.ofSeconds(30), first + " applies index " + commit + " (log start " + logStart + ")",
                 () -> appliedIndex(back) >= commit);
-        assertThat(statusOf(back).getLeader()).isEqualTo(next);
+        // One of the survivors: under load, leadership may have moved between them meanwhile.
+        String named = statusOf(back).getLeader();
+        assertThat(named).as("the restarted member names a leader").isIn(rest);
         assertThat(back.member().logStartIndex()).as("its log now starts after the installed snapshot").isGreaterThan(firstLast);
     }
 
