@@ -57,10 +57,9 @@ public final class LeaseKeeper implements AutoCloseable {
     private final long minTtlMillis;
 
     private final Object lock = new Object();
-    private LinkedHashMap<Long, List<CompletableFuture<Long>>> pendingRenewals = new LinkedHashMap<>();
+    /** Keep-alive requests waiting for the next renewal command, each answered as a whole. Guarded by lock. */
+    private List<Renewals> pendingRenewals = new ArrayList<>();
     private boolean renewalScheduled;
-    /** Keep-alives that came several in one request, each answered as a whole. Guarded by lock. */
-    private List<Renewals> pendingGroups = new ArrayList<>();
 
     private record Renewals(long[] leaseIds, CompletableFuture<long[]> ack) {}
     private volatile boolean leading;
@@ -157,28 +156,14 @@ public final class LeaseKeeper implements AutoCloseable {
      * when the lease does not exist (any more).
      */
     public CompletableFuture<Long> keepAlive(long leaseId) {
-        CompletableFuture<Long> ack = new CompletableFuture<>();
-        long started = System.nanoTime();
-        ack.whenComplete((ttl, error) -> {
-            metrics.latency("renew", System.nanoTime() - started);
-            metrics.renew(error != null ? ServerMetrics.failureResult(error) : ttl > 0 ? "renewed" : "expired");
-        });
-        boolean schedule;
-        synchronized (lock) {
-            pendingRenewals.computeIfAbsent(leaseId, id -> new ArrayList<>(1)).add(ack);
-            schedule = !renewalScheduled;
-            renewalScheduled = true;
-        }
-        if (schedule) {
-            timer.schedule(this::proposeRenewals, RENEW_WINDOW_NANOS, TimeUnit.NANOSECONDS);
-        }
-        return ack;
+        return keepAliveAll(new long[] {leaseId}).thenApply(ttls -> ttls[0]);
     }
 
     /**
      * Renews several leases for one request (a client keeping many alive sends those due
      * together); completes with each one's TTL in milliseconds, in the order given, 0 for a lease
-     * that does not exist (any more). They travel in the same renewal entries as single ones.
+     * that does not exist (any more). Every request received within {@link #RENEW_WINDOW_NANOS}
+     * travels in one renewal command.
      */
     public CompletableFuture<long[]> keepAliveAll(long[] leaseIds) {
         CompletableFuture<long[]> ack = new CompletableFuture<>();
@@ -191,7 +176,7 @@ public final class LeaseKeeper implements AutoCloseable {
         });
         boolean schedule;
         synchronized (lock) {
-            pendingGroups.add(new Renewals(leaseIds, ack));
+            pendingRenewals.add(new Renewals(leaseIds, ack));
             schedule = !renewalScheduled;
             renewalScheduled = true;
         }
@@ -202,49 +187,35 @@ public final class LeaseKeeper implements AutoCloseable {
     }
 
     private void proposeRenewals() {
-        Map<Long, List<CompletableFuture<Long>>> batch;
-        List<Renewals> groups;
+        List<Renewals> requests;
         synchronized (lock) {
-            batch = pendingRenewals;
-            pendingRenewals = new LinkedHashMap<>();
-            groups = pendingGroups;
-            pendingGroups = new ArrayList<>();
+            requests = pendingRenewals;
+            pendingRenewals = new ArrayList<>();
             renewalScheduled = false;
         }
-        if (batch.isEmpty() && groups.isEmpty()) {
+        if (requests.isEmpty()) {
             return;
         }
-        java.util.LinkedHashSet<Long> distinct = new java.util.LinkedHashSet<>(batch.keySet());
-        for (Renewals group : groups) {
-            for (long id : group.leaseIds()) {
-                distinct.add(id);
+        // Each lease once, in the order first asked (a lease may be in several requests).
+        Map<Long, Integer> slotById = new LinkedHashMap<>();
+        for (Renewals request : requests) {
+            for (long id : request.leaseIds()) {
+                slotById.putIfAbsent(id, slotById.size());
             }
         }
-        long[] ids = distinct.stream().mapToLong(Long::longValue).toArray();
+        long[] ids = slotById.keySet().stream().mapToLong(Long::longValue).toArray();
         proposer.propose(new Command.LeaseRenew(ids)).whenComplete((applied, error) -> {
             if (error != null) {
-                batch.values().forEach(acks -> acks.forEach(a -> a.completeExceptionally(error)));
-                groups.forEach(g -> g.ack().completeExceptionally(error));
+                requests.forEach(r -> r.ack().completeExceptionally(error));
                 return;
             }
-            Result.LeasesRenewed renewed = (Result.LeasesRenewed) applied.result();
-            java.util.HashMap<Long, Long> ttlById = groups.isEmpty() ? null : new java.util.HashMap<>(ids.length * 2);
-            for (int i = 0; i < ids.length; i++) {
-                long ttl = renewed.ttlMillis()[i];
-                List<CompletableFuture<Long>> acks = batch.get(ids[i]);
-                if (acks != null) {
-                    acks.forEach(a -> a.complete(ttl));
-                }
-                if (ttlById != null) {
-                    ttlById.put(ids[i], ttl);
-                }
-            }
-            for (Renewals group : groups) {
-                long[] ttls = new long[group.leaseIds().length];
+            long[] renewed = ((Result.LeasesRenewed) applied.result()).ttlMillis();
+            for (Renewals request : requests) {
+                long[] ttls = new long[request.leaseIds().length];
                 for (int i = 0; i < ttls.length; i++) {
-                    ttls[i] = ttlById.get(group.leaseIds()[i]);
+                    ttls[i] = renewed[slotById.get(request.leaseIds()[i])];
                 }
-                group.ack().complete(ttls);
+                request.ack().complete(ttls);
             }
         });
     }
