@@ -175,16 +175,21 @@ public final class Locks {
                 throw RequestRejected.of(applied);
             }
             LOG.info("event=lock_wait_cancelled lock=\"{}\" lease={} request_id={}", name, leaseId, RequestIds.current());
-            LockView now = describe(name);
-            Outcome notAcquired = now == null
-                    ? new Outcome(name, false, 0, "", 0)
-                    : new Outcome(name, false, 0, now.holder(), now.waiters().size());
-            List<Wait> waits = parked.remove(new WaitKey(name, leaseId));
-            if (waits != null) {
-                waits.forEach(w -> deliver(w, notAcquired));
-            }
-            return notAcquired;
+            return answerWithdrawn(new WaitKey(name, leaseId));
         });
+    }
+
+    /** A wait was withdrawn through the log: answers its calls parked here "not acquired", naming the holder now. */
+    private Outcome answerWithdrawn(WaitKey id) {
+        LockView now = describe(id.key());
+        Outcome notAcquired = now == null
+                ? new Outcome(id.key(), false, 0, "", 0)
+                : new Outcome(id.key(), false, 0, now.holder(), now.waiters().size());
+        List<Wait> waits = parked.remove(id);
+        if (waits != null) {
+            waits.forEach(w -> deliver(w, notAcquired));
+        }
+        return notAcquired;
     }
 
     /**
@@ -380,24 +385,17 @@ public final class Locks {
                 }
                 return;
             }
-            List<Wait> waits = parked.remove(id);
             if (stateMachine.read(s -> s.renewedAt(id.leaseId())) < 0) {
                 RequestRejected gone = new RequestRejected(Result.Code.NOT_FOUND, "lease_id",
                         "lease " + id.leaseId() + " not found (expired or revoked) while waiting for lock '" + id.key() + "'");
+                List<Wait> waits = parked.remove(id);
                 if (waits != null) {
                     waits.forEach(w -> fail(w, gone));
                 }
                 fail(wait, gone);
                 return;
             }
-            LockView now = describe(id.key());
-            Outcome notAcquired = now == null
-                    ? new Outcome(id.key(), false, 0, "", 0)
-                    : new Outcome(id.key(), false, 0, now.holder(), now.waiters().size());
-            if (waits != null) {
-                waits.forEach(w -> deliver(w, notAcquired));
-            }
-            deliver(wait, notAcquired);
+            deliver(wait, answerWithdrawn(id));
         });
     }
 
