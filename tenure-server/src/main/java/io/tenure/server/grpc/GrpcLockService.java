@@ -49,8 +49,10 @@ import io.tenure.server.watch.WatchHub;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * The gRPC front end: translates {@code tenure.v1} messages to calls on the member's lock, lease
@@ -77,6 +79,18 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                 .setRevision(member.revision())
                 .setRaftTerm(member.term())
                 .build();
+    }
+
+    /** Answers a unary call with the response made from {@code result}, or with the status of its failure. */
+    private static <T, R> void answer(CompletableFuture<T> result, StreamObserver<R> observer, Function<T, R> response) {
+        result.whenComplete((value, error) -> {
+            if (error != null) {
+                observer.onError(Statuses.of(error));
+                return;
+            }
+            observer.onNext(response.apply(value));
+            observer.onCompleted();
+        });
     }
 
     @Override
@@ -111,51 +125,31 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     @Override
     public void tryLock(TryLockRequest request, StreamObserver<TryLockResponse> observer) {
-        member.locks().tryLock(request.getName(), request.getLeaseId(), request.getMetadata().toByteArray())
-                .whenComplete((outcome, error) -> {
-                    if (error != null) {
-                        observer.onError(Statuses.of(error));
-                        return;
-                    }
-                    observer.onNext(TryLockResponse.newBuilder()
-                            .setHeader(header())
-                            .setKey(outcome.key())
-                            .setFencingToken(outcome.fencingToken())
-                            .setAcquired(outcome.acquired())
-                            .setHolder(outcome.holder())
-                            .build());
-                    observer.onCompleted();
-                });
+        answer(member.locks().tryLock(request.getName(), request.getLeaseId(), request.getMetadata().toByteArray()), observer,
+                outcome -> TryLockResponse.newBuilder()
+                        .setHeader(header())
+                        .setKey(outcome.key())
+                        .setFencingToken(outcome.fencingToken())
+                        .setAcquired(outcome.acquired())
+                        .setHolder(outcome.holder())
+                        .build());
     }
 
     @Override
     public void unlock(UnlockRequest request, StreamObserver<UnlockResponse> observer) {
-        member.locks().unlock(request.getKey(), request.getLeaseId(), request.getFencingToken())
-                .whenComplete((next, error) -> {
-                    if (error != null) {
-                        observer.onError(Statuses.of(error));
-                        return;
-                    }
-                    observer.onNext(UnlockResponse.newBuilder().setHeader(header()).setNextFencingToken(next).build());
-                    observer.onCompleted();
-                });
+        answer(member.locks().unlock(request.getKey(), request.getLeaseId(), request.getFencingToken()), observer,
+                next -> UnlockResponse.newBuilder().setHeader(header()).setNextFencingToken(next).build());
     }
 
     @Override
     public void lockCancel(LockCancelRequest request, StreamObserver<LockCancelResponse> observer) {
-        member.locks().cancel(request.getName(), request.getLeaseId()).whenComplete((outcome, error) -> {
-            if (error != null) {
-                observer.onError(Statuses.of(error));
-                return;
-            }
-            observer.onNext(LockCancelResponse.newBuilder()
-                    .setHeader(header())
-                    .setKey(outcome.key())
-                    .setAcquired(outcome.acquired())
-                    .setFencingToken(outcome.fencingToken())
-                    .build());
-            observer.onCompleted();
-        });
+        answer(member.locks().cancel(request.getName(), request.getLeaseId()), observer,
+                outcome -> LockCancelResponse.newBuilder()
+                        .setHeader(header())
+                        .setKey(outcome.key())
+                        .setAcquired(outcome.acquired())
+                        .setFencingToken(outcome.fencingToken())
+                        .build());
     }
 
     @Override
@@ -173,31 +167,18 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
             return;
         }
         long ttlMillis = request.getTtlMs() > 0 ? request.getTtlMs() : request.getTtl() * 1000;
-        member.leases().grant(request.getId(), ttlMillis, request.getClientId()).whenComplete((granted, error) -> {
-            if (error != null) {
-                observer.onError(Statuses.of(error));
-                return;
-            }
-            observer.onNext(LeaseGrantResponse.newBuilder()
-                    .setHeader(header())
-                    .setId(granted.leaseId())
-                    .setTtl(seconds(granted.ttlMillis()))
-                    .setTtlMs(granted.ttlMillis())
-                    .build());
-            observer.onCompleted();
-        });
+        answer(member.leases().grant(request.getId(), ttlMillis, request.getClientId()), observer,
+                granted -> LeaseGrantResponse.newBuilder()
+                        .setHeader(header())
+                        .setId(granted.leaseId())
+                        .setTtl(seconds(granted.ttlMillis()))
+                        .setTtlMs(granted.ttlMillis())
+                        .build());
     }
 
     @Override
     public void leaseRevoke(LeaseRevokeRequest request, StreamObserver<LeaseRevokeResponse> observer) {
-        member.leases().revoke(request.getId()).whenComplete((ignored, error) -> {
-            if (error != null) {
-                observer.onError(Statuses.of(error));
-                return;
-            }
-            observer.onNext(LeaseRevokeResponse.newBuilder().setHeader(header()).build());
-            observer.onCompleted();
-        });
+        answer(member.leases().revoke(request.getId()), observer, ignored -> LeaseRevokeResponse.newBuilder().setHeader(header()).build());
     }
 
     @Override
@@ -209,42 +190,21 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
             @Override
             public void onNext(LeaseKeepAliveRequest request) {
-                if (request.getIdsCount() > 0) {
-                    renewAll(request);
+                if (request.getIdsCount() == 0) {
+                    long id = request.getId();
+                    send(member.leases().keepAlive(id), ttlMillis -> LeaseKeepAliveResponse.newBuilder()
+                            .setHeader(header())
+                            .setId(id)
+                            .setTtl(seconds(ttlMillis))
+                            .setTtlMs(ttlMillis)
+                            .build());
                     return;
                 }
-                long id = request.getId();
-                member.leases().keepAlive(id).whenComplete((ttlMillis, error) -> {
-                    synchronized (call) {
-                        if (ended || call.isCancelled()) {
-                            return;
-                        }
-                        if (error != null) {
-                            ended = true;
-                            observer.onError(Statuses.of(error));
-                            return;
-                        }
-                        observer.onNext(LeaseKeepAliveResponse.newBuilder()
-                                .setHeader(header())
-                                .setId(id)
-                                .setTtl(seconds(ttlMillis))
-                                .setTtlMs(ttlMillis)
-                                .build());
-                    }
-                });
-            }
-
-            /** Several leases in one request: one answer listing each with its TTL. */
-            private void renewAll(LeaseKeepAliveRequest request) {
+                // Several leases in one request: one answer listing each with its TTL.
                 int count = request.getIdsCount() + (request.getId() != 0 ? 1 : 0);
                 if (count > MAX_KEEPALIVE_IDS) {
-                    synchronized (call) {
-                        if (!ended && !call.isCancelled()) {
-                            ended = true;
-                            observer.onError(Statuses.invalid("ids: at most " + MAX_KEEPALIVE_IDS
-                                    + " leases per keep-alive request, got " + count));
-                        }
-                    }
+                    send(CompletableFuture.failedFuture(Statuses.invalid("ids: at most " + MAX_KEEPALIVE_IDS
+                            + " leases per keep-alive request, got " + count)), null);
                     return;
                 }
                 long[] ids = new long[count];
@@ -255,7 +215,18 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                 for (int i = 0; i < request.getIdsCount(); i++) {
                     ids[at++] = request.getIds(i);
                 }
-                member.leases().keepAliveAll(ids).whenComplete((ttls, error) -> {
+                send(member.leases().keepAliveAll(ids), ttls -> {
+                    LeaseKeepAliveResponse.Builder answer = LeaseKeepAliveResponse.newBuilder().setHeader(header());
+                    for (int i = 0; i < ids.length; i++) {
+                        answer.addRenewedIds(ids[i]).addRenewedTtlMs(ttls[i]);
+                    }
+                    return answer.build();
+                });
+            }
+
+            /** Sends the answer to one request once renewed; a failure ends the stream, and nothing is sent after the end. */
+            private <T> void send(CompletableFuture<T> renewal, Function<T, LeaseKeepAliveResponse> answer) {
+                renewal.whenComplete((value, error) -> {
                     synchronized (call) {
                         if (ended || call.isCancelled()) {
                             return;
@@ -265,11 +236,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                             observer.onError(Statuses.of(error));
                             return;
                         }
-                        LeaseKeepAliveResponse.Builder answer = LeaseKeepAliveResponse.newBuilder().setHeader(header());
-                        for (int i = 0; i < ids.length; i++) {
-                            answer.addRenewedIds(ids[i]).addRenewedTtlMs(ttls[i]);
-                        }
-                        observer.onNext(answer.build());
+                        observer.onNext(answer.apply(value));
                     }
                 });
             }
@@ -293,11 +260,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     @Override
     public void leaseTimeToLive(LeaseTimeToLiveRequest request, StreamObserver<LeaseTimeToLiveResponse> observer) {
-        member.readBarrier().thenApply(ignored -> member.leases().timeToLive(request.getId())).whenComplete((ttl, error) -> {
-            if (error != null) {
-                observer.onError(Statuses.of(error));
-                return;
-            }
+        answer(member.readBarrier().thenApply(ignored -> member.leases().timeToLive(request.getId())), observer, ttl -> {
             LeaseTimeToLiveResponse.Builder response = LeaseTimeToLiveResponse.newBuilder().setHeader(header()).setId(request.getId());
             if (ttl == null) {
                 response.setTtl(-1).setTtlMs(-1);
@@ -312,8 +275,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                     response.addAllKeys(lease.held()).addAllWaiting(lease.waiting());
                 }
             }
-            observer.onNext(response.build());
-            observer.onCompleted();
+            return response.build();
         });
     }
 
@@ -479,16 +441,11 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
             observer.onError(Statuses.invalid(problem));
             return;
         }
-        member.readBarrier().thenApply(ignored -> member.locks().describeAt(request.getName())).whenComplete((read, error) -> {
-            if (error != null) {
-                observer.onError(Statuses.of(error));
-                return;
-            }
+        answer(member.readBarrier().thenApply(ignored -> member.locks().describeAt(request.getName())), observer, read -> {
             LockState lock = read.locks().isEmpty()
                     ? LockState.newBuilder().setKey(request.getName()).setHeld(false).setHolderTtlRemainingMs(-1).build()
                     : lockState(read.locks().get(0));
-            observer.onNext(DescribeResponse.newBuilder().setHeader(header(read.revision())).setLock(lock).build());
-            observer.onCompleted();
+            return DescribeResponse.newBuilder().setHeader(header(read.revision())).setLock(lock).build();
         });
     }
 
@@ -500,15 +457,10 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
             return;
         }
         int limit = request.getLimit() == 0 ? DEFAULT_LIST : request.getLimit();
-        member.readBarrier().thenApply(ignored -> member.locks().list(request.getPrefix(), limit)).whenComplete((read, error) -> {
-            if (error != null) {
-                observer.onError(Statuses.of(error));
-                return;
-            }
+        answer(member.readBarrier().thenApply(ignored -> member.locks().list(request.getPrefix(), limit)), observer, read -> {
             ListLocksResponse.Builder response = ListLocksResponse.newBuilder().setHeader(header(read.revision())).setMore(read.more());
             read.locks().forEach(lock -> response.addLocks(lockState(lock)));
-            observer.onNext(response.build());
-            observer.onCompleted();
+            return response.build();
         });
     }
 
@@ -562,16 +514,12 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
         }
         int limit = request.getLimit() == 0 ? DEFAULT_LIST : request.getLimit();
         long afterId = request.getAfterId();
-        member.readBarrier().thenApply(ignored -> member.stateMachine().read(state -> {
+        answer(member.readBarrier().thenApply(ignored -> member.stateMachine().read(state -> {
             // One more than asked, to tell whether there are more.
             List<LeaseView> leases = state.leases().stream().filter(lease -> lease.leaseId() > afterId)
                     .limit(limit + 1L).toList();
             return Map.entry(state.revision(), leases);
-        })).whenComplete((read, error) -> {
-            if (error != null) {
-                observer.onError(Statuses.of(error));
-                return;
-            }
+        })), observer, read -> {
             List<LeaseView> leases = read.getValue();
             LeaseListResponse.Builder response = LeaseListResponse.newBuilder().setHeader(header(read.getKey()))
                     .setMore(leases.size() > limit);
@@ -585,8 +533,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                         .setWaiting(lease.waiting().size())
                         .setGrantedRevision(lease.grantedAt()));
             }
-            observer.onNext(response.build());
-            observer.onCompleted();
+            return response.build();
         });
     }
 }
