@@ -192,7 +192,7 @@ public final class Member implements TenureStateMachine.Listener {
             if (error == null) {
                 return null;
             }
-            Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null ? error.getCause() : error;
+            Throwable cause = Causes.unwrap(error);
             if (cause instanceof java.util.concurrent.TimeoutException) {
                 throw new NotServingException("no linearizable read now: the read barrier was not committed within "
                         + READ_BARRIER_TIMEOUT_MS + " ms (no leader reachable?)", cause);

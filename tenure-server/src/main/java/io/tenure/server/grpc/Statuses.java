@@ -1,5 +1,6 @@
 package io.tenure.server.grpc;
 
+import io.tenure.server.Causes;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.tenure.server.LimitExceeded;
@@ -7,15 +8,13 @@ import io.tenure.server.NotServingException;
 import io.tenure.server.RequestRejected;
 
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 
 /** The one table from Tenure's failures to gRPC statuses. */
 final class Statuses {
     private Statuses() {}
 
     static StatusRuntimeException of(Throwable error) {
-        Throwable e = unwrap(error);
+        Throwable e = Causes.unwrap(error);
         if (e instanceof StatusRuntimeException sre) {
             return sre;
         }
@@ -45,12 +44,5 @@ final class Statuses {
 
     static StatusRuntimeException invalid(String message) {
         return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
-    }
-
-    private static Throwable unwrap(Throwable e) {
-        while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
-            e = e.getCause();
-        }
-        return e;
     }
 }

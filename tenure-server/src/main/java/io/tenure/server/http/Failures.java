@@ -1,13 +1,12 @@
 package io.tenure.server.http;
 
+import io.tenure.server.Causes;
 import io.tenure.server.LimitExceeded;
 import io.tenure.server.NotServingException;
 import io.tenure.server.RequestRejected;
 
 import java.util.Map;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 
 /** The one table from Tenure's failures to HTTP error answers (the HTTP twin of the gRPC {@code Statuses}). */
@@ -27,7 +26,7 @@ final class Failures {
     private Failures() {}
 
     static Failure of(Throwable error) {
-        Throwable e = unwrap(error);
+        Throwable e = Causes.unwrap(error);
         if (e instanceof Failure f) {
             return f;
         }
@@ -64,10 +63,4 @@ final class Failures {
                 + " reserved characters, '%' as %25");
     }
 
-    static Throwable unwrap(Throwable e) {
-        while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
-            e = e.getCause();
-        }
-        return e;
-    }
 }

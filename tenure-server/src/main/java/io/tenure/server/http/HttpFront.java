@@ -1,5 +1,6 @@
 package io.tenure.server.http;
 
+import io.tenure.server.Causes;
 import io.tenure.server.RequestIds;
 
 import com.fasterxml.jackson.core.JsonParser;
@@ -262,7 +263,7 @@ public final class HttpFront implements AutoCloseable {
             StatusResponse now = member.status(ResponseHeader.getDefaultInstance());
             if (error != null) {
                 return new Answer(503, readiness("catching_up", now).put("reason", "this member has not applied what the"
-                        + " leader committed within " + READY_TIMEOUT_MS + " ms: " + Failures.unwrap(error)));
+                        + " leader committed within " + READY_TIMEOUT_MS + " ms: " + Causes.unwrap(error)));
             }
             return new Answer(200, readiness("ready", now));
         });

@@ -1,5 +1,6 @@
 package io.tenure.server.http;
 
+import io.tenure.server.Causes;
 import io.tenure.server.RequestIds;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -405,7 +406,7 @@ final class LockApi {
         return RequestIds.traced(requestId, () -> member.leases().revoke(leaseId)).handle((ignored, error) -> {
             if (error != null && Failures.of(error).code != ErrorCode.LEASE_NOT_FOUND) {
                 LOG.warn("event=http_lease_revoke_failed lease={} request_id={} reason=\"{}\"", leaseId, requestId,
-                        Failures.unwrap(error).getMessage());
+                        Causes.unwrap(error).getMessage());
             }
             return null;
         });

@@ -111,11 +111,7 @@ public final class ServerMetrics {
      * caller went away, {@code unavailable} when this member could not serve it.
      */
     public static String failureResult(Throwable error) {
-        Throwable e = error;
-        while ((e instanceof java.util.concurrent.CompletionException || e instanceof java.util.concurrent.ExecutionException)
-                && e.getCause() != null) {
-            e = e.getCause();
-        }
+        Throwable e = io.tenure.server.Causes.unwrap(error);
         if (e instanceof io.tenure.server.RequestRejected) {
             return "rejected";
         }
