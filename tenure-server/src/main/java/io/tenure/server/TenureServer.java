@@ -318,6 +318,7 @@ public final class TenureServer implements AutoCloseable {
                 .addService(new GrpcClusterService(member, admin))
                 .intercept(gate)
                 .maxInboundMessageSize(4 << 20)
+                .callExecutor(GrpcLockService.callExecutors())
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .build();

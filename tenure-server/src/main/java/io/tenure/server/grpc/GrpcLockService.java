@@ -1,6 +1,10 @@
 package io.tenure.server.grpc;
 
+import com.google.common.util.concurrent.MoreExecutors;
 import com.google.protobuf.ByteString;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallExecutorSupplier;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.tenure.core.LeaseView;
@@ -52,6 +56,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.Set;
+import java.util.concurrent.Executor;
 import java.util.function.Function;
 
 /**
@@ -66,7 +72,31 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
     /** The most leases one keep-alive request may renew. */
     static final int MAX_KEEPALIVE_IDS = 10_000;
 
+    /**
+     * The calls that only check their input, propose a command and return: they never wait, so
+     * they run on the transport's own thread instead of being handed to an executor thread first
+     * (one thread switch fewer per call; on two cores that was about 5 % more lock cycles/s).
+     */
+    private static final Set<String> NON_BLOCKING = Set.of(
+            LockServiceGrpc.getLockMethod().getFullMethodName(),
+            LockServiceGrpc.getTryLockMethod().getFullMethodName(),
+            LockServiceGrpc.getUnlockMethod().getFullMethodName(),
+            LockServiceGrpc.getLockCancelMethod().getFullMethodName(),
+            LockServiceGrpc.getLeaseGrantMethod().getFullMethodName(),
+            LockServiceGrpc.getLeaseRevokeMethod().getFullMethodName(),
+            LockServiceGrpc.getLeaseKeepAliveMethod().getFullMethodName());
+
     private final Member member;
+
+    /** Where each call runs: the non-blocking lock and lease calls on the transport thread, the rest on the server's executor. */
+    public static ServerCallExecutorSupplier callExecutors() {
+        return new ServerCallExecutorSupplier() {
+            @Override
+            public <ReqT, RespT> Executor getExecutor(ServerCall<ReqT, RespT> call, Metadata headers) {
+                return NON_BLOCKING.contains(call.getMethodDescriptor().getFullMethodName()) ? MoreExecutors.directExecutor() : null;
+            }
+        };
+    }
 
     public GrpcLockService(Member member) {
         this.member = member;
