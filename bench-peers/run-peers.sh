@@ -4,10 +4,11 @@
 # run without persistence, as issue 7's table says), in a fresh temp data dir, one peer at a time
 # so they never compete for this machine's two cores. Writes one JSON line per run.
 #
-#   bench-peers/run-peers.sh [--quick] [--duration 20s] [--warmup 5s] [--out FILE]
+#   bench-peers/run-peers.sh [--quick] [--duration 20s] [--warmup 60s] [--out FILE]
 #                            [--targets etcd,zookeeper,redis] [--no-build] [--w3]
 #
-# --quick: 5 s runs after a 2 s warm-up. Default: 20 s after a 5 s warm-up.
+# --quick: 10 s runs after a 30 s warm-up. Default: 20 s after a 60 s warm-up (the same as
+# `tenure bench --matrix quick|full`, so that ZooKeeper's JVM, like Tenure's, is measured past its JIT).
 # Matrix: W1 with 1, 16, 64 clients; W2 with 8 and 64 clients. --w3 adds, for etcd only, 10,000
 # leases at TTL 6 s kept alive by jetcd for the same duration (W3_LEASES, W3_TTL override).
 # Stops every process it started, by PID, on success, failure and Ctrl-C. Never kills by pattern.
@@ -15,7 +16,7 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 DURATION=20s
-WARMUP=5s
+WARMUP=60s
 TARGETS="etcd,zookeeper,redis"
 OUT=""
 BUILD=1
@@ -27,7 +28,7 @@ W2_CLIENTS=(8 64)
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --quick) DURATION=5s; WARMUP=2s; shift ;;
+    --quick) DURATION=10s; WARMUP=30s; shift ;;
     --duration) DURATION="$2"; shift 2 ;;
     --warmup) WARMUP="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;

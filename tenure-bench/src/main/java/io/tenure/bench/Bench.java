@@ -47,7 +47,9 @@ public final class Bench {
             default -> throw new IllegalArgumentException("--matrix must be quick or full, got " + which);
         };
         Duration duration = Duration.ofSeconds(full ? 20 : 10);
-        Duration warmup = Duration.ofSeconds(full ? 10 : 5);
+        // On two cores a member's JIT takes about half its CPU for the first 20-30 s under load
+        // (measured with async-profiler); shorter warm-ups measured the compiler, not Tenure.
+        Duration warmup = Duration.ofSeconds(full ? 60 : 30);
         List<BenchSettings> runs = new ArrayList<>();
         for (String target : List.of("tenure-1", "tenure-3")) {
             for (int c : full ? List.of(1, 16, 64) : List.of(1, 64)) {

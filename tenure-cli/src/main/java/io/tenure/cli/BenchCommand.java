@@ -52,8 +52,8 @@ final class BenchCommand implements Callable<Integer> {
             description = "Measured time (W3: how long the leases are held) (default: ${DEFAULT-VALUE}).")
     Duration duration;
 
-    @Option(names = "--warmup", defaultValue = "5s", converter = DurationConverter.class, paramLabel = "DURATION",
-            description = "Load before measuring, to get past the JIT (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--warmup", defaultValue = "30s", converter = DurationConverter.class, paramLabel = "DURATION",
+            description = "Load before measuring, to get past the JIT: on two cores the members still compile for 20-30 s (default: ${DEFAULT-VALUE}).")
     Duration warmup;
 
     @Option(names = "--leases", defaultValue = "10000", description = "W3: leases kept alive (default: ${DEFAULT-VALUE}).")
