@@ -234,14 +234,25 @@ public final class HttpFront implements AutoCloseable {
             throw new Failure(ErrorCode.UNKNOWN_ROUTE, null, "no endpoint POST " + ctx.req().getRequestURI()
                     + "; the lock endpoints are POST /v1/locks/{lock}/acquire, /renew and /release");
         }
-        byte[] bytes = JsonBody.read(ctx.req().getInputStream(), ctx.req().getContentLengthLong(), maxBodyBytes);
-        JsonBody body = JsonBody.parse(JSON, bytes);
-        String requestId = ctx.attribute(REQUEST_ID);
-        return switch (action) {
-            case "acquire" -> locks.acquire(target.lock(), body, requestId);
-            case "renew" -> locks.renew(target.lock(), body, requestId);
-            default -> locks.release(target.lock(), body, requestId);
-        };
+        try {
+            byte[] bytes = JsonBody.read(ctx.req().getInputStream(), ctx.req().getContentLengthLong(), maxBodyBytes);
+            JsonBody body = JsonBody.parse(JSON, bytes);
+            String requestId = ctx.attribute(REQUEST_ID);
+            return switch (action) {
+                case "acquire" -> locks.acquire(target.lock(), body, requestId);
+                case "renew" -> locks.renew(target.lock(), body, requestId);
+                default -> locks.release(target.lock(), body, requestId);
+            };
+        } catch (Failure refused) {
+            // Refused here, before the lock service saw it (a body that is not JSON, a field
+            // missing or out of range): counted as the service counts the input it refuses.
+            switch (action) {
+                case "acquire" -> member.metrics().acquire("rejected");
+                case "renew" -> member.metrics().renew("rejected");
+                default -> member.metrics().release("rejected");
+            }
+            throw refused;
+        }
     }
 
     /**

@@ -186,4 +186,21 @@ class HttpMetricsTest {
         assertThat(value(after, acquired)).isEqualTo(value(before, acquired) + 1);
         assertThat(value(after, acquireLatency)).isEqualTo(value(before, acquireLatency) + 2);
     }
+
+    @Test
+    void requestsRefusedBeforeTheLockServiceCountAsRejected() {
+        String acquireRejected = "lock_acquire_total{result=\"rejected\"}";
+        String renewRejected = "lock_renew_total{result=\"rejected\"}";
+        String releaseRejected = "lock_release_total{result=\"rejected\"}";
+        Map<String, Double> before = scrape();
+
+        assertThat(member.post("/v1/locks/metrics%2Fbad/acquire", "{\"owner_id\":\"w\",\"ttl_ms\":-5}").status()).isEqualTo(400);
+        assertThat(member.post("/v1/locks/metrics%2Fbad/acquire", "{\"owner_id\":").status()).isEqualTo(400);
+        assertThat(member.post("/v1/locks/metrics%2Fbad/renew", "{\"owner_id\":\"w\"}").status()).isEqualTo(400);
+        assertThat(member.post("/v1/locks/metrics%2Fbad/release", "[]").status()).isEqualTo(400);
+
+        awaitSample(acquireRejected, value(before, acquireRejected) + 2);
+        awaitSample(renewRejected, value(before, renewRejected) + 1);
+        awaitSample(releaseRejected, value(before, releaseRejected) + 1);
+    }
 }
