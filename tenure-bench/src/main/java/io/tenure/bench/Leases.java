@@ -34,9 +34,9 @@ import org.HdrHistogram.Histogram;
  * server: the state entry, the renewal record, and the keep-alive stream's gRPC buffers.
  */
 final class Leases {
-    static final long SCAN_MILLIS = 5;
+    static final long SCAN_MILLIS = 1;
     static final long COUNT_MILLIS = 500;
-    static final int LATENCY_SAMPLE = 1_000;
+    static final int LATENCY_SAMPLE = 500;
     /** Leases per client id: the server's default limit per client id is 10,000. */
     static final int LEASES_PER_CLIENT_ID = 5_000;
 
