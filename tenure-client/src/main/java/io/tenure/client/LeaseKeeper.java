@@ -10,8 +10,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -58,7 +56,7 @@ final class LeaseKeeper {
     private final Endpoints endpoints;
     private final KeepAliveStreams streams;
     private final MonotonicClock clock;
-    private final ScheduledExecutorService scheduler;
+    private final LeaseTimers timers;
     private final CompletableFuture<LeaseLoss> lost = new CompletableFuture<>();
     private final Set<Consumer<LeaseLoss>> lossListeners = ConcurrentHashMap.newKeySet();
     private final List<Consumer<ConnectionState>> stateListeners = new CopyOnWriteArrayList<>();
@@ -78,22 +76,22 @@ final class LeaseKeeper {
     private long nextTickNanos;
     private Attachment stream; // null while reconnecting
     private int breaksInARow;
-    private ScheduledFuture<?> tickTimer;
-    private ScheduledFuture<?> lossTimer;
-    private ScheduledFuture<?> reconnectTimer;
+    private LeaseTimers.Timer tickTimer;
+    private LeaseTimers.Timer lossTimer;
+    private LeaseTimers.Timer reconnectTimer;
 
     /**
      * @param grantSentNanos when the grant request was sent: the grant is the first renewal, and
      *                       the server granted no earlier than this
      */
     LeaseKeeper(long leaseId, Duration ttl, long grantSentNanos, Endpoints endpoints, KeepAliveStreams streams,
-                MonotonicClock clock, ScheduledExecutorService scheduler) {
+                MonotonicClock clock, LeaseTimers timers) {
         this.leaseId = leaseId;
         this.ttlNanos = ttl.toNanos();
         this.endpoints = endpoints;
         this.streams = streams;
         this.clock = clock;
-        this.scheduler = scheduler;
+        this.timers = timers;
         this.lastAckedSendNanos = grantSentNanos;
         this.safeUntilNanos = grantSentNanos + ttlNanos / 2;
         this.nextTickNanos = grantSentNanos + ttlNanos / 3;
@@ -207,7 +205,7 @@ final class LeaseKeeper {
             if (loss == null) {
                 long now = clock.nanoTime();
                 if (!passedSafeWindow(now)) {
-                    armLossTimer(now); // fired early (timer and clock disagree): wait for the real deadline
+                    armLossTimer(now); // the window moved since it was armed (or the timer ran a hair early): wait for the real deadline
                 }
             }
         }
@@ -258,7 +256,8 @@ final class LeaseKeeper {
         if (until - safeUntilNanos > 0) {
             lastAckedSendNanos = sentAt;
             safeUntilNanos = until;
-            armLossTimer(now);
+            // The loss timer stays armed for the old deadline: it finds the window moved and
+            // re-arms then, once per renewal, instead of a cancelled timer per acknowledgement.
         }
         breaksInARow = 0;
         if (from.pendingSends.isEmpty()) {
@@ -372,14 +371,19 @@ final class LeaseKeeper {
 
     private void armLossTimer(long now) {
         if (lossTimer != null) {
-            lossTimer.cancel(false);
+            lossTimer.cancel();
         }
-        lossTimer = schedule(this::onLossDeadline, safeUntilNanos - now);
+        lossTimer = schedule(this::onLossDeadline, safeUntilNanos - now, false);
     }
 
-    private ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
+    private LeaseTimers.Timer schedule(Runnable task, long delayNanos) {
+        return schedule(task, delayNanos, true);
+    }
+
+    /** On the lease timers: {@code late} never before the delay (less than a millisecond after it), else never after it. */
+    private LeaseTimers.Timer schedule(Runnable task, long delayNanos, boolean late) {
         try {
-            return scheduler.schedule(task, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+            return late ? timers.notBefore(task, delayNanos) : timers.notAfter(task, delayNanos);
         } catch (RejectedExecutionException e) {
             markLost(LeaseLoss.Reason.CLOSED, "the client's scheduler was shut down");
             return null;
@@ -395,9 +399,9 @@ final class LeaseKeeper {
         loss = declared;
         unpublished = declared;
         changeState(ConnectionState.LOST);
-        for (ScheduledFuture<?> timer : new ScheduledFuture<?>[] {tickTimer, lossTimer, reconnectTimer}) {
+        for (LeaseTimers.Timer timer : new LeaseTimers.Timer[] {tickTimer, lossTimer, reconnectTimer}) {
             if (timer != null) {
-                timer.cancel(false);
+                timer.cancel();
             }
         }
         Attachment closing = stream;

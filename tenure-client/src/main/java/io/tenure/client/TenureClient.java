@@ -109,6 +109,8 @@ public final class TenureClient implements AutoCloseable {
     private final KeepAliveStreams keepAliveStreams;
     private final MonotonicClock clock;
     private final ScheduledExecutorService scheduler;
+    /** The timers of this client's leases, coalesced per millisecond on {@link #scheduler}. */
+    private final LeaseTimers leaseTimers;
     private final boolean ownsScheduler;
     private final Duration requestTimeout;
     private final String clientId;
@@ -135,12 +137,13 @@ public final class TenureClient implements AutoCloseable {
                 thread.setDaemon(true);
                 return thread;
             });
-            // Loss timers are re-armed on every acknowledgement; don't keep the cancelled ones queued.
+            // Timers are cancelled often (a lock wait's deadline, an exact short lease timer): don't keep them queued.
             keepers.setRemoveOnCancelPolicy(true);
             this.scheduler = keepers;
             this.ownsScheduler = true;
         }
         this.keepAliveStreams = new KeepAliveStreams(endpoints, clock, scheduler);
+        this.leaseTimers = new LeaseTimers(clock, scheduler);
     }
 
     /**
@@ -919,7 +922,7 @@ public final class TenureClient implements AutoCloseable {
             throw new TenureException("the server answered a lease grant without an id or TTL: " + granted);
         }
         Duration ttl = Duration.ofMillis(ttlMs);
-        LeaseKeeper keeper = new LeaseKeeper(granted.getId(), ttl, sentAt, endpoints, keepAliveStreams, clock, scheduler);
+        LeaseKeeper keeper = new LeaseKeeper(granted.getId(), ttl, sentAt, endpoints, keepAliveStreams, clock, leaseTimers);
         Lease lease = new Lease(this, granted.getId(), ttl, clientId, keeper);
         openLeases.add(lease);
         keeper.addStateListener(state -> {

@@ -23,13 +23,15 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class FakeTime extends AbstractExecutorService implements ScheduledExecutorService, MonotonicClock {
     private final PriorityQueue<Task<?>> queue = new PriorityQueue<>();
-    // Starts far from zero so that code comparing with 0 instead of differencing would show up.
-    private long now = Long.MAX_VALUE - TimeUnit.DAYS.toNanos(1);
+    // Starts far from zero so that code comparing with 0 instead of differencing would show up; on
+    // a whole millisecond, so that the lease timers (coalesced per millisecond) fire on the exact
+    // instants the tests state in milliseconds. LeaseTimersTest covers the other instants.
+    private long now = EPOCH;
     private long sequence;
     private boolean shutdown;
 
     /** The starting reading, so tests can state expected moments as offsets. */
-    static final long EPOCH = Long.MAX_VALUE - TimeUnit.DAYS.toNanos(1);
+    static final long EPOCH = (Long.MAX_VALUE - TimeUnit.DAYS.toNanos(1)) / 1_000_000 * 1_000_000;
 
     @Override
     public synchronized long nanoTime() {

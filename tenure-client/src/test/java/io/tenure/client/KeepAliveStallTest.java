@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
  * use up the lease's TTL/2 window: after TTL/10 unanswered the stream moves to the next member.
  */
 class KeepAliveStallTest {
-    private static final Duration TTL = Duration.ofSeconds(10);
+    // Whole milliseconds at every fraction the lease uses (3, 2, 10): the lease timers run on a millisecond grid.
+    private static final Duration TTL = Duration.ofSeconds(9);
 
     private final InProcessMembers members = new InProcessMembers(2);
     private final ScriptedLockService first = members.service(0);
