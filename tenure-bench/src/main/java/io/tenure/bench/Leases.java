@@ -28,8 +28,8 @@ import org.HdrHistogram.Histogram;
  *       scan (reported as {@code keepalive_latency}).</li>
  * </ul>
  *
- * <p><b>Server heap per lease.</b> On the leader: {@code jcmd PID GC.run} then the {@code used}
- * figure of {@code jcmd PID GC.heap_info}, before the leases are granted and once they are all
+ * <p><b>Server heap per lease.</b> On the leader: the live bytes of {@code jcmd PID GC.class_histogram}
+ * (a full collection, then every reachable object counted), before the leases are granted and once they are all
  * granted; the difference over N. It includes everything a live, kept-alive lease costs the
  * server: the state entry, the renewal record, and the keep-alive stream's gRPC buffers.
  */
@@ -146,7 +146,7 @@ final class Leases {
                     + " leases spread over all, overstated by up to the " + SCAN_MILLIS + " ms scan period plus the scan");
             x.put("lost", lost);
             x.put("server_heap_bytes_per_lease", heapBefore < 0 || heapAfter < 0 ? -1 : (heapAfter - heapBefore) / n);
-            x.put("heap_method", "leader jcmd GC.run + GC.heap_info used, after minus before granting, over N");
+            x.put("heap_method", "leader jcmd GC.class_histogram live bytes, after minus before granting, over N");
             return new BenchResult(s.target(), s.workload(), n, seconds, acks, acks / seconds,
                     Latencies.ms(latency, 50), Latencies.ms(latency, 99), Latencies.maxMs(latency), 0, x);
         }

@@ -27,7 +27,8 @@ import java.util.stream.Stream;
 public final class Members implements AutoCloseable {
     /** The CLI's entry point; when it is not on the class path, {@link MemberMain}. */
     static final String CLI_MAIN = "io.tenure.cli.TenureCli";
-    private static final Pattern HEAP_USED = Pattern.compile("used (\\d+)K");
+    /** The last line of {@code jcmd PID GC.class_histogram}: instances and bytes of every live object. */
+    private static final Pattern LIVE_BYTES = Pattern.compile("(?m)^Total\\s+\\d+\\s+(\\d+)\\s*$");
 
     private final Path dir;
     private final List<String> jvmOptions;
@@ -200,16 +201,17 @@ public final class Members implements AutoCloseable {
     }
 
     /**
-     * The heap in use on member {@code i} after a full GC, in bytes: {@code jcmd PID GC.run}, then
-     * the {@code used} figure of {@code jcmd PID GC.heap_info}. -1 when jcmd is unavailable.
+     * The bytes of live objects on member {@code i}: the total of {@code jcmd PID GC.class_histogram},
+     * which collects the whole heap first and counts only what is reachable, whatever the
+     * collector (G1's or ZGC's "used" figures after {@code GC.run} are not comparable). -1 when jcmd
+     * is unavailable.
      */
     public long heapUsedAfterGc(int i) {
         String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
         String pid = Long.toString(pid(i));
         try {
-            run(jcmd, pid, "GC.run");
-            Matcher used = HEAP_USED.matcher(run(jcmd, pid, "GC.heap_info"));
-            return used.find() ? Long.parseLong(used.group(1)) * 1024 : -1;
+            Matcher live = LIVE_BYTES.matcher(run(jcmd, pid, "GC.class_histogram"));
+            return live.find() ? Long.parseLong(live.group(1)) : -1;
         } catch (IOException e) {
             return -1;
         } catch (InterruptedException e) {
