@@ -65,7 +65,7 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--rounds", defaultValue = "10", description = "W5: leader kills (default: ${DEFAULT-VALUE}).")
     int rounds;
 
-    @Option(names = "--member-jvm-opts", defaultValue = "-Xmx1g", paramLabel = "OPTIONS",
+    @Option(names = "--member-jvm-opts", defaultValue = "-Xmx1g -XX:+UseZGC", paramLabel = "OPTIONS",
             description = "JVM options of each member, space separated (default: ${DEFAULT-VALUE}).")
     String memberJvmOptions;
 
