@@ -3,8 +3,8 @@
 # ZooKeeper and Redis, one target at a time on this machine, then one table with Tenure-to-peer
 # ratios (docs/benchmarks.md).
 #
-#   ./bench-matrix.sh            # the quick matrix: about 25 minutes (30 s warm-ups)
-#   ./bench-matrix.sh --full     # issue 7's matrix (W3 with 100,000 leases, W5 10 rounds, 60 s warm-ups): about 90 minutes
+#   ./bench-matrix.sh            # the quick matrix: about 20 minutes (30 s warm-ups)
+#   ./bench-matrix.sh --full     # issue 7's matrix (W3 with 100,000 leases, W5 10 rounds, 60 s warm-ups): about an hour
 #   ./bench-matrix.sh --out DIR  # where results go [bench-results/<date-time>]
 #
 # Writes DIR/tenure.jsonl, DIR/peers.jsonl (and DIR/peers-logs/), DIR/table.md and DIR/machine.txt

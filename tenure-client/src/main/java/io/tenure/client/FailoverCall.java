@@ -42,7 +42,13 @@ import org.slf4j.LoggerFactory;
  */
 final class FailoverCall<Req, Resp> {
     static final Duration FIRST_BACKOFF = Duration.ofMillis(50);
-    static final Duration MAX_BACKOFF = Duration.ofSeconds(1);
+    /**
+     * The longest wait between two passes. Short, because a cluster without a leader is back within
+     * an election (1-2 s by default): with a 1 s cap a caller could retry most of a second after
+     * the new leader was ready. A waiting call costs a member at most 8 attempts a second
+     * (etcd's client retries every 25 ms).
+     */
+    static final Duration MAX_BACKOFF = Duration.ofMillis(250);
     /** No retry starts with less than this left of the call's time. */
     static final Duration MIN_ATTEMPT = Duration.ofMillis(20);
     /** {@link LongUnaryOperator} answer for an attempt without a gRPC deadline. */
@@ -280,7 +286,7 @@ final class FailoverCall<Req, Resp> {
         }
     }
 
-    /** No wait for the first failure of a series (try the next member now), then 50 ms doubling to 1 s, jittered. */
+    /** No wait for the first failure of a series (try the next member now), then 50 ms doubling to 250 ms, jittered. */
     static long backoffNanos(int failuresInARow) {
         if (failuresInARow <= 1) {
             return 0;

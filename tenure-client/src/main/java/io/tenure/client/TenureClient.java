@@ -69,7 +69,7 @@ import org.slf4j.LoggerFactory;
  * Every call goes to one preferred endpoint. When a member answers {@code UNAVAILABLE} (not
  * ready, no leader, shutting down) or the connection to it breaks (it died), the call moves on
  * to the next endpoint at once and the preference moves with it; if that fails too, the call
- * keeps cycling through the endpoints with a jittered backoff (50 ms doubling to 1 s) until it
+ * keeps cycling through the endpoints with a jittered backoff (50 ms doubling to 250 ms) until it
  * is answered or its time is up: the {@linkplain Builder#requestTimeout request timeout} for
  * most calls, the lock's own timeout plus the request timeout for a lock wait. Each member
  * forwards to the leader, so any endpoint will do. Retrying is safe because every call is
@@ -556,7 +556,7 @@ public final class TenureClient implements AutoCloseable {
      * one watch never overlap. This holds across member failures: when the stream breaks (the
      * member died, stopped serving, is shutting down, or dropped the watch because it fell
      * behind) the watch is created again on the next endpoint at once, then with a jittered
-     * backoff doubling to 1 s, starting at the revision after the last one delivered; events a
+     * backoff doubling to 250 ms, starting at the revision after the last one delivered; events a
      * lagging member sends again, or older ones, are dropped. Unreachable members never end a
      * watch; it keeps reconnecting until closed. A member that is cut off without breaking the
      * connection is noticed by the default channels' keep-alive pings, which break it.

@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  *       replays from a different place, can neither repeat an event nor go back in time;</li>
  *   <li>a broken stream (member died, {@code UNAVAILABLE}, the member cancelled the watch because
  *       it is shutting down or we fell behind) is reopened on the next endpoint at once, then with
- *       the jittered backoff of {@link FailoverCall#backoffNanos} (50 ms doubling to 1 s); a
+ *       the jittered backoff of {@link FailoverCall#backoffNanos} (50 ms doubling to 250 ms); a
  *       stream that was served for {@link FailoverCall#MAX_BACKOFF} starts the series over;</li>
  *   <li>it ends on compaction, on a refusal no member would answer otherwise
  *       ({@link #TERMINAL}), when the caller closes it, or when the client closes; never because
