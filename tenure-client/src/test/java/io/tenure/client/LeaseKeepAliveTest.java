@@ -95,6 +95,27 @@ class LeaseKeepAliveTest {
     }
 
     @Test
+    void theLossFallsOnTheExactEndOfTheWindowOffTheMillisecondGrid() throws Exception {
+        // Granted between two of the lease timers' millisecond slots: the window ends there too
+        // (renewals are sent on the grid, the grant is not), so a loss timer rounded the wrong
+        // way would fire after it. Re-arming as acknowledgements move the window is covered by
+        // safeWindowCountsFromTheSendOfTheKeepAliveNotFromItsAcknowledgement.
+        time.jump(Duration.ofNanos(337_123));
+        server.keepAlives = ScriptedLockService.KeepAlives.SILENT;
+        Lease lease = client.grantLease(TTL, "worker-1");
+        long end = lease.safeUntil();
+        assertThat(Math.floorMod(end, LeaseTimers.SLOT_NANOS)).as("off the grid").isNotZero();
+
+        time.advance(Duration.ofNanos(end - time.nanoTime() - 1));
+        assertThat(lease.lost()).as("not declared lost before the window ends").isNotDone();
+        assertThat(lease.isValid()).isTrue();
+        time.advance(NANO);
+        assertThat(lease.lost()).as("declared lost by the loss timer at the end of the window").isDone();
+        assertThat(lease.lost().get(5, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLoss.Reason.UNREACHABLE);
+        assertThat(lease.isValid()).isFalse();
+    }
+
+    @Test
     void safeWindowCountsFromTheSendOfTheKeepAliveNotFromItsAcknowledgement() throws Exception {
         Lease lease = client.grantLease(TTL, "worker-1");
         server.keepAlives = ScriptedLockService.KeepAlives.HOLD;
