@@ -62,7 +62,7 @@ final class Leases {
     static BenchResult run(Members members, BenchSettings s) throws Exception {
         int n = s.leases();
         int leader = members.leader(java.time.Duration.ofSeconds(30));
-        long heapBefore = members.heapUsedAfterGc(leader);
+        long heapBefore = members.liveHeapBytes(leader);
         try (SdkClients sdks = new SdkClients(members.endpoints(), SdkClients.CLIENTS_PER_SDK * SdkClients.MAX_SDKS, "bench-w3")) {
             List<Lease> leases = Collections.synchronizedList(new ArrayList<>(n));
             Semaphore inFlight = new Semaphore(256);
@@ -82,7 +82,7 @@ final class Leases {
             CompletableFuture.allOf(grants.toArray(CompletableFuture[]::new)).get(10, TimeUnit.MINUTES);
             double grantSeconds = (System.nanoTime() - grantStart) / 1e9;
             System.err.printf("tenure bench: W3 granted %d leases in %.1f s%n", n, grantSeconds);
-            long heapAfter = members.heapUsedAfterGc(leader);
+            long heapAfter = members.liveHeapBytes(leader);
 
             Lease[] all = leases.toArray(Lease[]::new);
             long[] lastSafe = new long[all.length];

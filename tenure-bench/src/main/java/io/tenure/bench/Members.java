@@ -206,7 +206,7 @@ public final class Members implements AutoCloseable {
      * collector (G1's or ZGC's "used" figures after {@code GC.run} are not comparable). -1 when jcmd
      * is unavailable.
      */
-    public long heapUsedAfterGc(int i) {
+    public long liveHeapBytes(int i) {
         String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
         String pid = Long.toString(pid(i));
         try {
