@@ -72,7 +72,7 @@ class SettingSourcesTest {
         env.put("TENURE_CLIENT_PORT", "7170");
         env.put("TENURE_HTTP_PORT", "7180");
         env.put("TENURE_SNAPSHOT_EVERY", "1000");
-        env.put("TENURE_ELECTION_TIMEOUT", "500ms");
+        env.put("TENURE_ELECTION_TIMEOUT", "700ms");
         env.put("TENURE_SHUTDOWN_TIMEOUT", "30s");
         env.put("TENURE_MAX_CONNECTIONS", "11");
         env.put("TENURE_MAX_LEASES_PER_CLIENT", "12");
@@ -92,7 +92,7 @@ class SettingSourcesTest {
         assertThat(config.clientPort()).isEqualTo(7170);
         assertThat(config.httpPort()).isEqualTo(7180);
         assertThat(config.snapshotEvery()).isEqualTo(1000);
-        assertThat(config.electionTimeout()).isEqualTo(Duration.ofMillis(500));
+        assertThat(config.electionTimeout()).isEqualTo(Duration.ofMillis(700));
         assertThat(config.shutdownTimeout()).isEqualTo(Duration.ofSeconds(30));
         assertThat(config.limits()).isEqualTo(new ServerLimits(11, 12, 13, 14, 0, 1 << 20));
         assertThat(server(Map.of("TENURE_JOIN", "true", "TENURE_PEERS", "n1=127.0.0.1:7071,n2=127.0.0.1:7171")).join()).isTrue();

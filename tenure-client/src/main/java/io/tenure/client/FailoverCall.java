@@ -44,7 +44,7 @@ final class FailoverCall<Req, Resp> {
     static final Duration FIRST_BACKOFF = Duration.ofMillis(50);
     /**
      * The longest wait between two passes. Short, because a cluster without a leader is back within
-     * an election (1-2 s by default): with a 1 s cap a caller could retry most of a second after
+     * an election (about a second by default): with a 1 s cap a caller could retry most of a second after
      * the new leader was ready. A waiting call costs a member at most 8 attempts a second
      * (etcd's client retries every 25 ms).
      */

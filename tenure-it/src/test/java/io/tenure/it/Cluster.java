@@ -1,6 +1,7 @@
 package io.tenure.it;
 
 import io.tenure.proto.v1.StatusResponse;
+import io.tenure.server.ServerConfig;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -43,7 +44,7 @@ public final class Cluster implements AutoCloseable {
         int size = 3;
         /** {@code --snapshot-every}; 0 leaves the server's default. */
         long snapshotEvery;
-        /** {@code --election-timeout}; null leaves the server's default (1 s). */
+        /** {@code --election-timeout}; null leaves the server's default. */
         Duration electionTimeout;
         final List<String> extraArgs = new ArrayList<>();
         /** Arguments of one member only, by its name (for example a file of its own); after {@link #extraArgs}. */
@@ -220,7 +221,7 @@ public final class Cluster implements AutoCloseable {
 
     /** The election timeout the members run with. */
     public Duration electionTimeout() {
-        return options.electionTimeout != null ? options.electionTimeout : Duration.ofSeconds(1);
+        return options.electionTimeout != null ? options.electionTimeout : ServerConfig.DEFAULT_ELECTION_TIMEOUT;
     }
 
     /** The names of the current configuration's members. */

@@ -45,7 +45,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @ExtendWith(ItLogs.class)
 class LeaseAcrossFailoverTest {
-    /** The shortest TTL a cluster grants with the default 1 s election timeout. */
+    /** A TTL a cluster grants (30 election timeouts: 15 s with the default 500 ms), with room to spare. */
     static final Duration TTL = Duration.ofSeconds(30);
     /** The leader's expiry loop period (LeaseKeeper.EXPIRY_TICK_MILLIS in tenure-server). */
     static final Duration EXPIRY_LOOP = Duration.ofMillis(50);
