@@ -152,11 +152,16 @@ class InProcessClusterTest {
 
     @Test
     void aClusterRefusesLeasesTooShortToSurviveAFailover() {
-        assertThatThrownBy(() -> stub("n1").leaseGrant(LeaseGrantRequest.newBuilder().setTtlMs(20_000).build()))
+        long minimum = ServerConfig.MIN_TTL_ELECTION_TIMEOUTS * ServerConfig.DEFAULT_ELECTION_TIMEOUT.toMillis();
+        assertThat(minimum).isEqualTo(15_000);
+        assertThatThrownBy(() -> stub("n1").leaseGrant(LeaseGrantRequest.newBuilder().setTtlMs(minimum - 1).build()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
-                    assertThat(e.getStatus().getDescription()).contains("ttl must be at least 30000 ms");
+                    assertThat(e.getStatus().getDescription()).contains("ttl must be at least " + minimum + " ms");
                 });
+        long atTheMinimum = stub("n1").leaseGrant(LeaseGrantRequest.newBuilder().setTtlMs(minimum).build()).getId();
+        assertThat(atTheMinimum).isNotZero();
+        stub("n1").leaseRevoke(io.tenure.proto.v1.LeaseRevokeRequest.newBuilder().setId(atTheMinimum).build());
     }
 
     @Test
