@@ -1,6 +1,7 @@
 package io.tenure.client;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,6 +27,8 @@ public final class LockHandle implements AutoCloseable {
     private volatile boolean released;
     /** The unlock sent to the server; a failed one is sent again by the next release. Guarded by this. */
     private CompletableFuture<Void> unlocked;
+    /** Whether {@link #unlocked} is answered on gRPC's transport thread (sent by {@link #release()}). Guarded by this. */
+    private boolean unlockedOnTransportThread;
 
     LockHandle(String key, long fencingToken, Lease lease) {
         this.key = key;
@@ -81,16 +84,23 @@ public final class LockHandle implements AutoCloseable {
      *                              only logged: the server frees the lock when it ends the lease.
      */
     public void release() {
-        Futures.await(releaseAsync(), "the release of lock '" + key + "'");
+        Futures.await(release(FailoverCall.ON_TRANSPORT_THREAD), "the release of lock '" + key + "'");
     }
 
     /** The asynchronous form of {@link #release()}. */
     public CompletableFuture<Void> releaseAsync() {
+        return release(null);
+    }
+
+    /** {@code answers}: {@link FailoverCall#ON_TRANSPORT_THREAD} for {@link #release()}, which only blocks on the result. */
+    private CompletableFuture<Void> release(Executor answers) {
         released = true;
         CompletableFuture<Void> releasing;
+        boolean onTransportThread;
         synchronized (this) {
             if (unlocked == null || unlocked.isCompletedExceptionally()) {
-                unlocked = lease.client().unlockOnServer(key, lease.id(), fencingToken).exceptionally(failure -> {
+                unlockedOnTransportThread = answers != null;
+                unlocked = lease.client().unlockOnServer(key, lease.id(), fencingToken, answers).exceptionally(failure -> {
                     RuntimeException cause = Futures.rethrowable(failure);
                     if (cause instanceof NotHolderException || cause instanceof LeaseNotFoundException) {
                         log.debug("lock '{}' (token {}) was already released: {}", key, fencingToken, cause.getMessage());
@@ -104,6 +114,12 @@ public final class LockHandle implements AutoCloseable {
                 });
             }
             releasing = unlocked;
+            onTransportThread = unlockedOnTransportThread;
+        }
+        if (answers == null && onTransportThread) {
+            // A blocking release() is under way, answered on gRPC's transport thread: what the
+            // caller chains on this future must run elsewhere.
+            return releasing.whenCompleteAsync((ignored, failure) -> { });
         }
         return releasing.copy();
     }

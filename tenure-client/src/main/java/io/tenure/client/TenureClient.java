@@ -40,6 +40,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -434,7 +435,7 @@ public final class TenureClient implements AutoCloseable {
      * @throws UnavailableException     if no member could serve the request
      */
     public LockHandle acquire(String name, Lease lease, Duration timeout, byte[] metadata) {
-        return Futures.await(acquireAsync(name, lease, timeout, metadata), "lock '" + name + "'");
+        return Futures.await(acquireAsync(name, lease, timeout, metadata, FailoverCall.ON_TRANSPORT_THREAD), "lock '" + name + "'");
     }
 
     /**
@@ -443,6 +444,15 @@ public final class TenureClient implements AutoCloseable {
      * member with the remaining timeout, keeping the waiter's place (see the class comment).
      */
     public CompletableFuture<LockHandle> acquireAsync(String name, Lease lease, Duration timeout, byte[] metadata) {
+        return acquireAsync(name, lease, timeout, metadata, null);
+    }
+
+    /**
+     * {@link #acquireAsync(String, Lease, Duration, byte[])}, with the answer handled where
+     * {@code answers} says: {@link FailoverCall#ON_TRANSPORT_THREAD} when the caller only blocks
+     * on the result (no user code may be chained on it), null otherwise.
+     */
+    CompletableFuture<LockHandle> acquireAsync(String name, Lease lease, Duration timeout, byte[] metadata, Executor answers) {
         checkName(name);
         checkMetadata(metadata);
         checkLease(lease);
@@ -460,7 +470,7 @@ public final class TenureClient implements AutoCloseable {
         // that never answers, and ends the retries a request timeout after the wait.
         CompletableFuture<LockResponse> call = FailoverCall.lockWait(endpoints, clock, scheduler,
                 LockServiceGrpc.getLockMethod(), request, requestTimeout,
-                () -> lease.isValid() ? null : lease.lostException()).result();
+                () -> lease.isValid() ? null : lease.lostException(), answers).result();
         // A lost lease can never be granted anything useful: withdraw the wait at once.
         Runnable stopWatchingLease = lease.keeper().onLoss(loss -> call.cancel(false));
         CompletableFuture<LockHandle> result = call.handle((response, failure) -> {
@@ -521,11 +531,16 @@ public final class TenureClient implements AutoCloseable {
      * @throws TenureException    the same server refusals as {@link #acquire(String, Lease, Duration, byte[])}
      */
     public Optional<LockHandle> tryAcquire(String name, Lease lease, byte[] metadata) {
-        return Futures.await(tryAcquireAsync(name, lease, metadata), "try-lock '" + name + "'");
+        return Futures.await(tryAcquireAsync(name, lease, metadata, FailoverCall.ON_TRANSPORT_THREAD), "try-lock '" + name + "'");
     }
 
     /** The asynchronous form of {@link #tryAcquire(String, Lease, byte[])}. */
     public CompletableFuture<Optional<LockHandle>> tryAcquireAsync(String name, Lease lease, byte[] metadata) {
+        return tryAcquireAsync(name, lease, metadata, null);
+    }
+
+    /** {@link #tryAcquireAsync(String, Lease, byte[])}, with the answer handled where {@code answers} says (see acquireAsync). */
+    CompletableFuture<Optional<LockHandle>> tryAcquireAsync(String name, Lease lease, byte[] metadata, Executor answers) {
         checkName(name);
         checkMetadata(metadata);
         checkLease(lease);
@@ -537,7 +552,7 @@ public final class TenureClient implements AutoCloseable {
                 .setLeaseId(lease.id())
                 .setMetadata(bytes(metadata))
                 .build();
-        return unary(LockServiceGrpc.getTryLockMethod(), request).thenApply(response -> {
+        return unary(LockServiceGrpc.getTryLockMethod(), request, answers).thenApply(response -> {
             if (!response.getAcquired()) {
                 return Optional.empty();
             }
@@ -696,7 +711,7 @@ public final class TenureClient implements AutoCloseable {
         ensureOpen();
         MemberAddRequest request = MemberAddRequest.newBuilder().setName(name).setPeerAddress(peerAddress).build();
         FailoverCall<MemberAddRequest, MemberListResponse> call = FailoverCall.unary(endpoints, clock, scheduler,
-                ClusterServiceGrpc.getMemberAddMethod(), request, requestTimeout, false);
+                ClusterServiceGrpc.getMemberAddMethod(), request, requestTimeout, false, null);
         return afterRetry(call, AlreadyExistsException.class, members -> members.stream()
                 .anyMatch(m -> m.getName().equals(name) && m.getPeerAddress().equals(peerAddress)));
     }
@@ -720,7 +735,7 @@ public final class TenureClient implements AutoCloseable {
         ensureOpen();
         MemberRemoveRequest request = MemberRemoveRequest.newBuilder().setName(name).build();
         FailoverCall<MemberRemoveRequest, MemberListResponse> call = FailoverCall.unary(endpoints, clock, scheduler,
-                ClusterServiceGrpc.getMemberRemoveMethod(), request, requestTimeout, false);
+                ClusterServiceGrpc.getMemberRemoveMethod(), request, requestTimeout, false, null);
         return afterRetry(call, NotFoundException.class,
                 members -> members.stream().noneMatch(m -> m.getName().equals(name)));
     }
@@ -809,10 +824,11 @@ public final class TenureClient implements AutoCloseable {
         }
     }
 
-    CompletableFuture<Void> unlockOnServer(String key, long leaseId, long fencingToken) {
+    /** Unlock on a member; {@code answers} as for {@link #acquireAsync(String, Lease, Duration, byte[], Executor)}. */
+    CompletableFuture<Void> unlockOnServer(String key, long leaseId, long fencingToken, Executor answers) {
         UnlockRequest request = UnlockRequest.newBuilder()
                 .setKey(key).setLeaseId(leaseId).setFencingToken(fencingToken).build();
-        return unary(LockServiceGrpc.getUnlockMethod(), request).thenApply(response -> null);
+        return unary(LockServiceGrpc.getUnlockMethod(), request, answers).thenApply(response -> null);
     }
 
     CompletableFuture<Void> revokeOnServer(long leaseId) {
@@ -885,7 +901,11 @@ public final class TenureClient implements AutoCloseable {
     }
 
     private <Req, Resp> CompletableFuture<Resp> unary(MethodDescriptor<Req, Resp> method, Req request) {
-        return FailoverCall.unary(endpoints, clock, scheduler, method, request, requestTimeout).result();
+        return unary(method, request, null);
+    }
+
+    private <Req, Resp> CompletableFuture<Resp> unary(MethodDescriptor<Req, Resp> method, Req request, Executor answers) {
+        return FailoverCall.unary(endpoints, clock, scheduler, method, request, requestTimeout, true, answers).result();
     }
 
     /**

@@ -67,7 +67,8 @@ public final class TenureLock {
      * @throws UnavailableException if no member could be reached
      */
     public LockHandle acquire() {
-        return Futures.await(acquireAsync(), "lock '" + name + "'");
+        return Futures.await(withLease(held -> client.acquireAsync(name, held, null, metadata, FailoverCall.ON_TRANSPORT_THREAD),
+                LockHandle::releaseAsync), "lock '" + name + "'");
     }
 
     /**
@@ -78,12 +79,15 @@ public final class TenureLock {
      * @throws LeaseLostException       if the lease is lost before the grant
      */
     public LockHandle acquire(Duration timeout) {
-        return Futures.await(acquireAsync(timeout), "lock '" + name + "'");
+        checkTimeout(timeout);
+        return Futures.await(withLease(held -> client.acquireAsync(name, held, timeout, metadata, FailoverCall.ON_TRANSPORT_THREAD),
+                LockHandle::releaseAsync), "lock '" + name + "'");
     }
 
     /** Acquires only if free (or already held by this lease); never waits or joins the queue. */
     public Optional<LockHandle> tryAcquire() {
-        return Futures.await(tryAcquireAsync(), "try-lock '" + name + "'");
+        return Futures.await(withLease(held -> client.tryAcquireAsync(name, held, metadata, FailoverCall.ON_TRANSPORT_THREAD),
+                granted -> granted.ifPresent(LockHandle::releaseAsync)), "try-lock '" + name + "'");
     }
 
     /** The asynchronous form of {@link #acquire()}; cancelling the future withdraws the wait. */
@@ -93,9 +97,7 @@ public final class TenureLock {
 
     /** The asynchronous form of {@link #acquire(Duration)}; cancelling the future withdraws the wait. */
     public CompletableFuture<LockHandle> acquireAsync(Duration timeout) {
-        if (timeout == null || timeout.isNegative()) {
-            throw new IllegalArgumentException("timeout must be zero or positive, got " + timeout + " (use acquire() to wait without a limit)");
-        }
+        checkTimeout(timeout);
         return withLease(held -> client.acquireAsync(name, held, timeout, metadata), LockHandle::releaseAsync);
     }
 
@@ -239,6 +241,12 @@ public final class TenureLock {
                 result.completeExceptionally(new TenureException("the client was closed while retrying lock '" + name + "'", cause));
             }
         });
+    }
+
+    private static void checkTimeout(Duration timeout) {
+        if (timeout == null || timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must be zero or positive, got " + timeout + " (use acquire() to wait without a limit)");
+        }
     }
 
     private <T> CompletableFuture<T> withLease(java.util.function.Function<Lease, CompletableFuture<T>> call,

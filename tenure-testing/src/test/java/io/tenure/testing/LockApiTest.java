@@ -289,6 +289,40 @@ class LockApiTest {
         assertThat(client.describe(name).held()).isTrue();
     }
 
+    /**
+     * The blocking calls are answered on gRPC's transport thread, one thread hand-off fewer; the
+     * asynchronous ones must not be: a blocking call made from code chained on them would wait
+     * for an answer that the thread it blocks is the one to read, for ever.
+     */
+    @Test
+    void codeChainedOnAnAsynchronousCallMayMakeBlockingCalls() throws Exception {
+        TenureClient client = tenure.client();
+        Lease lease = client.grantLease(TTL, "chained");
+
+        String holder = client.lock("chained/acquired", lease).acquireAsync()
+                .thenApply(handle -> {
+                    String seen = client.describe("chained/acquired").holder();
+                    handle.release();
+                    return seen;
+                })
+                .get(10, TimeUnit.SECONDS);
+        assertThat(holder).isEqualTo("chained");
+
+        Optional<String> tried = client.lock("chained/tried", lease).tryAcquireAsync()
+                .thenApply(granted -> granted.map(handle -> {
+                    handle.release();
+                    return client.describe("chained/tried").held() ? "still held" : "released";
+                }))
+                .get(10, TimeUnit.SECONDS);
+        assertThat(tried).contains("released");
+
+        LockHandle blocking = client.lock("chained/released", lease).acquire();
+        String after = blocking.releaseAsync()
+                .thenApply(ignored -> client.describe("chained/released").held() ? "still held" : "released")
+                .get(10, TimeUnit.SECONDS);
+        assertThat(after).isEqualTo("released");
+    }
+
     private static void awaitWaiters(TenureClient client, String name, int count) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (client.describe(name).waiters().size() < count) {
