@@ -103,6 +103,8 @@ public final class TenureServer implements AutoCloseable {
     private final ExecutorService delivery;
     /** Membership changes block until committed; they get their own thread. */
     private final ExecutorService admin = Executors.newSingleThreadExecutor(daemon("tenure-admin"));
+    /** Runs the client calls that may wait (reads through the log, watches, membership changes); see GrpcLockService.callExecutors. */
+    private final ExecutorService calls = Executors.newCachedThreadPool(daemon("tenure-grpc-call"));
     private final CountDownLatch terminated = new CountDownLatch(1);
     private final AtomicBoolean closing = new AtomicBoolean();
     private volatile String failure;
@@ -318,7 +320,11 @@ public final class TenureServer implements AutoCloseable {
                 .addService(new GrpcClusterService(member, admin))
                 .intercept(gate)
                 .maxInboundMessageSize(4 << 20)
-                .callExecutor(GrpcLockService.callExecutors())
+                // Every call starts on the transport thread (gRPC's method lookup runs there), and
+                // only the calls that may wait move to an executor: with gRPC's default executor,
+                // each call's lookup took a thread hand-off of its own.
+                .directExecutor()
+                .callExecutor(GrpcLockService.callExecutors(calls))
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .build();
@@ -638,6 +644,7 @@ public final class TenureServer implements AutoCloseable {
         timer.shutdownNow();
         delivery.shutdownNow();
         admin.shutdownNow();
+        calls.shutdownNow();
         terminated.countDown();
         LOG.info("event=stopped member={}", config.memberName());
     }

@@ -88,12 +88,15 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     private final Member member;
 
-    /** Where each call runs: the non-blocking lock and lease calls on the transport thread, the rest on the server's executor. */
-    public static ServerCallExecutorSupplier callExecutors() {
+    /**
+     * Where each call runs: the non-blocking lock and lease calls on the transport thread, the
+     * rest (which may wait) on {@code others}. For a server whose own executor is direct.
+     */
+    public static ServerCallExecutorSupplier callExecutors(Executor others) {
         return new ServerCallExecutorSupplier() {
             @Override
             public <ReqT, RespT> Executor getExecutor(ServerCall<ReqT, RespT> call, Metadata headers) {
-                return NON_BLOCKING.contains(call.getMethodDescriptor().getFullMethodName()) ? MoreExecutors.directExecutor() : null;
+                return NON_BLOCKING.contains(call.getMethodDescriptor().getFullMethodName()) ? MoreExecutors.directExecutor() : others;
             }
         };
     }
