@@ -76,7 +76,8 @@ public record ServerConfig(
      * that dies just before a renewal leaves TTL/6 for the failover: detecting the dead leader
      * (one to four election timeouts, see above), electing another and reconnecting. Measured
      * here (kill -9 of the leader to the next acquisition): median 2.6 s, worst 4.3 s at a 1 s
-     * timeout; median 1.2 s, worst 1.5 s at 500 ms. 30 timeouts make TTL/6 five of them.
+     * timeout; medians 1.2 and 1.3 s, worst 1.8 s at 500 ms (two runs of 10). 30 timeouts
+     * make TTL/6 five of them.
      */
     public static final int MIN_TTL_ELECTION_TIMEOUTS = 30;
 
