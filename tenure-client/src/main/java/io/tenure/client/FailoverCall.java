@@ -114,19 +114,10 @@ final class FailoverCall<Req, Resp> {
 
     /**
      * Starts a call that does not wait on purpose: attempts may go on for {@code budget} in all.
-     * With several endpoints one attempt gets at most half of it, so that a member that accepts
-     * the call but never answers (paused, partitioned) leaves time to ask another.
-     */
-    static <Req, Resp> FailoverCall<Req, Resp> unary(Endpoints endpoints, MonotonicClock clock,
-            ScheduledExecutorService scheduler, MethodDescriptor<Req, Resp> method,
-            Req request, Duration budget) {
-        return unary(endpoints, clock, scheduler, method, request, budget, true, null);
-    }
-
-    /**
-     * As {@link #unary(Endpoints, MonotonicClock, ScheduledExecutorService, MethodDescriptor, Object, Duration)};
-     * with {@code splitBudget} false one attempt may take the whole budget, for calls that may
-     * legitimately take long (a membership change that waits for a new member to catch up).
+     * With several endpoints and {@code splitBudget}, one attempt gets at most half of it, so that
+     * a member that accepts the call but never answers (paused, partitioned) leaves time to ask
+     * another; without, one attempt may take the whole budget, for calls that may legitimately
+     * take long (a membership change that waits for a new member to catch up).
      * {@code answers}: {@link #ON_TRANSPORT_THREAD} for a caller that blocks on the result, or
      * null.
      */
