@@ -154,8 +154,9 @@ final class ServerCommand implements Callable<Integer> {
     long snapshotEvery;
 
     @Option(names = "--log-level", paramLabel = "LEVEL", defaultValue = "info",
-            description = "How much the member logs about itself: error, warn, info (one line per acquire, release, "
-                    + "revoke, expiry, membership change; nothing per keep-alive), debug or trace (default: info).")
+            description = "How much the member logs about itself: error, warn, info (one line per lease grant, revoke, "
+                    + "expiry, cancelled wait, membership change), debug (adds one line per acquire and release) "
+                    + "or trace (default: info).")
     String logLevel;
 
     @Option(names = "--election-timeout", paramLabel = "DURATION", defaultValue = ELECTION_TIMEOUT,

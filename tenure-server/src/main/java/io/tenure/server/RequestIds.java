@@ -1,5 +1,6 @@
 package io.tenure.server;
 
+import java.util.HexFormat;
 import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.MDC;
 
@@ -50,6 +51,6 @@ public final class RequestIds {
 
     /** 16 random hex digits. */
     public static String fresh() {
-        return String.format("%016x", ThreadLocalRandom.current().nextLong());
+        return HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
     }
 }

@@ -207,7 +207,7 @@ public final class Locks {
         }
         long started = System.nanoTime();
         String requestId = RequestIds.current();
-        String holder = LOG.isInfoEnabled() ? holderOf(leaseId) : "";
+        String holder = LOG.isDebugEnabled() ? holderOf(leaseId) : "";
         return proposer.propose(new Command.LockRelease(name, leaseId, fencingToken)).whenComplete((applied, error) -> {
             metrics.latency("release", System.nanoTime() - started);
             if (error != null) {
@@ -219,7 +219,7 @@ public final class Locks {
             }
         }).thenApply(applied -> {
             if (applied.result() instanceof Result.Released released) {
-                LOG.info("event=lock_released lock=\"{}\" holder=\"{}\" lease={} token={} next_token={} request_id={}", name, holder,
+                LOG.debug("event=lock_released lock=\"{}\" holder=\"{}\" lease={} token={} next_token={} request_id={}", name, holder,
                         leaseId, fencingToken, released.nextFencingToken(), requestId);
                 return released.nextFencingToken();
             }
@@ -485,8 +485,8 @@ public final class Locks {
     }
 
     private void logAcquired(String key, long leaseId, long token, String via, String requestId) {
-        if (LOG.isInfoEnabled()) {
-            LOG.info("event=lock_acquired lock=\"{}\" holder=\"{}\" lease={} token={} via={} request_id={}", key,
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("event=lock_acquired lock=\"{}\" holder=\"{}\" lease={} token={} via={} request_id={}", key,
                     holderOf(leaseId), leaseId, token, via, requestId);
         }
     }
