@@ -229,7 +229,8 @@ run_driver() {  # run_driver TARGET WORKLOAD CLIENTS [EXTRA ARGS...]
   cp="$HERE/$target/target/classes:$(cat "$HERE/$target/target/classpath.txt")"
   log "$target $workload clients=$clients (load: $(cut -d' ' -f1-3 /proc/loadavg))"
   # In the background and waited for, so Ctrl-C runs the trap at once and it stops the driver too.
-  java -cp "$cp" "$(main_class "$target")" --workload "$workload" --clients "$clients" \
+  # The same 1 GiB heap as Tenure's driver (./tenure bench) and the members it starts.
+  java -Xmx1g -cp "$cp" "$(main_class "$target")" --workload "$workload" --clients "$clients" \
     --duration "$DURATION" --warmup "$WARMUP" --endpoint "$PEER_ENDPOINT" "$@" \
     > "$WORK/driver.out" 2>"$dlog" &
   local driver=$!
