@@ -50,20 +50,23 @@ class FailoverTest {
         assertThat(second.statusCalls).hasValue(1);
         assertThat(status).isNotDone();
 
-        members.time.advance(TenureClient.DEFAULT_REQUEST_TIMEOUT.minus(FailoverCall.MAX_BACKOFF));
+        // The call gives up once a backoff (at most MAX_BACKOFF, jittered) plus the shortest
+        // attempt no longer fits in the request timeout: never before 9.73 s.
+        Duration earliestGiveUp = TenureClient.DEFAULT_REQUEST_TIMEOUT.minus(FailoverCall.MAX_BACKOFF).minus(FailoverCall.MIN_ATTEMPT);
+        members.time.advance(earliestGiveUp.minusNanos(1));
         assertThat(status).isNotDone();
-        // Backoff 50 ms doubling to 250 ms, each between half and all of it: in 9.75 s, 2 at once,
+        // Backoff 50 ms doubling to 250 ms, each between half and all of it: in 9.73 s, 2 at once,
         // then 42 (every wait the longest) to 81 (every wait the shortest).
         assertThat(first.statusCalls.get() + second.statusCalls.get()).isBetween(42, 81);
         // Alternating: neither member was skipped.
         assertThat(Math.abs(first.statusCalls.get() - second.statusCalls.get())).isLessThanOrEqualTo(1);
 
         // It gives up once the next attempt could not start within the request timeout.
-        members.time.advance(FailoverCall.MAX_BACKOFF);
+        members.time.advance(FailoverCall.MAX_BACKOFF.plus(FailoverCall.MIN_ATTEMPT));
         assertThatThrownBy(() -> status.get(5, TimeUnit.SECONDS))
                 .isInstanceOf(ExecutionException.class)
                 .cause().isInstanceOf(UnavailableException.class).hasMessageContaining("no leader");
-        assertThat(failedAt[0]).isGreaterThan(TenureClient.DEFAULT_REQUEST_TIMEOUT.minus(FailoverCall.MAX_BACKOFF).toNanos())
+        assertThat(failedAt[0]).isGreaterThanOrEqualTo(earliestGiveUp.toNanos())
                 .isLessThan(TenureClient.DEFAULT_REQUEST_TIMEOUT.toNanos());
         int attempts = first.statusCalls.get() + second.statusCalls.get();
         members.time.advance(Duration.ofSeconds(10));
