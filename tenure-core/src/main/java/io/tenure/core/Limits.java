@@ -2,7 +2,11 @@ package io.tenure.core;
 
 import java.nio.charset.StandardCharsets;
 
-/** The documented bounds on what a client may ask for; checked at the edge and again in apply. */
+/**
+ * The documented bounds on what a client may ask for, in one place: the service layer checks a
+ * request against them once, before anything is proposed, and apply checks again (a command from
+ * the log is never trusted). The member's own configurable guards are {@code ServerLimits}.
+ */
 public final class Limits {
     /** A lock name is 1 to 1024 bytes of UTF-8. */
     public static final int MAX_KEY_BYTES = 1024;
@@ -14,6 +18,12 @@ public final class Limits {
     public static final long MIN_TTL_MILLIS = 1_000;
     /** The longest lease: one day. A longer-lived holder should renew, not park a lock for days. */
     public static final long MAX_TTL_MILLIS = 24L * 60 * 60 * 1000;
+    /** Entries a list read returns when the request names no limit. */
+    public static final int DEFAULT_LIST = 1_000;
+    /** The most entries one list read may ask for. */
+    public static final int MAX_LIST = 10_000;
+    /** The most leases one keep-alive request may renew. */
+    public static final int MAX_KEEPALIVE_IDS = 10_000;
 
     private Limits() {}
 
@@ -54,6 +64,19 @@ public final class Limits {
             return field + " is over the limit of " + MAX_CLIENT_ID_BYTES + " bytes";
         }
         return null;
+    }
+
+    /** @return null when {@code limit} is 0 (the default) or a valid page size, else a message naming the problem */
+    public static String checkListLimit(String field, int limit) {
+        if (limit < 0 || limit > MAX_LIST) {
+            return field + " must be between 0 (the default of " + DEFAULT_LIST + ") and " + MAX_LIST + ", got " + limit;
+        }
+        return null;
+    }
+
+    /** The page size a valid list limit asks for: {@link #DEFAULT_LIST} for 0. */
+    public static int listLimit(int limit) {
+        return limit == 0 ? DEFAULT_LIST : limit;
     }
 
     /** Whether every surrogate is paired, so the text has a UTF-8 form and survives a round trip. */

@@ -1,13 +1,15 @@
 package io.tenure.core;
 
-import io.tenure.core.Command.LeaseGrant;
-import io.tenure.core.Command.LeaseRevoke;
-import io.tenure.core.Command.LockAcquire;
-import io.tenure.core.Command.LockRelease;
-import io.tenure.core.Result.Code;
-import io.tenure.core.Result.Granted;
-import io.tenure.core.Result.LeaseGranted;
-import io.tenure.core.Result.Rejected;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.Command;
+import io.tenure.core.kernel.LeaseGrant;
+import io.tenure.core.kernel.LeaseRevoke;
+import io.tenure.core.lock.LockAcquire;
+import io.tenure.core.lock.LockRelease;
+import io.tenure.core.kernel.Result.Code;
+import io.tenure.core.lock.LockResult.Granted;
+import io.tenure.core.kernel.LeaseResult.LeaseGranted;
+import io.tenure.core.kernel.Result.Rejected;
 import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,17 +1,22 @@
 package io.tenure.core;
 
-import io.tenure.core.Command.LeaseExpire;
-import io.tenure.core.Command.LeaseGrant;
-import io.tenure.core.Command.LeaseRenew;
-import io.tenure.core.Command.LeaseRevoke;
-import io.tenure.core.Command.LockAcquire;
-import io.tenure.core.Command.LockCancel;
-import io.tenure.core.Command.LockRelease;
-import io.tenure.core.Effect.WaitEnded;
-import io.tenure.core.Effect.WaiterGranted;
-import io.tenure.core.Result.Granted;
-import io.tenure.core.Result.LeaseEnded;
-import io.tenure.core.Result.Released;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.Command;
+import io.tenure.core.kernel.Effect;
+import io.tenure.core.kernel.LeaseView;
+import io.tenure.core.lock.LockView;
+import io.tenure.core.kernel.ReadBarrier;
+import io.tenure.core.kernel.Result;
+import io.tenure.core.kernel.LeaseExpire;
+import io.tenure.core.kernel.LeaseGrant;
+import io.tenure.core.kernel.LeaseRenew;
+import io.tenure.core.kernel.LeaseRevoke;
+import io.tenure.core.lock.LockAcquire;
+import io.tenure.core.lock.LockCancel;
+import io.tenure.core.lock.LockRelease;
+import io.tenure.core.lock.LockResult.Granted;
+import io.tenure.core.kernel.LeaseResult.LeaseEnded;
+import io.tenure.core.lock.LockResult.Released;
 import io.tenure.core.watch.WatchEvent;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -26,6 +31,8 @@ import java.util.Set;
 import java.util.TreeMap;
 
 import static io.tenure.core.Replica.effects;
+import static io.tenure.core.Replica.grantsToWaiters;
+import static io.tenure.core.Replica.waitsEnded;
 import static io.tenure.core.Replica.watched;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -81,8 +88,8 @@ class DeterminismTest {
         assertThat(kinds).containsKeys("Granted", "Granted(again)", "Queued", "Busy", "Released", "Cancelled",
                 "LeaseEnded(EXPIRED)", "LeaseEnded(REVOKED)", "Skipped", "LeasesRenewed", "LeaseGranted",
                 "Rejected(NOT_FOUND)", "Rejected(FAILED_PRECONDITION)", "Rejected(ALREADY_EXISTS)", "Rejected(INVALID_ARGUMENT)",
-                "WaiterGranted", "WaitEnded");
-        assertThat(kinds.get("WaiterGranted")).isGreaterThan(50);
+                "Wake(Granted)", "Wake(Rejected)");
+        assertThat(kinds.get("Wake(Granted)")).isGreaterThan(50);
     }
 
     private static Applied apply(Replica replica, Step step) {
@@ -104,8 +111,8 @@ class DeterminismTest {
             grantTokens.add(g.fencingToken());
             checkToken(stamps, g.key(), g.fencingToken());
         }
-        List<WaiterGranted> woken = effects(applied, WaiterGranted.class);
-        for (WaiterGranted w : woken) {
+        List<Granted> woken = grantsToWaiters(applied);
+        for (Granted w : woken) {
             grantTokens.add(w.fencingToken());
             checkToken(stamps, w.key(), w.fencingToken());
         }
@@ -125,13 +132,13 @@ class DeterminismTest {
             assertThat(woken).hasSizeLessThanOrEqualTo(1);
             woken.forEach(w -> assertThat(w.fencingToken()).isEqualTo(released.nextFencingToken()));
         } else if (result instanceof LeaseEnded ended) {
-            assertThat(woken).extracting(WaiterGranted::key).containsExactlyElementsOf(
+            assertThat(woken).extracting(Granted::key).containsExactlyElementsOf(
                     ended.released().stream().filter(k -> woken.stream().anyMatch(w -> w.key().equals(k))).toList());
             assertThat(woken).hasSizeLessThanOrEqualTo(ended.released().size());
-            assertThat(effects(applied, WaitEnded.class)).allSatisfy(w -> assertThat(w.leaseId()).isEqualTo(ended.leaseId()));
+            assertThat(waitsEnded(applied)).allSatisfy(w -> assertThat(w.leaseId()).isEqualTo(ended.leaseId()));
         } else {
             assertThat(woken).as("only a release or a lease's end hands a lock over").isEmpty();
-            assertThat(effects(applied, WaitEnded.class)).isEmpty();
+            assertThat(waitsEnded(applied)).isEmpty();
         }
     }
 
@@ -150,19 +157,19 @@ class DeterminismTest {
         for (LeaseView lease : state.leases()) {
             leases.put(lease.leaseId(), lease);
         }
-        List<LockView> locks = state.locks("", Integer.MAX_VALUE);
-        assertThat(locks).hasSize(state.lockCount());
+        List<LockView> locks = replica.locks().locks("", Integer.MAX_VALUE);
+        assertThat(locks).hasSize(replica.locks().lockCount());
         assertThat(leases).hasSize(state.leaseCount());
         Set<String> heldByLeases = new HashSet<>();
         for (LeaseView lease : leases.values()) {
             for (String key : lease.held()) {
                 assertThat(heldByLeases.add(key)).as("%s held by one lease only (I1)", key).isTrue();
-                LockView lock = state.lock(key);
+                LockView lock = replica.lock(key);
                 assertThat(lock).as("lock %s held by lease %d", key, lease.leaseId()).isNotNull();
                 assertThat(lock.leaseId()).isEqualTo(lease.leaseId());
             }
             for (String key : lease.waiting()) {
-                LockView lock = state.lock(key);
+                LockView lock = replica.lock(key);
                 assertThat(lock).as("lock %s waited for by lease %d", key, lease.leaseId()).isNotNull();
                 assertThat(lock.waiters()).extracting(LockView.Waiter::leaseId).contains(lease.leaseId());
             }
@@ -199,7 +206,8 @@ class DeterminismTest {
         }
         kinds.merge(kind, 1, Integer::sum);
         for (Effect effect : applied.effects()) {
-            kinds.merge(effect.getClass().getSimpleName(), 1, Integer::sum);
+            kinds.merge(effect instanceof Effect.Wake wake ? "Wake(" + wake.result().getClass().getSimpleName() + ")"
+                    : effect.getClass().getSimpleName(), 1, Integer::sum);
         }
     }
 
@@ -252,7 +260,7 @@ class DeterminismTest {
             boolean stale = random.nextInt(3) == 0;
             return new LeaseExpire(lease, stale ? view.renewedAt() - 1 - random.nextInt(3) : view.renewedAt());
         } else if (dice < 32) {
-            return new Command.ReadBarrier();
+            return new ReadBarrier();
         } else if (dice < 60) {
             byte[] metadata = random.nextBoolean() ? null : new byte[] {(byte) random.nextInt(), (byte) lease};
             String name = random.nextInt(50) == 0 ? "" : key;

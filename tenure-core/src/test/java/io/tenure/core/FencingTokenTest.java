@@ -1,10 +1,16 @@
 package io.tenure.core;
 
-import io.tenure.core.Command.LeaseRevoke;
-import io.tenure.core.Command.LockAcquire;
-import io.tenure.core.Effect.WaiterGranted;
-import io.tenure.core.Result.Granted;
-import io.tenure.core.Result.LeaseEnded;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.LeaseExpire;
+import io.tenure.core.kernel.LeaseResult;
+import io.tenure.core.lock.LockRelease;
+import io.tenure.core.lock.LockView;
+import io.tenure.core.kernel.ReadBarrier;
+import io.tenure.core.kernel.Result;
+import io.tenure.core.kernel.LeaseRevoke;
+import io.tenure.core.lock.LockAcquire;
+import io.tenure.core.lock.LockResult.Granted;
+import io.tenure.core.kernel.LeaseResult.LeaseEnded;
 import io.tenure.core.watch.WatchEvent;
 import org.junit.jupiter.api.Test;
 
@@ -14,6 +20,7 @@ import java.util.List;
 import java.util.Set;
 
 import static io.tenure.core.Replica.effects;
+import static io.tenure.core.Replica.grantsToWaiters;
 import static io.tenure.core.Replica.expect;
 import static io.tenure.core.Replica.watched;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -46,7 +53,7 @@ class FencingTokenTest {
         long renewedAt = replica.lease(1).renewedAt();
         long revision = replica.state.revision();
 
-        Applied barrier = replica.apply(new Command.ReadBarrier());
+        Applied barrier = replica.apply(new ReadBarrier());
 
         expect(barrier.result(), Result.Skipped.class);
         assertThat(barrier.effects()).isEmpty();
@@ -74,7 +81,7 @@ class FencingTokenTest {
         assertThat(viaRelease).as("hand-off by release is stamped with the release's position").isEqualTo(position);
         tokens.add(viaRelease);
 
-        Applied expiry = replica.apply(new Command.LeaseExpire(2, replica.lease(2).renewedAt()));
+        Applied expiry = replica.apply(new LeaseExpire(2, replica.lease(2).renewedAt()));
         expect(expiry.result(), LeaseEnded.class);
         tokens.add(singleGrant(expiry, "k", 3));
 
@@ -103,13 +110,13 @@ class FencingTokenTest {
         // Another command in the same log entry, at the very next position: the stamps must not collide.
         Granted next = expect(replica.applyInSameEntry(new LockAcquire("d", 3, null, false)).result(), Granted.class);
 
-        assertThat(revoke.result()).isEqualTo(new LeaseEnded(1, Result.EndReason.REVOKED, List.of("a", "b", "c")));
-        List<WaiterGranted> woken = effects(revoke, WaiterGranted.class);
-        assertThat(woken).extracting(WaiterGranted::key).containsExactly("a", "b", "c");
-        assertThat(woken).extracting(WaiterGranted::leaseId).containsOnly(2L);
-        assertThat(woken).extracting(WaiterGranted::fencingToken).containsExactly(position, position + 1, position + 2);
+        assertThat(revoke.result()).isEqualTo(new LeaseEnded(1, LeaseResult.EndReason.REVOKED, List.of("a", "b", "c")));
+        List<Granted> woken = grantsToWaiters(revoke);
+        assertThat(woken).extracting(Granted::key).containsExactly("a", "b", "c");
+        assertThat(woken).extracting(Granted::leaseId).containsOnly(2L);
+        assertThat(woken).extracting(Granted::fencingToken).containsExactly(position, position + 1, position + 2);
         assertThat(next.fencingToken()).as("stamp after the hand-offs, not the position p+1 taken by one").isEqualTo(position + 3);
-        for (WaiterGranted w : woken) {
+        for (Granted w : woken) {
             assertThat(replica.lock(w.key()).fencingToken()).isEqualTo(w.fencingToken());
         }
         assertThat(replica.lease(2).held()).containsExactly("a", "b", "c");
@@ -128,12 +135,12 @@ class FencingTokenTest {
         replica.enqueue("c", 4);
         long position = replica.nextPosition();
 
-        Applied first = replica.apply(new Command.LeaseExpire(1, replica.lease(1).renewedAt()));
-        Applied second = replica.applyInSameEntry(new Command.LeaseExpire(2, replica.lease(2).renewedAt()));
+        Applied first = replica.apply(new LeaseExpire(1, replica.lease(1).renewedAt()));
+        Applied second = replica.applyInSameEntry(new LeaseExpire(2, replica.lease(2).renewedAt()));
 
         List<Long> tokens = new ArrayList<>();
-        effects(first, WaiterGranted.class).forEach(w -> tokens.add(w.fencingToken()));
-        effects(second, WaiterGranted.class).forEach(w -> tokens.add(w.fencingToken()));
+        grantsToWaiters(first).forEach(w -> tokens.add(w.fencingToken()));
+        grantsToWaiters(second).forEach(w -> tokens.add(w.fencingToken()));
         assertThat(tokens).containsExactly(position, position + 1, position + 2);
         assertThat(replica.state.revision()).isEqualTo(position + 2);
     }
@@ -166,7 +173,7 @@ class FencingTokenTest {
             if (applied.result() instanceof Granted g && !g.again()) {
                 grants.add(g.fencingToken());
             }
-            effects(applied, WaiterGranted.class).forEach(w -> grants.add(w.fencingToken()));
+            grantsToWaiters(applied).forEach(w -> grants.add(w.fencingToken()));
             events.addAll(watched(applied));
         }
 
@@ -196,15 +203,15 @@ class FencingTokenTest {
         assertThat(put.kv().holder()).isEqualTo(Replica.clientOf(1));
 
         replica.enqueue("k", 2);
-        Applied release = replica.apply(new Command.LockRelease("k", 1, t1));
-        long t2 = effects(release, WaiterGranted.class).get(0).fencingToken();
+        Applied release = replica.apply(new LockRelease("k", 1, t1));
+        long t2 = grantsToWaiters(release).get(0).fencingToken();
         WatchEvent handOff = watched(release).get(0);
         assertThat(handOff.revision()).isEqualTo(t2);
         assertThat(handOff.kv().leaseId()).isEqualTo(2);
         assertThat(handOff.prevKv().modRevision()).isEqualTo(t1);
 
         long position = replica.nextPosition();
-        Applied free = replica.apply(new Command.LockRelease("k", 2, t2));
+        Applied free = replica.apply(new LockRelease("k", 2, t2));
         WatchEvent delete = watched(free).get(0);
         assertThat(delete.type()).isEqualTo(WatchEvent.Type.DELETE);
         assertThat(delete.revision()).isEqualTo(position).isGreaterThan(t2);
@@ -213,7 +220,7 @@ class FencingTokenTest {
     }
 
     private static long singleGrant(Applied applied, String key, long leaseId) {
-        List<WaiterGranted> woken = effects(applied, WaiterGranted.class);
+        List<Granted> woken = grantsToWaiters(applied);
         assertThat(woken).hasSize(1);
         assertThat(woken.get(0).key()).isEqualTo(key);
         assertThat(woken.get(0).leaseId()).isEqualTo(leaseId);

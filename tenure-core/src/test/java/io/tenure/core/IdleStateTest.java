@@ -2,7 +2,8 @@ package io.tenure.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.tenure.core.Result.Granted;
+import io.tenure.core.lock.LockResult.Granted;
+import io.tenure.core.lock.LockTable;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,9 +28,9 @@ class IdleStateTest {
                 }
                 replica.release("job-" + key, 1, granted.fencingToken());
             }
-            assertThat(replica.state.lockCount()).as("locks left after round " + round).isZero();
+            assertThat(replica.locks().lockCount()).as("locks left after round " + round).isZero();
         }
-        assertThat(replica.state.waiterCount()).isZero();
+        assertThat(replica.locks().waiterCount()).isZero();
     }
 
     @Test
@@ -40,28 +41,28 @@ class IdleStateTest {
         replica.enqueue("a", 2);
         replica.acquire("b", 2);
         assertThat(replica.state.leaseCount(Replica.clientOf(2))).isEqualTo(1);
-        assertThat(replica.state.lockCount(Replica.clientOf(2))).isEqualTo(2);
+        assertThat(replica.state.holdsAndWaits(Replica.clientOf(2))).isEqualTo(2);
 
         Replica restored = Replica.restore(replica.snapshot());
         assertThat(restored.state.leaseCount(Replica.clientOf(2))).as("per-client counts survive a snapshot").isEqualTo(1);
-        assertThat(restored.state.lockCount(Replica.clientOf(2))).isEqualTo(2);
+        assertThat(restored.state.holdsAndWaits(Replica.clientOf(2))).isEqualTo(2);
 
         replica.revoke(2);
         replica.revoke(1);
 
         assertThat(replica.state.leaseCount()).isZero();
-        assertThat(replica.state.lockCount()).isZero();
+        assertThat(replica.locks().lockCount()).isZero();
         assertThat(replica.state.leaseCount(Replica.clientOf(2))).isZero();
-        assertThat(replica.state.lockCount(Replica.clientOf(2))).isZero();
+        assertThat(replica.state.holdsAndWaits(Replica.clientOf(2))).isZero();
     }
 
     @Test
     void theRememberedReleasesAreBounded() {
         replica.grantLease(1);
-        for (int i = 0; i < TenureState.RECENT_RELEASES + 1_000; i++) {
+        for (int i = 0; i < LockTable.RECENT_RELEASES + 1_000; i++) {
             Granted granted = replica.acquire("k", 1);
             replica.release("k", 1, granted.fencingToken());
         }
-        assertThat(replica.state.recentReleaseCount()).isEqualTo(TenureState.RECENT_RELEASES);
+        assertThat(replica.locks().recentReleaseCount()).isEqualTo(LockTable.RECENT_RELEASES);
     }
 }

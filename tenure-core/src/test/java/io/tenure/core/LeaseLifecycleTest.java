@@ -1,17 +1,20 @@
 package io.tenure.core;
 
-import io.tenure.core.Command.LeaseExpire;
-import io.tenure.core.Command.LeaseRenew;
-import io.tenure.core.Command.LeaseRevoke;
-import io.tenure.core.Command.LockAcquire;
-import io.tenure.core.Effect.WaitEnded;
-import io.tenure.core.Effect.WaiterGranted;
-import io.tenure.core.Result.Code;
-import io.tenure.core.Result.EndReason;
-import io.tenure.core.Result.LeaseEnded;
-import io.tenure.core.Result.LeasesRenewed;
-import io.tenure.core.Result.Rejected;
-import io.tenure.core.Result.Skipped;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.lock.LockResult.Granted;
+import io.tenure.core.kernel.LeaseView;
+import io.tenure.core.lock.LockRelease;
+import io.tenure.core.kernel.Result;
+import io.tenure.core.kernel.LeaseExpire;
+import io.tenure.core.kernel.LeaseRenew;
+import io.tenure.core.kernel.LeaseRevoke;
+import io.tenure.core.lock.LockAcquire;
+import io.tenure.core.kernel.Result.Code;
+import io.tenure.core.kernel.LeaseResult.EndReason;
+import io.tenure.core.kernel.LeaseResult.LeaseEnded;
+import io.tenure.core.kernel.LeaseResult.LeasesRenewed;
+import io.tenure.core.kernel.Result.Rejected;
+import io.tenure.core.kernel.Result.Skipped;
 import io.tenure.core.watch.WatchEvent;
 import org.junit.jupiter.api.Test;
 
@@ -19,6 +22,9 @@ import java.util.List;
 import java.util.function.Consumer;
 
 import static io.tenure.core.Replica.effects;
+import static io.tenure.core.Replica.grantsToWaiters;
+import static io.tenure.core.Replica.lockWait;
+import static io.tenure.core.Replica.waitsEnded;
 import static io.tenure.core.Replica.expect;
 import static io.tenure.core.Replica.watched;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -60,8 +66,8 @@ class LeaseLifecycleTest {
         Applied expiry = replica.apply(new LeaseExpire(1, renewedAt));
 
         assertThat(expiry.result()).isEqualTo(new LeaseEnded(1, EndReason.EXPIRED, List.of("a", "b")));
-        assertThat(effects(expiry, WaiterGranted.class)).containsExactly(new WaiterGranted("a", 2, position));
-        assertThat(effects(expiry, WaitEnded.class)).containsExactly(new WaitEnded("c", 1));
+        assertThat(grantsToWaiters(expiry)).containsExactly(new Granted("a", 2, position, false));
+        assertThat(waitsEnded(expiry)).containsExactly(lockWait("c", 1));
         assertThat(watched(expiry)).extracting(WatchEvent::key, WatchEvent::type)
                 .containsExactly(tuple("a", WatchEvent.Type.PUT),
                         tuple("b", WatchEvent.Type.DELETE));
@@ -82,8 +88,8 @@ class LeaseLifecycleTest {
         Applied revoke = replica.apply(new LeaseRevoke(1));
 
         assertThat(revoke.result()).isEqualTo(new LeaseEnded(1, EndReason.REVOKED, List.of("a", "b")));
-        assertThat(effects(revoke, WaiterGranted.class)).extracting(WaiterGranted::leaseId).containsExactly(2L);
-        assertThat(effects(revoke, WaitEnded.class)).containsExactly(new WaitEnded("c", 1));
+        assertThat(grantsToWaiters(revoke)).extracting(Granted::leaseId).containsExactly(2L);
+        assertThat(waitsEnded(revoke)).containsExactly(lockWait("c", 1));
         assertThat(replica.lease(1)).isNull();
         assertThat(replica.waiters("c")).containsExactly(4L);
     }
@@ -199,9 +205,9 @@ class LeaseLifecycleTest {
         replica.enqueue("k", 3);
         replica.expire(2);
 
-        Applied release = replica.apply(new Command.LockRelease("k", 1, token));
+        Applied release = replica.apply(new LockRelease("k", 1, token));
 
-        assertThat(effects(release, WaiterGranted.class)).extracting(WaiterGranted::leaseId).containsExactly(3L);
+        assertThat(grantsToWaiters(release)).extracting(Granted::leaseId).containsExactly(3L);
         assertThat(replica.lock("k").leaseId()).isEqualTo(3);
     }
 }

@@ -1,12 +1,14 @@
 package io.tenure.core;
 
-import io.tenure.core.Command.LockAcquire;
-import io.tenure.core.Command.LockRelease;
-import io.tenure.core.Effect.WaiterGranted;
-import io.tenure.core.Result.Busy;
-import io.tenure.core.Result.Granted;
-import io.tenure.core.Result.Queued;
-import io.tenure.core.Result.Released;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.lock.LockView;
+import io.tenure.core.kernel.Result;
+import io.tenure.core.lock.LockAcquire;
+import io.tenure.core.lock.LockRelease;
+import io.tenure.core.lock.LockResult.Busy;
+import io.tenure.core.lock.LockResult.Granted;
+import io.tenure.core.lock.LockResult.Queued;
+import io.tenure.core.lock.LockResult.Released;
 import io.tenure.core.watch.WatchEvent;
 import org.junit.jupiter.api.Test;
 
@@ -16,6 +18,8 @@ import java.util.Arrays;
 import java.util.List;
 
 import static io.tenure.core.Replica.effects;
+import static io.tenure.core.Replica.grantsToWaiters;
+import static io.tenure.core.Replica.waitsEnded;
 import static io.tenure.core.Replica.expect;
 import static io.tenure.core.Replica.watched;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -47,22 +51,22 @@ class LockQueueTest {
         for (int i = 1; i < leases.length; i++) {
             Applied applied = replica.apply(new LockRelease("k", holder, token));
             Released released = expect(applied.result(), Released.class);
-            List<WaiterGranted> woken = effects(applied, WaiterGranted.class);
+            List<Granted> woken = grantsToWaiters(applied);
 
             assertThat(woken).as("one release wakes exactly one waiter")
-                    .containsExactly(new WaiterGranted("k", leases[i], released.nextFencingToken()));
+                    .containsExactly(new Granted("k", leases[i], released.nextFencingToken(), false));
             assertThat(released.nextFencingToken()).isGreaterThan(token);
             holder = leases[i];
             token = released.nextFencingToken();
             assertThat(replica.lock("k").leaseId()).isEqualTo(holder);
             assertThat(replica.lock("k").fencingToken()).isEqualTo(token);
             assertThat(replica.waiters("k")).containsExactlyElementsOf(Arrays.stream(leases, i + 1, leases.length).boxed().toList());
-            assertThat(effects(applied, Effect.WaitEnded.class)).isEmpty();
+            assertThat(waitsEnded(applied)).isEmpty();
         }
 
         Applied last = replica.apply(new LockRelease("k", holder, token));
         assertThat(last.result()).isEqualTo(new Released("k", 0));
-        assertThat(effects(last, WaiterGranted.class)).isEmpty();
+        assertThat(grantsToWaiters(last)).isEmpty();
         assertThat(watched(last)).extracting(WatchEvent::type).containsExactly(WatchEvent.Type.DELETE);
         assertThat(replica.lock("k")).isNull();
         assertThat(replica.lease(holder).held()).isEmpty();
@@ -82,7 +86,7 @@ class LockQueueTest {
         long holder = 1;
         while (replica.lock("k") != null) {
             Applied applied = replica.apply(new LockRelease("k", holder, token));
-            List<WaiterGranted> woken = effects(applied, WaiterGranted.class);
+            List<Granted> woken = grantsToWaiters(applied);
             assertThat(woken).hasSizeLessThanOrEqualTo(1);
             if (woken.isEmpty()) {
                 break;
@@ -108,7 +112,7 @@ class LockQueueTest {
 
         Applied applied = replica.apply(new LockRelease("k", 100, token));
 
-        assertThat(effects(applied, WaiterGranted.class)).extracting(WaiterGranted::leaseId).containsExactly(1L);
+        assertThat(grantsToWaiters(applied)).extracting(Granted::leaseId).containsExactly(1L);
         assertThat(replica.lock("k").waiters()).containsExactlyElementsOf(before.subList(1, before.size()));
         for (long id = 2; id <= 10; id++) {
             assertThat(replica.lease(id).waiting()).containsExactly("k");

@@ -1,17 +1,25 @@
 package io.tenure.core;
 
-import io.tenure.core.Command.LeaseExpire;
-import io.tenure.core.Command.LeaseGrant;
-import io.tenure.core.Command.LeaseRenew;
-import io.tenure.core.Command.LeaseRevoke;
-import io.tenure.core.Command.LockAcquire;
-import io.tenure.core.Command.LockCancel;
-import io.tenure.core.Command.LockRelease;
-import io.tenure.core.Result.Granted;
-import io.tenure.core.Result.LeaseEnded;
-import io.tenure.core.Result.LeaseGranted;
-import io.tenure.core.Result.Queued;
-import io.tenure.core.Result.Released;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.Command;
+import io.tenure.core.kernel.Effect;
+import io.tenure.core.kernel.WaitKey;
+import io.tenure.core.lock.LockTable;
+import io.tenure.core.kernel.LeaseView;
+import io.tenure.core.lock.LockView;
+import io.tenure.core.kernel.Result;
+import io.tenure.core.kernel.LeaseExpire;
+import io.tenure.core.kernel.LeaseGrant;
+import io.tenure.core.kernel.LeaseRenew;
+import io.tenure.core.kernel.LeaseRevoke;
+import io.tenure.core.lock.LockAcquire;
+import io.tenure.core.lock.LockCancel;
+import io.tenure.core.lock.LockRelease;
+import io.tenure.core.lock.LockResult.Granted;
+import io.tenure.core.kernel.LeaseResult.LeaseEnded;
+import io.tenure.core.kernel.LeaseResult.LeaseGranted;
+import io.tenure.core.lock.LockResult.Queued;
+import io.tenure.core.lock.LockResult.Released;
 import io.tenure.core.watch.WatchEvent;
 
 import java.io.ByteArrayInputStream;
@@ -155,6 +163,23 @@ final class Replica {
         return applied.effects().stream().filter(kind::isInstance).map(kind::cast).toList();
     }
 
+    /** The grants a command handed to waiters (its wake-ups that carry a grant), in order. */
+    static List<Granted> grantsToWaiters(Applied applied) {
+        return effects(applied, Effect.Wake.class).stream().map(Effect.Wake::result)
+                .filter(Granted.class::isInstance).map(Granted.class::cast).toList();
+    }
+
+    /** The waits a command ended because their lease ended (wake-ups that carry a refusal), in order. */
+    static List<WaitKey> waitsEnded(Applied applied) {
+        return effects(applied, Effect.Wake.class).stream().filter(w -> w.result() instanceof Result.Rejected)
+                .map(Effect.Wake::key).toList();
+    }
+
+    /** The wait of a lease on lock {@code key}. */
+    static WaitKey lockWait(String key, long leaseId) {
+        return new WaitKey(LockTable.NAME, key, leaseId);
+    }
+
     /** The watch events a command produced, in order. */
     static List<WatchEvent> watched(Applied applied) {
         return effects(applied, Effect.Watched.class).stream().map(Effect.Watched::event).toList();
@@ -183,12 +208,16 @@ final class Replica {
         state.events().replay(state.events().horizon(), key -> true, events::add);
         return "applied=" + state.appliedPosition() + " revision=" + state.revision()
                 + "\nleases=" + Rendering.of(state.leases())
-                + "\nlocks=" + Rendering.of(state.locks("", Integer.MAX_VALUE))
+                + "\nlocks=" + Rendering.of(locks().locks("", Integer.MAX_VALUE))
                 + "\nhorizon=" + state.events().horizon() + " events=" + Rendering.of(events);
     }
 
+    LockTable locks() {
+        return state.primitive(LockTable.class);
+    }
+
     LockView lock(String key) {
-        return state.lock(key);
+        return locks().lock(key);
     }
 
     LeaseView lease(long leaseId) {
@@ -197,7 +226,7 @@ final class Replica {
 
     /** The lease ids of the lock's waiters, in queue order. */
     List<Long> waiters(String key) {
-        LockView lock = state.lock(key);
+        LockView lock = locks().lock(key);
         assertThat(lock).as("lock %s", key).isNotNull();
         return lock.waiters().stream().map(LockView.Waiter::leaseId).toList();
     }

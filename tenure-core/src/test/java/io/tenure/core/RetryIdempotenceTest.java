@@ -1,13 +1,16 @@
 package io.tenure.core;
 
-import io.tenure.core.Command.LeaseGrant;
-import io.tenure.core.Command.LockAcquire;
-import io.tenure.core.Command.LockRelease;
-import io.tenure.core.Result.Code;
-import io.tenure.core.Result.LeaseGranted;
-import io.tenure.core.Result.Queued;
-import io.tenure.core.Result.Rejected;
-import io.tenure.core.Result.Released;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.LeaseView;
+import io.tenure.core.kernel.Result;
+import io.tenure.core.kernel.LeaseGrant;
+import io.tenure.core.lock.LockAcquire;
+import io.tenure.core.lock.LockRelease;
+import io.tenure.core.kernel.Result.Code;
+import io.tenure.core.kernel.LeaseResult.LeaseGranted;
+import io.tenure.core.lock.LockResult.Queued;
+import io.tenure.core.kernel.Result.Rejected;
+import io.tenure.core.lock.LockResult.Released;
 import org.junit.jupiter.api.Test;
 
 import java.util.function.Consumer;

@@ -1,12 +1,16 @@
 package io.tenure.core;
 
-import io.tenure.core.Command.LeaseExpire;
-import io.tenure.core.Command.LeaseGrant;
-import io.tenure.core.Command.LeaseRenew;
-import io.tenure.core.Command.LeaseRevoke;
-import io.tenure.core.Command.LockAcquire;
-import io.tenure.core.Command.LockCancel;
-import io.tenure.core.Command.LockRelease;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.Command;
+import io.tenure.core.lock.LockResult;
+import io.tenure.core.kernel.Result;
+import io.tenure.core.kernel.LeaseExpire;
+import io.tenure.core.kernel.LeaseGrant;
+import io.tenure.core.kernel.LeaseRenew;
+import io.tenure.core.kernel.LeaseRevoke;
+import io.tenure.core.lock.LockAcquire;
+import io.tenure.core.lock.LockCancel;
+import io.tenure.core.lock.LockRelease;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayInputStream;
@@ -73,11 +77,11 @@ class SnapshotTest {
     void richStateCoversEveryPartOfTheSnapshot() {
         Replica r = richState();
         assertThat(r.state.leaseCount()).isGreaterThanOrEqualTo(5);
-        assertThat(r.state.locks("", 100)).filteredOn(l -> !l.waiters().isEmpty()).hasSizeGreaterThanOrEqualTo(2);
-        assertThat(r.state.locks("", 100)).filteredOn(l -> l.metadata().length > 0).isNotEmpty();
+        assertThat(r.locks().locks("", 100)).filteredOn(l -> !l.waiters().isEmpty()).hasSizeGreaterThanOrEqualTo(2);
+        assertThat(r.locks().locks("", 100)).filteredOn(l -> l.metadata().length > 0).isNotEmpty();
         assertThat(r.state.revision()).isGreaterThan(0);
         // A retried release only succeeds through the recent releases, so this proves some were recorded.
-        assertThat(r.run(new LockRelease("tmp", 5, RELEASED_TMP_TOKEN))).isEqualTo(new Result.Released("tmp", 0));
+        assertThat(r.run(new LockRelease("tmp", 5, RELEASED_TMP_TOKEN))).isEqualTo(new LockResult.Released("tmp", 0));
     }
 
     @Test
@@ -89,12 +93,12 @@ class SnapshotTest {
 
         assertThat(restored.snapshot()).isEqualTo(written);
         assertThat(restored.state.leases()).isEqualTo(original.state.leases());
-        assertThat(Rendering.of(restored.state.locks("", Integer.MAX_VALUE)))
-                .isEqualTo(Rendering.of(original.state.locks("", Integer.MAX_VALUE)));
+        assertThat(Rendering.of(restored.locks().locks("", Integer.MAX_VALUE)))
+                .isEqualTo(Rendering.of(original.locks().locks("", Integer.MAX_VALUE)));
         assertThat(restored.state.appliedPosition()).isEqualTo(original.state.appliedPosition());
         assertThat(restored.state.revision()).isEqualTo(original.state.revision());
         assertThat(restored.state.leaseCount()).isEqualTo(original.state.leaseCount());
-        assertThat(restored.state.lockCount()).isEqualTo(original.state.lockCount());
+        assertThat(restored.locks().lockCount()).isEqualTo(original.locks().lockCount());
     }
 
     @Test
@@ -141,7 +145,7 @@ class SnapshotTest {
             assertThat(Rendering.of(b)).as("applying %s", Rendering.of(command)).isEqualTo(Rendering.of(a));
             results.add(a.result());
         }
-        assertThat(results.get(0)).as("the recent releases survived").isEqualTo(new Result.Released("tmp", 0));
+        assertThat(results.get(0)).as("the recent releases survived").isEqualTo(new LockResult.Released("tmp", 0));
         assertThat(results.get(3)).as("renewal points survived").isInstanceOf(Result.Skipped.class);
         assertThat(restored.snapshot()).isEqualTo(original.snapshot());
         assertThat(restored.state.leases()).isEqualTo(original.state.leases());
@@ -164,7 +168,7 @@ class SnapshotTest {
             assertThat(rejected.code()).isEqualTo(Result.Code.INVALID_ARGUMENT);
             return;
         }
-        long token = Replica.expect(acquired, Result.Granted.class).fencingToken();
+        long token = Replica.expect(acquired, LockResult.Granted.class).fencingToken();
         Replica restored = Replica.restore(original.snapshot());
 
         assertThat(restored.state.leases()).isEqualTo(original.state.leases());

@@ -1,8 +1,10 @@
 package io.tenure.core;
 
-import io.tenure.core.Command.LockCancel;
-import io.tenure.core.Result.Cancelled;
-import io.tenure.core.Result.Granted;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.lock.LockCancel;
+import io.tenure.core.kernel.Effect;
+import io.tenure.core.lock.LockResult.Cancelled;
+import io.tenure.core.lock.LockResult.Granted;
 import org.junit.jupiter.api.Test;
 
 import java.util.function.Consumer;
@@ -48,8 +50,10 @@ class WaitCancelTest {
 
         Applied cancel = replica.apply(new LockCancel("k", 3));
 
-        assertThat(cancel.result()).isEqualTo(new Cancelled("k", 3));
-        assertThat(cancel.effects()).as("the proposer learns from the result; nobody else is told").isEmpty();
+        Cancelled cancelled = new Cancelled("k", 3, Replica.clientOf(1), 2);
+        assertThat(cancel.result()).isEqualTo(cancelled);
+        assertThat(cancel.effects()).as("the calls parked for this wait, on any member, are told; nobody else")
+                .containsExactly(new Effect.Wake(Replica.lockWait("k", 3), cancelled));
         assertThat(replica.waiters("k")).containsExactly(2L, 4L);
         assertThat(replica.lease(3).waiting()).isEmpty();
         assertThat(replica.lease(3).held()).isEmpty();
@@ -86,11 +90,11 @@ class WaitCancelTest {
         Replica touched = Replica.with(setup);
         Replica untouched = Replica.with(setup);
 
-        assertThat(touched.cancel("free-lock", 2)).isEqualTo(new Cancelled("free-lock", 2));
-        assertThat(touched.cancel("k", 2)).as("held by another, not queued").isEqualTo(new Cancelled("k", 2));
-        assertThat(touched.cancel("k", 77)).as("unknown lease").isEqualTo(new Cancelled("k", 77));
+        assertThat(touched.cancel("free-lock", 2)).isEqualTo(new Cancelled("free-lock", 2, "", 0));
+        assertThat(touched.cancel("k", 2)).as("held by another, not queued").isEqualTo(new Cancelled("k", 2, Replica.clientOf(1), 0));
+        assertThat(touched.cancel("k", 77)).as("unknown lease").isEqualTo(new Cancelled("k", 77, Replica.clientOf(1), 0));
         assertThat(touched.cancel("", 2)).as("no name")
-                .isEqualTo(new io.tenure.core.Result.Rejected(io.tenure.core.Result.Code.INVALID_ARGUMENT, "name must not be empty"));
+                .isEqualTo(new io.tenure.core.kernel.Result.Rejected(io.tenure.core.kernel.Result.Code.INVALID_ARGUMENT, "name must not be empty"));
         for (int i = 0; i < 4; i++) {
             untouched.apply(Replica.HARMLESS);
         }
@@ -106,8 +110,8 @@ class WaitCancelTest {
         replica.acquire("k", 1);
         replica.enqueue("k", 2);
 
-        assertThat(replica.cancel("k", 2)).isEqualTo(new Cancelled("k", 2));
-        assertThat(replica.cancel("k", 2)).isEqualTo(new Cancelled("k", 2));
+        assertThat(replica.cancel("k", 2)).isEqualTo(new Cancelled("k", 2, Replica.clientOf(1), 0));
+        assertThat(replica.cancel("k", 2)).isEqualTo(new Cancelled("k", 2, Replica.clientOf(1), 0));
         assertThat(replica.waiters("k")).isEmpty();
     }
 

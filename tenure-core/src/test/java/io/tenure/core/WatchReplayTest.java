@@ -1,7 +1,11 @@
 package io.tenure.core;
 
-import io.tenure.core.Command.LockAcquire;
-import io.tenure.core.Command.LockRelease;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.LeaseGrant;
+import io.tenure.core.kernel.LeaseRevoke;
+import io.tenure.core.lock.LockResult;
+import io.tenure.core.lock.LockAcquire;
+import io.tenure.core.lock.LockRelease;
 import io.tenure.core.watch.WatchEvent;
 import org.junit.jupiter.api.Test;
 
@@ -25,7 +29,7 @@ class WatchReplayTest {
         announced.addAll(watched(fresh.apply(new LockAcquire("a", 2, null, true))));
         announced.addAll(watched(fresh.apply(new LockAcquire("b", 2, null, false))));
         announced.addAll(watched(fresh.apply(new LockRelease("a", 1, fresh.lock("a").fencingToken()))));
-        announced.addAll(watched(fresh.apply(new Command.LeaseRevoke(2))));
+        announced.addAll(watched(fresh.apply(new LeaseRevoke(2))));
 
         List<WatchEvent> replayed = new ArrayList<>();
         assertThat(fresh.state.events().replay(1, key -> true, replayed::add)).isTrue();
@@ -39,12 +43,12 @@ class WatchReplayTest {
     @Test
     void aSmallLogCompactsAndReportsItsHorizon() {
         TenureState state = new TenureState(4);
-        state.apply(Replica.position(1, 0), new Command.LeaseGrant(1, 5_000, "c"));
+        state.apply(Replica.position(1, 0), new LeaseGrant(1, 5_000, "c"));
         List<Long> revisions = new ArrayList<>();
         long index = 2;
         for (int i = 0; i < 5; i++) {
             Applied acquired = state.apply(Replica.position(index++, 0), new LockAcquire("k", 1, null, false));
-            long token = ((Result.Granted) acquired.result()).fencingToken();
+            long token = ((LockResult.Granted) acquired.result()).fencingToken();
             revisions.add(token);
             state.apply(Replica.position(index++, 0), new LockRelease("k", 1, token));
             revisions.add(Replica.position(index - 1, 0));

@@ -1,6 +1,9 @@
 package io.tenure.server;
 
-import io.tenure.core.Applied;
+import io.tenure.core.kernel.LeaseResult;
+import io.tenure.core.member.MemberEndpoint;
+import io.tenure.core.member.MemberEndpoints;
+import io.tenure.core.kernel.Applied;
 import io.tenure.proto.v1.ResponseHeader;
 import io.tenure.proto.v1.StatusResponse;
 import io.tenure.server.lease.LeaseKeeper;
@@ -9,8 +12,7 @@ import io.tenure.server.raft.Entry;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
 import io.tenure.server.watch.WatchHub;
-import io.tenure.core.Command;
-import io.tenure.core.Result;
+import io.tenure.core.kernel.Result;
 import io.tenure.server.metrics.ServerMetrics;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -44,6 +46,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final Proposer proposer;
     private final LeaseKeeper leases;
     private final Locks locks;
+    private final Waits waits;
     private final WatchHub watches;
     private final long clusterId;
     private final long memberId;
@@ -51,8 +54,6 @@ public final class Member implements TenureStateMachine.Listener {
     private final Runnable onRaftShutdown;
     private final java.util.function.Consumer<Throwable> onLogFailure;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Member.class);
-    private static final long READ_BARRIER_TIMEOUT_MS = 3_000;
-    private static final Command.ReadBarrier READ_BARRIER = new Command.ReadBarrier();
     private volatile boolean announcing;
     private volatile int clientPort;
     private final ServerMetrics metrics;
@@ -60,7 +61,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final RequestRateGuard rateGuard;
 
     Member(ServerConfig config, RaftServer raft, RaftGroupId groupId, TenureStateMachine stateMachine,
-           Proposer proposer, LeaseKeeper leases, Locks locks, WatchHub watches, ServerMetrics metrics, long clusterId,
+           Proposer proposer, LeaseKeeper leases, Waits waits, Locks locks, WatchHub watches, ServerMetrics metrics, long clusterId,
            RaftClient admin, Runnable onRaftShutdown,
            java.util.function.Consumer<Throwable> onLogFailure) {
         this.config = config;
@@ -70,6 +71,7 @@ public final class Member implements TenureStateMachine.Listener {
         this.proposer = proposer;
         this.leases = leases;
         this.locks = locks;
+        this.waits = waits;
         this.watches = watches;
         this.metrics = metrics;
         this.rateGuard = new RequestRateGuard(config.limits().maxRequestsPerSecond(), System::nanoTime);
@@ -103,6 +105,11 @@ public final class Member implements TenureStateMachine.Listener {
 
     public Locks locks() {
         return locks;
+    }
+
+    /** The calls parked on this member until the log decides them (lock waits today). */
+    public Waits waits() {
+        return waits;
     }
 
     public LeaseKeeper leases() {
@@ -176,36 +183,17 @@ public final class Member implements TenureStateMachine.Listener {
 
     /**
      * Completes once this member has applied everything committed before it was called: reads of
-     * the applied state after it are linearizable. It commits a {@link Command.ReadBarrier}
-     * through the log (coalesced with other commands, like any proposal) and waits until this
-     * member applies it. Fails with {@link NotServingException} when that does not happen within
-     * {@value #READ_BARRIER_TIMEOUT_MS} ms (no leader, or this member is cut off from the majority).
-     *
-     * <p>Not Ratis's ReadIndex: in Ratis 3.2.2 a leader answers it at once, with no new round of
-     * heartbeats, when its commit index was acknowledged by a majority before. A leader cut off
-     * from the majority commits nothing more, so it went on answering reads from a state the new
-     * leader had already moved past (docs/safety.md, the F6 finding). A barrier entry commits
-     * only with a majority that still accepts this leader's term.
+     * the applied state after it are linearizable ({@link Proposer#readBarrier()}).
      */
     public CompletableFuture<Void> readBarrier() {
-        return proposer.propose(READ_BARRIER).orTimeout(READ_BARRIER_TIMEOUT_MS, TimeUnit.MILLISECONDS).handle((applied, error) -> {
-            if (error == null) {
-                return null;
-            }
-            Throwable cause = Causes.unwrap(error);
-            if (cause instanceof java.util.concurrent.TimeoutException) {
-                throw new NotServingException("no linearizable read now: the read barrier was not committed within "
-                        + READ_BARRIER_TIMEOUT_MS + " ms (no leader reachable?)", cause);
-            }
-            throw new NotServingException("no linearizable read now (no leader reachable?): " + cause.getMessage(), cause);
-        });
+        return proposer.readBarrier();
     }
 
     /** The current members, each with its client endpoint (when announced) and whether it leads. */
     public List<io.tenure.proto.v1.Member> members() {
         RaftServer.Division division = division();
         RaftPeerId leader = division.getInfo().getLeaderId();
-        Map<String, String> endpoints = stateMachine.read(s -> new java.util.TreeMap<>(s.memberEndpoints()));
+        Map<String, String> endpoints = stateMachine.read(s -> new java.util.TreeMap<>(s.primitive(MemberEndpoints.class).endpoints()));
         List<io.tenure.proto.v1.Member> members = new ArrayList<>();
         for (RaftPeer peer : division.getGroup().getPeers()) {
             String name = peer.getId().toString();
@@ -253,10 +241,10 @@ public final class Member implements TenureStateMachine.Listener {
         timer.scheduleWithFixedDelay(() -> {
             try {
                 String mine = clientEndpoint();
-                String known = stateMachine.read(s -> s.memberEndpoints().get(config.memberName()));
+                String known = stateMachine.read(s -> s.primitive(MemberEndpoints.class).endpoints().get(config.memberName()));
                 if (!mine.equals(known) && division().getInfo().getLeaderId() != null && !announcing) {
                     announcing = true;
-                    proposer.propose(new Command.MemberEndpoint(config.memberName(), mine))
+                    proposer.propose(new MemberEndpoint(config.memberName(), mine))
                             .whenComplete((applied, error) -> announcing = false);
                 }
             } catch (RuntimeException e) {
@@ -360,15 +348,26 @@ public final class Member implements TenureStateMachine.Listener {
         return division().getInfo().isLeaderReady();
     }
 
+    /**
+     * Hands out what an applied entry produced, slot by slot: the command's result to its caller
+     * (when this member proposed it), then its effects to the parked calls they wake. So a call
+     * that a command parks is parked before a later command of the entry can wake it.
+     */
     @Override
     public void applied(Entry entry, long index, List<Applied> results) {
-        for (Applied applied : results) {
-            if (applied.result() instanceof Result.LeaseEnded ended && ended.reason() == Result.EndReason.EXPIRED) {
+        List<Proposer.Answer> callers = proposer.callersOf(entry, index);
+        for (int slot = 0; slot < results.size(); slot++) {
+            Applied applied = results.get(slot);
+            if (applied.result() instanceof LeaseResult.LeaseEnded ended && ended.reason() == LeaseResult.EndReason.EXPIRED) {
                 metrics.leaseExpired();
             }
+            if (callers != null) {
+                callers.get(slot).applied(applied);
+            }
+            if (!applied.effects().isEmpty()) {
+                waits.applied(applied.effects());
+            }
         }
-        proposer.applied(entry, index, results);
-        locks.applied(results);
         watches.applied(results);
     }
 
@@ -380,7 +379,9 @@ public final class Member implements TenureStateMachine.Listener {
     @Override
     public void reloaded(long index) {
         proposer.reloaded(index);
-        locks.resync();
+        // The installed snapshot's entries woke nobody here: the parked calls go back to their
+        // clients, which re-send them and find their waits (or their grants) in the new state.
+        waits.handBack("this member caught up by installing a snapshot; retry");
         watches.closeAll("this member caught up by installing a snapshot; resume the watch from the revision after the last one received");
     }
 

@@ -1,6 +1,6 @@
 package io.tenure.server;
 
-import io.tenure.core.Result;
+import io.tenure.core.kernel.Result;
 
 /**
  * A request refused for what it asks, not for the member's condition: invalid input, an unknown
@@ -26,7 +26,7 @@ public final class RequestRejected extends RuntimeException {
     }
 
     /** The failure for a command whose result is not the one its caller expected: a rejection, or a bug. */
-    public static RuntimeException of(io.tenure.core.Applied applied) {
+    public static RuntimeException of(io.tenure.core.kernel.Applied applied) {
         if (applied.result() instanceof Result.Rejected r) {
             return of(r);
         }

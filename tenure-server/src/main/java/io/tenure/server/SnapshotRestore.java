@@ -1,6 +1,7 @@
 package io.tenure.server;
 
 import io.tenure.core.TenureState;
+import io.tenure.core.lock.LockTable;
 import io.tenure.server.raft.Entry;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.protocol.RaftPeerId;
@@ -68,7 +69,7 @@ public final class SnapshotRestore {
     public static Backup check(Path backup) throws IOException {
         TenureState state = read(backup);
         return new Backup(state.revision(), state.appliedPosition() >>> Entry.SLOT_BITS, state.leaseCount(),
-                state.lockCount(), state.waiterCount());
+                state.primitive(LockTable.class).lockCount(), state.primitive(LockTable.class).waiterCount());
     }
 
     private static TenureState read(Path backup) throws IOException {

@@ -11,6 +11,7 @@ import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.tenure.core.TenureState;
+import io.tenure.core.lock.LockTable;
 import io.tenure.server.grpc.ClientGuard;
 import io.tenure.server.grpc.GrpcClusterService;
 import io.tenure.server.grpc.GrpcLockService;
@@ -137,13 +138,14 @@ public final class TenureServer implements AutoCloseable {
         proposer.onCommitLatency(metrics::committed);
         this.leases = new LeaseKeeper(proposer, stateMachine, timer, System::nanoTime, config.minTtl(), metrics,
                 config.limits().maxLeasesPerClient());
-        Locks locks = new Locks(proposer, stateMachine, timer, metrics, config.limits());
+        Waits waits = new Waits();
+        Locks locks = new Locks(proposer, stateMachine, waits, timer, metrics, config.limits());
         this.watches = new WatchHub(stateMachine, delivery);
-        this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, leases, locks, watches, metrics,
+        this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, leases, waits, locks, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), raftAdmin, this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
-        metrics.gauges(() -> stateMachine.read(TenureState::lockCount), () -> stateMachine.read(TenureState::leaseCount),
-                () -> stateMachine.read(TenureState::waiterCount), watches::watcherCount, member::term,
+        metrics.gauges(() -> stateMachine.read(s -> s.primitive(LockTable.class).lockCount()), () -> stateMachine.read(TenureState::leaseCount),
+                () -> stateMachine.read(s -> s.primitive(LockTable.class).waiterCount()), watches::watcherCount, member::term,
                 member::commitIndex, () -> lastAppliedIndex(stateMachine));
         this.gate = new CallGate(member::draining, shuttingDownStatus(config.memberName()));
     }
@@ -461,7 +463,7 @@ public final class TenureServer implements AutoCloseable {
         shutdownStep = "drain";
         member.startDraining();
         String reason = shuttingDownStatus(config.memberName()).getDescription();
-        int parked = member.locks().endParked(reason);
+        int parked = member.waits().close(reason);
         long drainBudget = (deadline - started) / 4;
         boolean answered = gate.awaitUnaryAnswered(started + drainBudget);
         watches.closeAll(reason + "; resume the watch from the revision after the last one received");

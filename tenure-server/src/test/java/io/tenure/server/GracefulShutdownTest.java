@@ -82,7 +82,7 @@ class GracefulShutdownTest {
         LockServiceGrpc.newStub(channels.get(leader)).lock(
                 LockRequest.newBuilder().setName("kept").setLeaseId(waiter).setTimeoutMs(-1).build(), parked);
         Await.until(Duration.ofSeconds(10), "the waiter parks on " + leader,
-                () -> members.get(leader).member().locks().parkedCount() == 1);
+                () -> members.get(leader).member().waits().count() == 1);
         long joined = describe(f1, "kept").getWaiters(0).getJoinedRevision();
         Recorder<LeaseKeepAliveResponse> keepAlive = new Recorder<>();
         StreamObserver<LeaseKeepAliveRequest> keepAlives = LockServiceGrpc.newStub(channels.get(leader)).leaseKeepAlive(keepAlive);
@@ -152,7 +152,7 @@ class GracefulShutdownTest {
             }
             Recorder<LockResponse> parked = new Recorder<>();
             single.async().lock(LockRequest.newBuilder().setName("single/0").setLeaseId(waiter).setTimeoutMs(-1).build(), parked);
-            Await.until(Duration.ofSeconds(10), "the waiter parks", () -> single.server.member().locks().parkedCount() == 1);
+            Await.until(Duration.ofSeconds(10), "the waiter parks", () -> single.server.member().waits().count() == 1);
             joined = single.blocking().describe(DescribeRequest.newBuilder().setName("single/0").build())
                     .getLock().getWaiters(0).getJoinedRevision();
 

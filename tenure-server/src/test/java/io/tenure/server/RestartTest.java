@@ -1,6 +1,6 @@
 package io.tenure.server;
 
-import io.tenure.core.LockView;
+import io.tenure.core.lock.LockView;
 import io.tenure.proto.v1.LeaseTimeToLiveRequest;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;

@@ -5,8 +5,8 @@ import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
-import io.tenure.core.LeaseView;
-import io.tenure.core.LockView;
+import io.tenure.core.kernel.LeaseView;
+import io.tenure.core.lock.LockView;
 import io.tenure.proto.v1.Event;
 import io.tenure.proto.v1.LeaseKeepAliveRequest;
 import io.tenure.proto.v1.LeaseKeepAliveResponse;
@@ -118,7 +118,7 @@ class SingleMemberTest {
         LockView view = member.server.member().locks().describe("jobs/nightly");
         assertThat(view.leaseId()).isEqualTo(holder);
         assertThat(view.waiters()).isEmpty();
-        assertThat(member.server.member().locks().parkedCount()).isZero();
+        assertThat(member.server.member().waits().count()).isZero();
     }
 
     @Test
@@ -252,9 +252,9 @@ class SingleMemberTest {
         // The client re-attaches its wait (as after a failover), then its first call goes away.
         CompletableFuture<LockResponse> retried = new CompletableFuture<>();
         parkedCall("q", waiter, -1, retried);
-        Await.until(Duration.ofSeconds(10), "both calls are parked", () -> member.server.member().locks().parkedCount() == 2);
+        Await.until(Duration.ofSeconds(10), "both calls are parked", () -> member.server.member().waits().count() == 2);
         first.cancel(null);
-        Await.until(Duration.ofSeconds(10), "the cancelled call is forgotten", () -> member.server.member().locks().parkedCount() == 1);
+        Await.until(Duration.ofSeconds(10), "the cancelled call is forgotten", () -> member.server.member().waits().count() == 1);
         assertThat(member.server.member().locks().describe("q").waiters()).as("the lease keeps its place")
                 .extracting(w -> w.leaseId()).containsExactly(waiter);
 
@@ -281,7 +281,7 @@ class SingleMemberTest {
         assertThat(cancelled.getFencingToken()).isZero();
         assertThat(parked.get(10, TimeUnit.SECONDS).getAcquired()).as("the parked call is answered").isFalse();
         assertThat(member.server.member().locks().describe("c").waiters()).isEmpty();
-        assertThat(member.server.member().locks().parkedCount()).isZero();
+        assertThat(member.server.member().waits().count()).isZero();
 
         unlock("c", holder, token);
         assertThat(member.server.member().locks().describe("c")).as("nobody inherits the lock").isNull();

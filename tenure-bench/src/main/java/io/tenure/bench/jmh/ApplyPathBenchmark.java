@@ -1,11 +1,12 @@
 package io.tenure.bench.jmh;
 
-import io.tenure.core.Applied;
-import io.tenure.core.Command;
-import io.tenure.core.Command.LeaseGrant;
-import io.tenure.core.Command.LockAcquire;
-import io.tenure.core.Command.LockRelease;
-import io.tenure.core.Result;
+import io.tenure.core.lock.LockResult;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.Command;
+import io.tenure.core.kernel.LeaseGrant;
+import io.tenure.core.lock.LockAcquire;
+import io.tenure.core.lock.LockRelease;
+import io.tenure.core.kernel.Result;
 import io.tenure.core.TenureState;
 import io.tenure.server.raft.Entry;
 import io.tenure.server.raft.EntryCodec;
@@ -70,7 +71,7 @@ public class ApplyPathBenchmark {
         List<Command> releases = new ArrayList<>(COMMANDS);
         for (int slot = 0; slot < COMMANDS; slot++) {
             Applied applied = state.apply(Entry.position(at, slot), acquire.commands().get(slot));
-            Result.Granted granted = (Result.Granted) applied.result();
+            LockResult.Granted granted = (LockResult.Granted) applied.result();
             releases.add(new LockRelease(granted.key(), granted.leaseId(), granted.fencingToken()));
         }
         long at2 = index++;

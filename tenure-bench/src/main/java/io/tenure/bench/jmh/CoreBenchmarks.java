@@ -1,11 +1,12 @@
 package io.tenure.bench.jmh;
 
-import io.tenure.core.Applied;
-import io.tenure.core.Command.LeaseExpire;
-import io.tenure.core.Command.LeaseGrant;
-import io.tenure.core.Command.LockAcquire;
-import io.tenure.core.Command.LockRelease;
-import io.tenure.core.Result;
+import io.tenure.core.lock.LockResult;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.LeaseExpire;
+import io.tenure.core.kernel.LeaseGrant;
+import io.tenure.core.lock.LockAcquire;
+import io.tenure.core.lock.LockRelease;
+import io.tenure.core.kernel.Result;
 import io.tenure.core.TenureState;
 import io.tenure.core.watch.EventLog;
 import io.tenure.core.watch.KeyValue;
@@ -86,7 +87,7 @@ public class CoreBenchmarks {
             position = 1;
             state.apply(position++, new LeaseGrant(1, TTL_MILLIS, "a"));
             state.apply(position++, new LeaseGrant(2, TTL_MILLIS, "b"));
-            token = ((Result.Granted) state.apply(position++, new LockAcquire(KEY, 1, null, true)).result()).fencingToken();
+            token = ((LockResult.Granted) state.apply(position++, new LockAcquire(KEY, 1, null, true)).result()).fencingToken();
             state.apply(position++, new LockAcquire(KEY, 2, null, true));
             holder = 1;
             waiter = 2;
@@ -97,7 +98,7 @@ public class CoreBenchmarks {
     @Benchmark
     public Applied releaseWithHandOff(HandOff h) {
         Applied released = h.state.apply(h.position++, new LockRelease(HandOff.KEY, h.holder, h.token));
-        h.token = ((Result.Released) released.result()).nextFencingToken();
+        h.token = ((LockResult.Released) released.result()).nextFencingToken();
         Applied requeued = h.state.apply(h.position++, new LockAcquire(HandOff.KEY, h.holder, null, true));
         long t = h.holder;
         h.holder = h.waiter;

@@ -257,6 +257,15 @@ final class AppliedLog {
         }
     }
 
+    /**
+     * The grant a wake-up effect hands a waiter ({@code {"type":"Granted","key","leaseId","fencingToken","again"}}),
+     * or null for any other effect.
+     */
+    static JsonNode handOff(JsonNode effect) {
+        return effect.path("type").asText().equals("Wake") && effect.path("result").path("type").asText().equals("Granted")
+                ? effect.path("result") : null;
+    }
+
     /** Every logged command in log order. */
     Iterable<Command> commands() {
         List<Command> all = new ArrayList<>();

@@ -1,10 +1,12 @@
 package io.tenure.it.safety;
 
+import io.tenure.core.lock.LockRelease;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.tenure.core.Applied;
-import io.tenure.core.Command;
-import io.tenure.core.Effect;
-import io.tenure.core.LockView;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.Command;
+import io.tenure.core.kernel.Effect;
+import io.tenure.core.lock.LockTable;
+import io.tenure.core.lock.LockView;
 import io.tenure.core.TenureState;
 import io.tenure.server.raft.AuditLog;
 import java.io.IOException;
@@ -142,7 +144,7 @@ final class ModelReplay {
             case "Granted" -> {
                 String key = r.path("key").asText();
                 long lease = r.path("leaseId").asLong();
-                long token = r.path("token").asLong();
+                long token = r.path("fencingToken").asLong();
                 long[] held = claimed.get(key);
                 if (r.path("again").asBoolean()) {
                     if (held == null || held[0] != lease || held[1] != token) {
@@ -159,7 +161,7 @@ final class ModelReplay {
                 }
             }
             case "Released" -> {
-                if (command instanceof Command.LockRelease rel) {
+                if (command instanceof LockRelease rel) {
                     long[] held = claimed.get(rel.key());
                     if (held != null && held[0] == rel.leaseId() && held[1] == rel.fencingToken()) {
                         claimed.remove(rel.key());
@@ -183,10 +185,13 @@ final class ModelReplay {
             }
         }
         for (JsonNode e : c.effects()) {
-            String key = e.path("key").asText();
-            long lease = e.path("leaseId").asLong();
-            switch (e.path("type").asText()) {
-                case "WaiterGranted" -> {
+            if (!e.path("type").asText().equals("Wake")) {
+                continue;
+            }
+            String key = e.path("key").path("key").asText();
+            long lease = e.path("key").path("leaseId").asLong();
+            switch (e.path("result").path("type").asText()) {
+                case "Granted" -> {
                     queueGrants++;
                     LinkedHashMap<Long, Long> queue = queues.get(key);
                     if (queue == null || !queue.containsKey(lease)) {
@@ -200,9 +205,10 @@ final class ModelReplay {
                         }
                     }
                     leaveQueue(key, lease);
-                    grant(key, lease, e.path("token").asLong(), where, at);
+                    grant(key, lease, e.path("result").path("fencingToken").asLong(), where, at);
                 }
-                case "WaitEnded" -> leaveQueue(key, lease);
+                // The lease ended while waiting (a refusal), or the wait was withdrawn.
+                case "Rejected", "Cancelled" -> leaveQueue(key, lease);
                 default -> {
                 }
             }
@@ -244,13 +250,15 @@ final class ModelReplay {
         }
         c.result().path("released").forEach(k -> keys.add(k.asText()));
         c.effects().forEach(e -> {
-            if (e.has("key")) {
-                keys.add(e.path("key").asText());
+            if (e.path("type").asText().equals("Wake")) {
+                keys.add(e.path("key").path("key").asText());
+            } else if (e.path("type").asText().equals("Watched")) {
+                keys.add(e.path("event").path("kv").path("key").asText());
             }
         });
         for (String key : keys) {
             holderChecks++;
-            LockView view = state.lock(key);
+            LockView view = state.primitive(LockTable.class).lock(key);
             if (view != null && state.lease(view.leaseId()) == null) {
                 findings.add(3, "index " + c.index() + ": in the model, lock '" + key + "' is held by lease " + view.leaseId()
                         + ", which is not alive", at);

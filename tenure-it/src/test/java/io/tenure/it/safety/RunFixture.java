@@ -2,8 +2,8 @@ package io.tenure.it.safety;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.tenure.core.Applied;
-import io.tenure.core.Command;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.Command;
 import io.tenure.core.TenureState;
 import io.tenure.server.raft.AuditLog;
 import java.io.IOException;

@@ -158,11 +158,14 @@ public final class SafetyChecker {
             long at = log.firstAt(c.index());
             JsonNode r = c.result();
             if (c.resultType().equals("Granted") && !r.path("again").asBoolean()) {
-                grants.add(new Grant(r.path("key").asText(), r.path("leaseId").asLong(), r.path("token").asLong(), c.index(), at, c.loggedBy()));
+                grants.add(new Grant(r.path("key").asText(), r.path("leaseId").asLong(), r.path("fencingToken").asLong(), c.index(), at,
+                        c.loggedBy()));
             }
             for (JsonNode e : c.effects()) {
-                if (e.path("type").asText().equals("WaiterGranted")) {
-                    grants.add(new Grant(e.path("key").asText(), e.path("leaseId").asLong(), e.path("token").asLong(), c.index(), at, c.loggedBy()));
+                JsonNode g = AppliedLog.handOff(e);
+                if (g != null) {
+                    grants.add(new Grant(g.path("key").asText(), g.path("leaseId").asLong(), g.path("fencingToken").asLong(), c.index(), at,
+                            c.loggedBy()));
                 }
             }
         }
@@ -317,12 +320,13 @@ public final class SafetyChecker {
             String found = null;
             for (AppliedLog.Command c : ix.commands) {
                 JsonNode r = c.result();
-                if (c.resultType().equals("Granted") && r.path("token").asLong() == op.token()) {
+                if (c.resultType().equals("Granted") && r.path("fencingToken").asLong() == op.token()) {
                     found = r.path("key").asText() + "/" + r.path("leaseId").asLong();
                 }
                 for (JsonNode e : c.effects()) {
-                    if (e.path("type").asText().equals("WaiterGranted") && e.path("token").asLong() == op.token()) {
-                        found = e.path("key").asText() + "/" + e.path("leaseId").asLong();
+                    JsonNode g = AppliedLog.handOff(e);
+                    if (g != null && g.path("fencingToken").asLong() == op.token()) {
+                        found = g.path("key").asText() + "/" + g.path("leaseId").asLong();
                     }
                 }
             }
@@ -460,11 +464,12 @@ public final class SafetyChecker {
                     if (c == null) {
                         continue;
                     }
-                    if (c.resultType().equals("Granted") && c.result().path("token").asLong() == op.token()) {
+                    if (c.resultType().equals("Granted") && c.result().path("fencingToken").asLong() == op.token()) {
                         return index;
                     }
                     for (JsonNode e : c.effects()) {
-                        if (e.path("token").asLong() == op.token() && e.path("type").asText().equals("WaiterGranted")) {
+                        JsonNode g = AppliedLog.handOff(e);
+                        if (g != null && g.path("fencingToken").asLong() == op.token()) {
                             return index;
                         }
                     }
@@ -478,7 +483,7 @@ public final class SafetyChecker {
                 JsonNode cmd = c.command();
                 String id = switch (c.type() + "/" + c.resultType()) {
                     case "LeaseGrant/LeaseGranted" -> "GRANT/" + cmd.path("leaseId").asLong();
-                    case "LockRelease/Released" -> "RELEASE/" + cmd.path("leaseId").asLong() + "/" + cmd.path("token").asLong()
+                    case "LockRelease/Released" -> "RELEASE/" + cmd.path("leaseId").asLong() + "/" + cmd.path("fencingToken").asLong()
                             + "/" + cmd.path("key").asText();
                     default -> null;
                 };
@@ -744,7 +749,8 @@ public final class SafetyChecker {
                 if (end != null) {
                     boolean waiter = false;
                     for (JsonNode e : end.effects()) {
-                        waiter |= e.path("type").asText().equals("WaiterGranted") && e.path("key").asText().equals(held.key());
+                        JsonNode g = AppliedLog.handOff(e);
+                        waiter |= g != null && g.path("key").asText().equals(held.key());
                     }
                     if (!waiter) {
                         continue;
@@ -804,7 +810,7 @@ public final class SafetyChecker {
                 return null;
             }
             if (c.resultType().equals("Released") && c.type().equals("LockRelease") && c.command().path("leaseId").asLong() == held.leaseId()
-                    && c.command().path("token").asLong() == held.token()) {
+                    && c.command().path("fencingToken").asLong() == held.token()) {
                 return c;
             }
         }

@@ -1,5 +1,6 @@
 package io.tenure.it.safety;
 
+import io.tenure.core.lock.LockResult;
 import static io.tenure.it.safety.RunFixture.at;
 import static io.tenure.it.safety.RunFixture.position;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -12,15 +13,15 @@ import io.tenure.client.TenureClient;
 import io.tenure.client.TenureException;
 import io.tenure.client.WatchEvent;
 import io.tenure.client.WatchListener;
-import io.tenure.core.Applied;
-import io.tenure.core.Command.LeaseExpire;
-import io.tenure.core.Command.LeaseGrant;
-import io.tenure.core.Command.LeaseRenew;
-import io.tenure.core.Command.LockAcquire;
-import io.tenure.core.Command.LockRelease;
-import io.tenure.core.Command.MemberEndpoint;
-import io.tenure.core.Effect;
-import io.tenure.core.Result;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.LeaseExpire;
+import io.tenure.core.kernel.LeaseGrant;
+import io.tenure.core.kernel.LeaseRenew;
+import io.tenure.core.lock.LockAcquire;
+import io.tenure.core.lock.LockRelease;
+import io.tenure.core.member.MemberEndpoint;
+import io.tenure.core.kernel.Effect;
+import io.tenure.core.kernel.Result;
 import io.tenure.it.safety.CheckOutcome.Status;
 import io.tenure.it.safety.Op.Kind;
 import io.tenure.it.safety.Op.Outcome;
@@ -75,13 +76,13 @@ class SafetyCheckerTest {
         run.apply(12, new LeaseGrant(103, 5000, "c3"));                                  // 3
         long t1 = token(run.apply(20, new LockAcquire("k1", 101, null, true)));          // 4
         run.apply(25, new LockAcquire("k1", 102, null, true), plant == Plant.TWO_HOLDERS // 5: queued
-                ? (member, line) -> line.set("result", json("{\"type\":\"Granted\",\"key\":\"k1\",\"leaseId\":102,\"token\":"
+                ? (member, line) -> line.set("result", json("{\"type\":\"Granted\",\"key\":\"k1\",\"leaseId\":102,\"fencingToken\":"
                         + position(5) + ",\"again\":false}"))
                 : untouched);
         run.apply(30, new LockAcquire("k1", 103, null, true));                           // 6: queued
         run.apply(1000, new LeaseRenew(new long[] {101, 102, 103}));                     // 7
         long t2 = next(run.apply(1500, new LockRelease("k1", 101, t1), plant == Plant.FIFO // 8: to 102
-                ? (member, line) -> line.get("effects").forEach(e -> ((ObjectNode) e).put("leaseId", 103))
+                ? (member, line) -> line.get("effects").forEach(e -> handTo(e, 103))
                 : untouched));
         long t3 = next(run.apply(2500, new LockRelease("k1", 102, t2)));                 // 9: to 103
         run.apply(3000, new LockRelease("k1", 103, t3));                                 // 10: k1 free
@@ -92,8 +93,8 @@ class SafetyCheckerTest {
         run.apply(5600, new MemberEndpoint("n2", "127.0.0.1:7170"));                     // 15: n2 back
         long expiry = plant == Plant.LATE_HANDOVER ? 13_000 : 8_200;
         Applied expired = run.apply(expiry, new LeaseExpire(104, position(11)));         // 16: k2 to 106
-        long t5 = expired.effects().stream().filter(e -> e instanceof Effect.WaiterGranted).mapToLong(e -> ((Effect.WaiterGranted) e).fencingToken())
-                .findFirst().orElseThrow();
+        long t5 = expired.effects().stream().filter(e -> e instanceof Effect.Wake w && w.result() instanceof LockResult.Granted)
+                .mapToLong(e -> ((LockResult.Granted) ((Effect.Wake) e).result()).fencingToken()).findFirst().orElseThrow();
         run.noop(expiry + 100);                                                          // 17
         run.digest(plant == Plant.DIGEST_MISMATCH
                 ? (member, line) -> line.put("digest", member.equals("n2") ? line.get("digest").asLong() ^ 1 : line.get("digest").asLong())
@@ -160,12 +161,22 @@ class SafetyCheckerTest {
         return run.finish();
     }
 
+    /** Rewrites a logged effect as if it named lease {@code lease}: the hand-off's waiter, or the watched holder. */
+    private static void handTo(JsonNode effect, long lease) {
+        if (effect.path("type").asText().equals("Wake")) {
+            ((ObjectNode) effect.get("key")).put("leaseId", lease);
+            ((ObjectNode) effect.get("result")).put("leaseId", lease);
+        } else if (effect.path("type").asText().equals("Watched")) {
+            ((ObjectNode) effect.get("event").get("kv")).put("leaseId", lease);
+        }
+    }
+
     private static long token(Applied applied) {
-        return ((Result.Granted) applied.result()).fencingToken();
+        return ((LockResult.Granted) applied.result()).fencingToken();
     }
 
     private static long next(Applied applied) {
-        return ((Result.Released) applied.result()).nextFencingToken();
+        return ((LockResult.Released) applied.result()).nextFencingToken();
     }
 
     private static JsonNode json(String text) {

@@ -7,9 +7,8 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallExecutorSupplier;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
-import io.tenure.core.LeaseView;
-import io.tenure.core.Limits;
-import io.tenure.core.LockView;
+import io.tenure.core.kernel.LeaseView;
+import io.tenure.core.lock.LockView;
 import io.tenure.core.watch.KeyValue;
 import io.tenure.core.watch.WatchEvent;
 import io.tenure.proto.v1.DescribeRequest;
@@ -66,12 +65,6 @@ import java.util.function.Function;
  * {@link Statuses}.
  */
 public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
-    /** Locks listed when the request names no limit, and the most one request may ask for. */
-    static final int DEFAULT_LIST = 1_000;
-    static final int MAX_LIST = 10_000;
-    /** The most leases one keep-alive request may renew. */
-    static final int MAX_KEEPALIVE_IDS = 10_000;
-
     /**
      * The calls that only check their input, propose a command and return: they never wait, so
      * they run on the transport's own thread instead of being handed to an executor thread first
@@ -235,11 +228,6 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                 }
                 // Several leases in one request: one answer listing each with its TTL.
                 int count = request.getIdsCount() + (request.getId() != 0 ? 1 : 0);
-                if (count > MAX_KEEPALIVE_IDS) {
-                    send(CompletableFuture.failedFuture(Statuses.invalid("ids: at most " + MAX_KEEPALIVE_IDS
-                            + " leases per keep-alive request, got " + count)), null);
-                    return;
-                }
                 long[] ids = new long[count];
                 int at = 0;
                 if (request.getId() != 0) {
@@ -293,7 +281,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     @Override
     public void leaseTimeToLive(LeaseTimeToLiveRequest request, StreamObserver<LeaseTimeToLiveResponse> observer) {
-        answer(member.readBarrier().thenApply(ignored -> member.leases().timeToLive(request.getId())), observer, ttl -> {
+        answer(member.leases().lookup(request.getId()), observer, ttl -> {
             LeaseTimeToLiveResponse.Builder response = LeaseTimeToLiveResponse.newBuilder().setHeader(header()).setId(request.getId());
             if (ttl == null) {
                 response.setTtl(-1).setTtlMs(-1);
@@ -469,12 +457,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     @Override
     public void describe(DescribeRequest request, StreamObserver<DescribeResponse> observer) {
-        String problem = Limits.checkKey("name", request.getName());
-        if (problem != null) {
-            observer.onError(Statuses.invalid(problem));
-            return;
-        }
-        answer(member.readBarrier().thenApply(ignored -> member.locks().describeAt(request.getName())), observer, read -> {
+        answer(member.locks().read(request.getName()), observer, read -> {
             LockState lock = read.locks().isEmpty()
                     ? LockState.newBuilder().setKey(request.getName()).setHeld(false).setHolderTtlRemainingMs(-1).build()
                     : lockState(read.locks().get(0));
@@ -484,13 +467,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     @Override
     public void listLocks(ListLocksRequest request, StreamObserver<ListLocksResponse> observer) {
-        if (request.getLimit() < 0 || request.getLimit() > MAX_LIST) {
-            observer.onError(Statuses.invalid("limit must be between 0 (the default of " + DEFAULT_LIST + ") and "
-                    + MAX_LIST + ", got " + request.getLimit()));
-            return;
-        }
-        int limit = request.getLimit() == 0 ? DEFAULT_LIST : request.getLimit();
-        answer(member.readBarrier().thenApply(ignored -> member.locks().list(request.getPrefix(), limit)), observer, read -> {
+        answer(member.locks().list(request.getPrefix(), request.getLimit()), observer, read -> {
             ListLocksResponse.Builder response = ListLocksResponse.newBuilder().setHeader(header(read.revision())).setMore(read.more());
             read.locks().forEach(lock -> response.addLocks(lockState(lock)));
             return response.build();
@@ -540,23 +517,9 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
      */
     @Override
     public void leaseList(LeaseListRequest request, StreamObserver<LeaseListResponse> observer) {
-        if (request.getLimit() < 0 || request.getLimit() > MAX_LIST) {
-            observer.onError(Statuses.invalid("limit must be between 0 (the default of " + DEFAULT_LIST + ") and "
-                    + MAX_LIST + ", got " + request.getLimit()));
-            return;
-        }
-        int limit = request.getLimit() == 0 ? DEFAULT_LIST : request.getLimit();
-        long afterId = request.getAfterId();
-        answer(member.readBarrier().thenApply(ignored -> member.stateMachine().read(state -> {
-            // One more than asked, to tell whether there are more.
-            List<LeaseView> leases = state.leases().stream().filter(lease -> lease.leaseId() > afterId)
-                    .limit(limit + 1L).toList();
-            return Map.entry(state.revision(), leases);
-        })), observer, read -> {
-            List<LeaseView> leases = read.getValue();
-            LeaseListResponse.Builder response = LeaseListResponse.newBuilder().setHeader(header(read.getKey()))
-                    .setMore(leases.size() > limit);
-            for (LeaseView lease : leases.subList(0, Math.min(limit, leases.size()))) {
+        answer(member.leases().list(request.getAfterId(), request.getLimit()), observer, page -> {
+            LeaseListResponse.Builder response = LeaseListResponse.newBuilder().setHeader(header(page.revision())).setMore(page.more());
+            for (LeaseView lease : page.leases()) {
                 response.addLeases(LeaseSummary.newBuilder()
                         .setId(lease.leaseId())
                         .setClientId(lease.clientId())

@@ -6,15 +6,16 @@ import io.tenure.server.RequestIds;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.tenure.core.LeaseView;
+import io.tenure.core.kernel.LeaseView;
 import io.tenure.core.Limits;
-import io.tenure.core.LockView;
+import io.tenure.core.lock.LockView;
 import io.tenure.proto.v1.ResponseHeader;
 import io.tenure.proto.v1.StatusResponse;
 import io.tenure.server.Member;
 import io.tenure.server.NotServingException;
 import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.lock.Locks;
+import io.tenure.core.lock.LockTable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,9 +61,6 @@ final class LockApi {
     static final long MAX_WAIT_MS = 60_000;
     /** How long past {@code wait_ms} an acquire may take to settle (withdraw, revoke) before it answers 503. */
     static final long WAIT_SLACK_MS = 30_000;
-    /** Locks listed when the request names no limit, and the most one request may ask for (as over gRPC). */
-    static final int DEFAULT_LIST = 1_000;
-    static final int MAX_LIST = 10_000;
 
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
@@ -107,8 +105,8 @@ final class LockApi {
         if (problem != null) {
             throw Failure.invalid("metadata", problem);
         }
-        return member.readBarrier().thenCompose(ignored -> {
-            LockView current = first(member.locks().describeAt(lock));
+        return member.locks().read(lock).thenCompose(read -> {
+            LockView current = first(read);
             if (current != null && owner.equals(current.holder())) {
                 return CompletableFuture.completedFuture(granted(lock, owner, current.leaseId(), current.fencingToken()));
             }
@@ -151,12 +149,12 @@ final class LockApi {
 
     /** The 409 {@code held} answer, with a hint computed from the holder's remaining TTL and the queue. */
     private Failure held(String lock, String holderWhenRefused) {
-        LockView now = first(member.locks().describeAt(lock));
+        LockView now = first(member.locks().current(lock));
         String holder = now == null ? holderWhenRefused : now.holder();
         int waiters = now == null ? 0 : now.waiters().size();
         long hint = RetryHint.MIN_MS;
         if (now != null) {
-            LeaseView holderLease = member.stateMachine().read(s -> s.lease(now.leaseId()));
+            LeaseView holderLease = member.leases().view(now.leaseId());
             long hold = holderLease == null ? 0 : holderLease.ttlMillis();
             long remaining = remainingMillis(now.leaseId());
             hint = RetryHint.recommend(remaining < 0 ? hold : remaining, waiters, hold);
@@ -175,7 +173,7 @@ final class LockApi {
         Claim claim = Claim.of(body);
         checkLock(lock);
         return member.readBarrier().thenCompose(ignored -> {
-            LeaseView lease = member.stateMachine().read(s -> s.lease(claim.leaseId()));
+            LeaseView lease = member.leases().view(claim.leaseId());
             if (lease == null) {
                 throw new Failure(ErrorCode.EXPIRED, "lease_id", "lease " + claim.leaseId()
                         + " has ended (expired or revoked): lock '" + lock + "' is no longer yours; acquire it again");
@@ -194,7 +192,7 @@ final class LockApi {
         Claim claim = Claim.of(body);
         checkLock(lock);
         return member.readBarrier().thenCompose(ignored -> {
-            LeaseView lease = member.stateMachine().read(s -> s.lease(claim.leaseId()));
+            LeaseView lease = member.leases().view(claim.leaseId());
             if (lease != null && !claim.owner().equals(lease.clientId())) {
                 throw new Failure(ErrorCode.STALE, "owner_id", "lease " + claim.leaseId() + " is not owner '"
                         + claim.owner() + "''s; nothing was released");
@@ -222,30 +220,25 @@ final class LockApi {
         });
     }
 
-    /** Checks that the claim's lease, of the claim's owner, holds the lock with the claim's token. */
+    /**
+     * Checks that the claim's lease is the claim's owner's (the HTTP recipe's own rule: an owner
+     * id names one client) and holds the lock with the claim's token (the core's check, the one a
+     * release makes).
+     */
     private void checkHolds(String lock, Claim claim, LeaseView lease) {
-        ErrorCode refusal = ErrorCode.NOT_HOLDER;
         if (!claim.owner().equals(lease.clientId())) {
-            throw new Failure(refusal, "owner_id", "lease " + claim.leaseId() + " is not owner '" + claim.owner() + "''s");
+            throw new Failure(ErrorCode.NOT_HOLDER, "owner_id", "lease " + claim.leaseId() + " is not owner '" + claim.owner() + "''s");
         }
-        LockView now = first(member.locks().describeAt(lock));
-        if (now == null) {
-            throw new Failure(refusal, "lease_id", "lock '" + lock + "' is not held");
-        }
-        if (now.leaseId() != claim.leaseId()) {
-            throw new Failure(refusal, "lease_id", "lock '" + lock + "' is held by another lease (owner '" + now.holder() + "')");
-        }
-        if (now.fencingToken() != claim.token()) {
-            throw new Failure(refusal, "fencing_token", "fencing token " + claim.token() + " is stale for lock '" + lock
-                    + "': lease " + claim.leaseId() + " holds it with token " + now.fencingToken());
+        LockTable.NotHeld notHeld = member.locks().notHeld(lock, claim.leaseId(), claim.token());
+        if (notHeld != null) {
+            throw new Failure(ErrorCode.NOT_HOLDER, notHeld.field(), notHeld.message());
         }
     }
 
     /** The lock's holder, lease, token, metadata, expiry and waiters; 404 {@code not_found} when it is free. */
     CompletableFuture<Answer> describe(String lock) {
         checkLock(lock);
-        return member.readBarrier().thenApply(ignored -> {
-            Locks.Snapshot read = member.locks().describeAt(lock);
+        return member.locks().read(lock).thenApply(read -> {
             LockView view = first(read);
             if (view == null) {
                 throw new Failure(ErrorCode.NOT_FOUND, null, "lock '" + lock + "' is free (no holder, no waiter)");
@@ -255,22 +248,21 @@ final class LockApi {
     }
 
     CompletableFuture<Answer> list(String prefix, String limitText) {
-        int limit = DEFAULT_LIST;
+        int limit = Limits.DEFAULT_LIST;
         if (limitText != null) {
             try {
                 limit = Integer.parseInt(limitText);
             } catch (NumberFormatException e) {
                 limit = -1;
             }
-            if (limit < 1 || limit > MAX_LIST) {
-                throw Failure.invalid("limit", "limit must be an integer between 1 and " + MAX_LIST + " (default "
-                        + DEFAULT_LIST + "), got '" + limitText + "'");
+            if (limit < 1 || limit > Limits.MAX_LIST) {
+                throw Failure.invalid("limit", "limit must be an integer between 1 and " + Limits.MAX_LIST + " (default "
+                        + Limits.DEFAULT_LIST + "), got '" + limitText + "'");
             }
         }
         int max = limit;
         String from = prefix == null ? "" : prefix;
-        return member.readBarrier().thenApply(ignored -> {
-            Locks.Snapshot read = member.locks().list(from, max);
+        return member.locks().list(from, max).thenApply(read -> {
             ObjectNode body = NODES.objectNode();
             ArrayNode locks = body.putArray("locks");
             read.locks().forEach(view -> locks.add(lockJson(view)));
@@ -291,8 +283,7 @@ final class LockApi {
             throw Failure.invalid("lease_id", "the lease id in the path must be a positive integer, got '" + idText + "'");
         }
         long leaseId = id;
-        return member.readBarrier().thenApply(ignored -> {
-            LeaseKeeper.TimeToLive ttl = member.leases().timeToLive(leaseId);
+        return member.leases().lookup(leaseId).thenApply(ttl -> {
             if (ttl == null) {
                 throw new Failure(ErrorCode.LEASE_NOT_FOUND, "lease_id", "lease " + leaseId
                         + " not found: never granted, expired or revoked");
@@ -391,7 +382,7 @@ final class LockApi {
 
     /** Revokes a lease this front end made when it holds and waits for nothing any more. */
     private CompletableFuture<Void> revokeIfIdle(long leaseId, String requestId) {
-        LeaseView lease = member.stateMachine().read(s -> s.lease(leaseId));
+        LeaseView lease = member.leases().view(leaseId);
         if (lease == null || !lease.held().isEmpty() || !lease.waiting().isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }

@@ -1,9 +1,12 @@
 package io.tenure.server.lease;
 
-import io.tenure.core.Command;
-import io.tenure.core.LeaseView;
+import io.tenure.core.kernel.LeaseExpire;
+import io.tenure.core.kernel.LeaseGrant;
+import io.tenure.core.kernel.LeaseRenew;
+import io.tenure.core.kernel.LeaseResult;
+import io.tenure.core.kernel.LeaseRevoke;
+import io.tenure.core.kernel.LeaseView;
 import io.tenure.core.Limits;
-import io.tenure.core.Result;
 import io.tenure.core.lease.LeaseDeadlines;
 import io.tenure.server.NotServingException;
 import io.tenure.server.RequestRejected;
@@ -113,9 +116,9 @@ public final class LeaseKeeper implements AutoCloseable {
         }
         long id = requestedId != 0 ? requestedId : newLeaseId();
         String requestId = RequestIds.current();
-        return proposer.propose(new Command.LeaseGrant(id, ttlMillis, clientId == null ? "" : clientId))
+        return proposer.propose(new LeaseGrant(id, ttlMillis, clientId == null ? "" : clientId))
                 .thenApply(applied -> {
-                    if (applied.result() instanceof Result.LeaseGranted g) {
+                    if (applied.result() instanceof LeaseResult.LeaseGranted g) {
                         LOG.info("event=lease_granted lease={} holder=\"{}\" ttl_ms={} request_id={}", g.leaseId(), client, g.ttlMillis(), requestId);
                         return new Granted(g.leaseId(), g.ttlMillis());
                     }
@@ -142,8 +145,8 @@ public final class LeaseKeeper implements AutoCloseable {
     public CompletableFuture<Void> revoke(long leaseId) {
         String requestId = RequestIds.current();
         String holder = holderOf(leaseId);
-        return proposer.propose(new Command.LeaseRevoke(leaseId)).thenApply(applied -> {
-            if (applied.result() instanceof Result.LeaseEnded ended) {
+        return proposer.propose(new LeaseRevoke(leaseId)).thenApply(applied -> {
+            if (applied.result() instanceof LeaseResult.LeaseEnded ended) {
                 LOG.info("event=lease_revoked lease={} holder=\"{}\" released={} request_id={}", leaseId, holder, ended.released(), requestId);
                 return null;
             }
@@ -166,6 +169,10 @@ public final class LeaseKeeper implements AutoCloseable {
      * travels in one renewal command.
      */
     public CompletableFuture<long[]> keepAliveAll(long[] leaseIds) {
+        if (leaseIds.length > Limits.MAX_KEEPALIVE_IDS) {
+            return CompletableFuture.failedFuture(RequestRejected.invalid("ids", "ids: at most " + Limits.MAX_KEEPALIVE_IDS
+                    + " leases per keep-alive request, got " + leaseIds.length));
+        }
         CompletableFuture<long[]> ack = new CompletableFuture<>();
         long started = System.nanoTime();
         ack.whenComplete((ttls, error) -> {
@@ -204,12 +211,12 @@ public final class LeaseKeeper implements AutoCloseable {
             }
         }
         long[] ids = slotById.keySet().stream().mapToLong(Long::longValue).toArray();
-        proposer.propose(new Command.LeaseRenew(ids)).whenComplete((applied, error) -> {
+        proposer.propose(new LeaseRenew(ids)).whenComplete((applied, error) -> {
             if (error != null) {
                 requests.forEach(r -> r.ack().completeExceptionally(error));
                 return;
             }
-            long[] renewed = ((Result.LeasesRenewed) applied.result()).ttlMillis();
+            long[] renewed = ((LeaseResult.LeasesRenewed) applied.result()).ttlMillis();
             for (Renewals request : requests) {
                 long[] ttls = new long[request.leaseIds().length];
                 for (int i = 0; i < ttls.length; i++) {
@@ -218,6 +225,39 @@ public final class LeaseKeeper implements AutoCloseable {
                 request.ack().complete(ttls);
             }
         });
+    }
+
+    /** The lease as this member has applied it (no read barrier), or null when it does not exist. */
+    public LeaseView view(long leaseId) {
+        return stateMachine.read(s -> s.lease(leaseId));
+    }
+
+    /** One page of leases, read from one state: {@code revision} is that state's. */
+    public record Page(List<LeaseView> leases, boolean more, long revision) {}
+
+    /**
+     * The live leases in id order after {@code afterId}, at most {@code limit}
+     * (0 = {@link Limits#DEFAULT_LIST}), read linearizably.
+     */
+    public CompletableFuture<Page> list(long afterId, int limit) {
+        String problem = Limits.checkListLimit("limit", limit);
+        if (problem != null) {
+            return CompletableFuture.failedFuture(RequestRejected.invalid("limit", problem));
+        }
+        int max = Limits.listLimit(limit);
+        return proposer.readBarrier().thenApply(ignored -> stateMachine.read(state -> {
+            // One more than asked, to tell whether there are more.
+            List<LeaseView> leases = state.leases().stream().filter(lease -> lease.leaseId() > afterId).limit(max + 1L).toList();
+            return new Page(leases.subList(0, Math.min(max, leases.size())), leases.size() > max, state.revision());
+        }));
+    }
+
+    /**
+     * The lease and its remaining TTL, read linearizably (after a read barrier); null when the
+     * lease does not exist. See {@link #timeToLive}.
+     */
+    public CompletableFuture<TimeToLive> lookup(long leaseId) {
+        return proposer.readBarrier().thenApply(ignored -> timeToLive(leaseId));
     }
 
     /** What a lease has left before this member could expire it. */
@@ -268,10 +308,10 @@ public final class LeaseKeeper implements AutoCloseable {
             }
             for (LeaseDeadlines.Due d : due) {
                 String holder = holderOf(d.leaseId());
-                proposer.propose(new Command.LeaseExpire(d.leaseId(), d.renewedAt())).whenComplete((applied, error) -> {
+                proposer.propose(new LeaseExpire(d.leaseId(), d.renewedAt())).whenComplete((applied, error) -> {
                     if (error != null) {
                         LOG.debug("event=lease_expiry_not_committed lease={} reason=\"{}\"", d.leaseId(), error.getMessage());
-                    } else if (applied.result() instanceof Result.LeaseEnded ended) {
+                    } else if (applied.result() instanceof LeaseResult.LeaseEnded ended) {
                         LOG.info("event=lease_expired lease={} holder=\"{}\" released={} request_id=-", d.leaseId(), holder, ended.released());
                     }
                 });

@@ -1,39 +1,43 @@
 package io.tenure.server.lock;
 
-import io.tenure.core.Applied;
-import io.tenure.core.Command;
-import io.tenure.core.Effect;
 import io.tenure.core.Limits;
-import io.tenure.core.LeaseView;
-import io.tenure.core.LockView;
-import io.tenure.core.Result;
-import io.tenure.server.NotServingException;
-import io.tenure.server.RequestRejected;
-import io.tenure.server.raft.Proposer;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.LeaseView;
+import io.tenure.core.kernel.Result;
+import io.tenure.core.kernel.WaitKey;
+import io.tenure.core.lock.LockAcquire;
+import io.tenure.core.lock.LockCancel;
+import io.tenure.core.lock.LockRelease;
+import io.tenure.core.lock.LockResult;
+import io.tenure.core.lock.LockTable;
+import io.tenure.core.lock.LockView;
 import io.tenure.server.LimitExceeded;
+import io.tenure.server.NotServingException;
 import io.tenure.server.RequestIds;
+import io.tenure.server.RequestRejected;
 import io.tenure.server.ServerLimits;
+import io.tenure.server.Waits;
 import io.tenure.server.metrics.ServerMetrics;
+import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Lock requests, for every front end: validation, the command proposed through the log, and the
- * blocking wait of ARCHITECTURE.md "The path of one Lock call".
+ * The lock's operations, for every front end: validation (once, against the core's limits), the
+ * member's guards, the command proposed through the log, and the blocking wait of
+ * ARCHITECTURE.md "The path of one Lock call". Front ends translate; they decide nothing.
  *
- * <p>A waiting call is parked here under (lock, lease) until an applied entry hands the lock to
- * that lease ({@link Effect.WaiterGranted}), the lease ends, or the call's timeout fires. A
- * timeout proposes {@code LockCancel}: if the grant won the race the caller gets the lock.
+ * <p>A queued acquire parks its call in the member's {@link Waits}, under (lock, lease), on the
+ * apply thread, by the answer of the command that queued it. Only the log answers it then: the
+ * grant that hands the lock over, the withdrawal its timeout proposes ({@code LockCancel}; if the
+ * grant won that race the caller gets the lock), or the end of its lease.
  *
  * <p>A call whose caller went away (cancelled, connection broken) is only forgotten here: nothing
  * goes through the log for it. A member cannot tell a caller that gave up from one that is
@@ -51,21 +55,23 @@ public final class Locks {
         static Outcome granted(String key, long token) {
             return new Outcome(key, true, token, "", 0);
         }
+
+        static Outcome of(LockResult.Cancelled withdrawn) {
+            return new Outcome(withdrawn.key(), false, 0, withdrawn.holder(), withdrawn.waiters());
+        }
     }
 
-    private record WaitKey(String key, long leaseId) {}
-
-    /** One parked call. Completes once: granted, timed out, lease ended, or abandoned. */
-    public final class Wait {
-        private final WaitKey id;
+    /** One call of {@link #lock}: completes once, granted, not granted, failed, or handed back. */
+    public final class Wait implements Waits.Parked {
+        private final WaitKey key;
         private final CompletableFuture<Outcome> outcome = new CompletableFuture<>();
         /** The request that started the wait, for the log line of its grant. */
         private final String requestId = RequestIds.current();
         private volatile ScheduledFuture<?> timeout;
         private volatile boolean abandoned;
 
-        private Wait(WaitKey id) {
-            this.id = id;
+        private Wait(WaitKey key) {
+            this.key = key;
         }
 
         public CompletableFuture<Outcome> outcome() {
@@ -78,7 +84,41 @@ public final class Locks {
          */
         public void abandon() {
             abandoned = true;
-            unpark(this);
+            waits.unpark(key, this);
+            cancelTimeout();
+        }
+
+        /** The log decided: handed the lock over, withdrew the wait, or ended the lease. */
+        @Override
+        public void woken(Result result) {
+            cancelTimeout();
+            if (result instanceof LockResult.Granted g) {
+                logAcquired(g.key(), g.leaseId(), g.fencingToken(), "hand_off", requestId);
+                if (abandoned) {
+                    leftToLease(g.key(), g.leaseId(), g.fencingToken());
+                } else {
+                    outcome.complete(Outcome.granted(g.key(), g.fencingToken()));
+                }
+            } else if (result instanceof LockResult.Cancelled withdrawn) {
+                outcome.complete(Outcome.of(withdrawn));
+            } else if (result instanceof Result.Rejected ended) {
+                outcome.completeExceptionally(new RequestRejected(ended.code(), "lease_id", ended.message()));
+            } else {
+                outcome.completeExceptionally(new IllegalStateException("unexpected wake-up " + result));
+            }
+        }
+
+        @Override
+        public void handedBack(NotServingException reason) {
+            fail(reason);
+        }
+
+        private void fail(Throwable error) {
+            cancelTimeout();
+            outcome.completeExceptionally(error);
+        }
+
+        private void cancelTimeout() {
             ScheduledFuture<?> t = timeout;
             if (t != null) {
                 t.cancel(false);
@@ -88,20 +128,19 @@ public final class Locks {
 
     private final Proposer proposer;
     private final TenureStateMachine stateMachine;
+    private final Waits waits;
     private final ScheduledExecutorService timer;
-    private final Map<WaitKey, List<Wait>> parked = new ConcurrentHashMap<>();
-    /** Set once the member shuts down: no call parks here any more (see {@link #endParked}). */
-    private volatile String handingBack;
-
     private final ServerMetrics metrics;
     private final ServerLimits limits;
 
-    public Locks(Proposer proposer, TenureStateMachine stateMachine, ScheduledExecutorService timer, ServerMetrics metrics, ServerLimits limits) {
-        this.metrics = metrics;
-        this.limits = limits;
+    public Locks(Proposer proposer, TenureStateMachine stateMachine, Waits waits, ScheduledExecutorService timer,
+                 ServerMetrics metrics, ServerLimits limits) {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
+        this.waits = waits;
         this.timer = timer;
+        this.metrics = metrics;
+        this.limits = limits;
     }
 
     /**
@@ -110,14 +149,18 @@ public final class Locks {
      * @param timeoutMs 0 = do not wait, positive = wait at most that long, -1 = until granted or the lease ends
      */
     public Wait lock(String name, long leaseId, byte[] metadata, long timeoutMs) {
-        Wait wait = new Wait(new WaitKey(name, leaseId));
+        Wait wait = new Wait(new WaitKey(LockTable.NAME, name, leaseId));
         long started = System.nanoTime();
         wait.outcome.whenComplete((outcome, error) -> {
             metrics.latency("acquire", System.nanoTime() - started);
             metrics.acquire(error != null ? ServerMetrics.failureResult(error) : outcome.acquired() ? "acquired" : "held");
         });
         try {
-            validate(name, metadata);
+            checkName("name", name);
+            String problem = Limits.checkMetadata("metadata", metadata);
+            if (problem != null) {
+                throw RequestRejected.invalid("metadata", problem);
+            }
             if (timeoutMs < -1) {
                 throw RequestRejected.invalid("timeout_ms", "timeout_ms must be -1 (wait until granted), 0 (do not wait) or positive, got " + timeoutMs);
             }
@@ -126,28 +169,45 @@ public final class Locks {
             wait.outcome.completeExceptionally(e);
             return wait;
         }
-        proposer.propose(new Command.LockAcquire(name, leaseId, metadata, timeoutMs != 0)).whenComplete((applied, error) -> {
-            if (error != null) {
-                wait.outcome.completeExceptionally(error);
-                return;
+        proposer.propose(new LockAcquire(name, leaseId, metadata, timeoutMs != 0), new Proposer.Answer() {
+            @Override
+            public void applied(Applied applied) {
+                acquired(wait, applied.result(), timeoutMs);
             }
-            Result r = applied.result();
-            if (r instanceof Result.Granted g) {
-                logAcquired(g, "immediate", wait.requestId);
-                wait.outcome.complete(Outcome.granted(g.key(), g.fencingToken()));
-            } else if (r instanceof Result.Busy b) {
-                wait.outcome.complete(new Outcome(b.key(), false, 0, b.holder(), b.waiters()));
-            } else if (r instanceof Result.Queued q && timeoutMs == 0) {
-                // The lease already waits (through another call): a try does not wait, and the
-                // other call keeps the lease's place.
-                wait.outcome.complete(new Outcome(q.key(), false, 0, q.holder(), q.ahead()));
-            } else if (r instanceof Result.Queued q) {
-                park(wait, timeoutMs);
-            } else {
-                wait.outcome.completeExceptionally(RequestRejected.of(applied));
+
+            @Override
+            public void failed(Throwable error) {
+                wait.fail(error);
             }
         });
         return wait;
+    }
+
+    /** The acquire's own result, on the apply thread: answered now, or parked until the log decides. */
+    private void acquired(Wait wait, Result r, long timeoutMs) {
+        if (r instanceof LockResult.Granted g) {
+            if (!g.again()) {
+                logAcquired(g.key(), g.leaseId(), g.fencingToken(), "immediate", wait.requestId);
+            }
+            wait.outcome.complete(Outcome.granted(g.key(), g.fencingToken()));
+        } else if (r instanceof LockResult.Busy b) {
+            wait.outcome.complete(new Outcome(b.key(), false, 0, b.holder(), b.waiters()));
+        } else if (r instanceof LockResult.Queued q && timeoutMs == 0) {
+            // The lease already waits (through another call): a try does not wait, and the
+            // other call keeps the lease's place.
+            wait.outcome.complete(new Outcome(q.key(), false, 0, q.holder(), q.ahead()));
+        } else if (r instanceof LockResult.Queued) {
+            if (wait.abandoned || !waits.park(wait.key, wait)) {
+                return; // the caller went away while the acquire was in the log, or the member is stopping
+            }
+            if (timeoutMs > 0) {
+                wait.timeout = timer.schedule(() -> withdraw(wait), timeoutMs, TimeUnit.MILLISECONDS);
+            }
+        } else if (r instanceof Result.Rejected rejected) {
+            wait.fail(RequestRejected.of(rejected));
+        } else {
+            wait.fail(new IllegalStateException("unexpected result " + r));
+        }
     }
 
     /** Acquires {@code name} only if it is free or already held by the lease. */
@@ -156,40 +216,53 @@ public final class Locks {
     }
 
     /**
-     * Withdraws the lease's wait for {@code name}, as its client asks when it gives up waiting:
-     * the lease leaves the queue, and calls parked here for it are answered "not acquired". When
-     * the grant won the race the outcome is acquired, with the grant's token: the lease holds the
-     * lock, and the client decides whether to release it. Cancelling a wait that is not there
-     * changes nothing.
+     * The wait timed out: withdraws it through the log. The withdrawal wakes the calls parked for
+     * it ("not acquired"); if the grant won the race, its wake-up came first and answered them.
      */
-    public CompletableFuture<Outcome> cancel(String name, long leaseId) {
-        String problem = Limits.checkKey("name", name);
-        if (problem != null) {
-            return CompletableFuture.failedFuture(RequestRejected.invalid("name", problem));
-        }
-        return proposer.propose(new Command.LockCancel(name, leaseId)).thenApply(applied -> {
-            if (applied.result() instanceof Result.Granted g) {
-                return Outcome.granted(g.key(), g.fencingToken());
+    private void withdraw(Wait wait) {
+        WaitKey key = wait.key;
+        proposer.propose(new LockCancel(key.key(), key.leaseId()), new Proposer.Answer() {
+            @Override
+            public void applied(Applied applied) {
+                // Answered already by a wake-up, unless this member missed it (an installed snapshot).
+                if (waits.unpark(key, wait)) {
+                    wait.woken(applied.result());
+                }
             }
-            if (!(applied.result() instanceof Result.Cancelled)) {
-                throw RequestRejected.of(applied);
+
+            @Override
+            public void failed(Throwable error) {
+                if (waits.unpark(key, wait)) {
+                    wait.fail(error);
+                }
             }
-            LOG.info("event=lock_wait_cancelled lock=\"{}\" lease={} request_id={}", name, leaseId, RequestIds.current());
-            return answerWithdrawn(new WaitKey(name, leaseId));
         });
     }
 
-    /** A wait was withdrawn through the log: answers its calls parked here "not acquired", naming the holder now. */
-    private Outcome answerWithdrawn(WaitKey id) {
-        LockView now = describe(id.key());
-        Outcome notAcquired = now == null
-                ? new Outcome(id.key(), false, 0, "", 0)
-                : new Outcome(id.key(), false, 0, now.holder(), now.waiters().size());
-        List<Wait> waits = parked.remove(id);
-        if (waits != null) {
-            waits.forEach(w -> deliver(w, notAcquired));
+    /**
+     * Withdraws the lease's wait for {@code name}, as its client asks when it gives up waiting:
+     * the lease leaves the queue, and calls parked for it, here and on any member, are answered
+     * "not acquired". When the grant won the race the outcome is acquired, with the grant's token:
+     * the lease holds the lock, and the client decides whether to release it. Cancelling a wait
+     * that is not there changes nothing.
+     */
+    public CompletableFuture<Outcome> cancel(String name, long leaseId) {
+        try {
+            checkName("name", name);
+        } catch (RequestRejected e) {
+            return CompletableFuture.failedFuture(e);
         }
-        return notAcquired;
+        String requestId = RequestIds.current();
+        return proposer.propose(new LockCancel(name, leaseId)).thenApply(applied -> {
+            if (applied.result() instanceof LockResult.Granted g) {
+                return Outcome.granted(g.key(), g.fencingToken());
+            }
+            if (applied.result() instanceof LockResult.Cancelled withdrawn) {
+                LOG.info("event=lock_wait_cancelled lock=\"{}\" lease={} request_id={}", name, leaseId, requestId);
+                return Outcome.of(withdrawn);
+            }
+            throw RequestRejected.of(applied);
+        });
     }
 
     /**
@@ -198,27 +271,28 @@ public final class Locks {
      * NOT_FOUND; a retried release of the same grant succeeds again.
      */
     public CompletableFuture<Long> unlock(String name, long leaseId, long fencingToken) {
-        String problem = Limits.checkKey("key", name);
-        if (problem != null) {
-            return CompletableFuture.failedFuture(RequestRejected.invalid("key", problem));
-        }
-        if (fencingToken <= 0) {
-            return CompletableFuture.failedFuture(RequestRejected.invalid("fencing_token", "fencing_token must be positive, got " + fencingToken));
+        try {
+            checkName("key", name);
+            if (fencingToken <= 0) {
+                throw RequestRejected.invalid("fencing_token", "fencing_token must be positive, got " + fencingToken);
+            }
+        } catch (RequestRejected e) {
+            return CompletableFuture.failedFuture(e);
         }
         long started = System.nanoTime();
         String requestId = RequestIds.current();
         String holder = LOG.isDebugEnabled() ? holderOf(leaseId) : "";
-        return proposer.propose(new Command.LockRelease(name, leaseId, fencingToken)).whenComplete((applied, error) -> {
+        return proposer.propose(new LockRelease(name, leaseId, fencingToken)).whenComplete((applied, error) -> {
             metrics.latency("release", System.nanoTime() - started);
             if (error != null) {
                 metrics.release(ServerMetrics.failureResult(error));
             } else {
-                metrics.release(applied.result() instanceof Result.Released ? "released"
+                metrics.release(applied.result() instanceof LockResult.Released ? "released"
                         : applied.result() instanceof Result.Rejected r && (r.code() == Result.Code.FAILED_PRECONDITION
                         || r.code() == Result.Code.NOT_FOUND) ? "stale" : "rejected");
             }
         }).thenApply(applied -> {
-            if (applied.result() instanceof Result.Released released) {
+            if (applied.result() instanceof LockResult.Released released) {
                 LOG.debug("event=lock_released lock=\"{}\" holder=\"{}\" lease={} token={} next_token={} request_id={}", name, holder,
                         leaseId, fencingToken, released.nextFencingToken(), requestId);
                 return released.nextFencingToken();
@@ -227,176 +301,61 @@ public final class Locks {
         });
     }
 
-    /** The lock's holder and queue, or null when it is free. */
-    public LockView describe(String name) {
-        return stateMachine.read(s -> s.lock(name));
-    }
+    // ---- reads (after a read barrier when they must be linearizable) ---------------------------
 
     /** Locks as read from one state: {@code revision} is that state's, so a watch from revision + 1 misses nothing. */
     public record Snapshot(List<LockView> locks, boolean more, long revision) {}
 
-    /** The lock (an empty list when it is free) and the revision of the state it was read from. */
-    public Snapshot describeAt(String name) {
+    /**
+     * The lock (an empty list when it is free), read linearizably: after a read barrier, so it
+     * reflects every write acknowledged before the call, with the revision of the state read.
+     */
+    public CompletableFuture<Snapshot> read(String name) {
+        try {
+            checkName("name", name);
+        } catch (RequestRejected e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return proposer.readBarrier().thenApply(ignored -> current(name));
+    }
+
+    /** The lock's holder and queue as this member has applied them (no read barrier), or null when it is free. */
+    public LockView describe(String name) {
+        return stateMachine.read(s -> s.primitive(LockTable.class).lock(name));
+    }
+
+    /** The lock as this member has applied it, without a read barrier (a hint, not a linearizable read). */
+    public Snapshot current(String name) {
         return stateMachine.read(s -> {
-            LockView lock = s.lock(name);
+            LockView lock = s.primitive(LockTable.class).lock(name);
             return new Snapshot(lock == null ? List.of() : List.of(lock), false, s.revision());
         });
     }
 
-    /** Held locks whose names start with {@code prefix}, in name order, at most {@code limit}. */
-    public Snapshot list(String prefix, int limit) {
-        return stateMachine.read(s -> {
-            List<LockView> found = s.locks(prefix, limit + 1);
-            boolean more = found.size() > limit;
-            return new Snapshot(more ? found.subList(0, limit) : found, more, s.revision());
-        });
-    }
-
-    /** Wakes parked calls for the effects of an applied entry; called on the apply thread. */
-    public void applied(List<Applied> results) {
-        for (Applied applied : results) {
-            for (Effect effect : applied.effects()) {
-                if (effect instanceof Effect.WaiterGranted g) {
-                    List<Wait> waits = parked.remove(new WaitKey(g.key(), g.leaseId()));
-                    if (waits != null) {
-                        logAcquired(g.key(), g.leaseId(), g.fencingToken(), "hand_off", waits.get(0).requestId);
-                        boolean delivered = false;
-                        for (Wait w : waits) {
-                            delivered |= deliver(w, Outcome.granted(g.key(), g.fencingToken()));
-                        }
-                        if (!delivered) {
-                            leftToLease(g.key(), g.leaseId(), g.fencingToken());
-                        }
-                    }
-                } else if (effect instanceof Effect.WaitEnded e) {
-                    List<Wait> waits = parked.remove(new WaitKey(e.key(), e.leaseId()));
-                    if (waits != null) {
-                        RequestRejected ended = new RequestRejected(Result.Code.NOT_FOUND, "lease_id",
-                                "lease " + e.leaseId() + " ended (expired or revoked) while waiting for lock '" + e.key() + "'");
-                        waits.forEach(w -> fail(w, ended));
-                    }
-                }
-            }
+    /**
+     * Held locks whose names start with {@code prefix}, in name order, at most {@code limit}
+     * (0 = {@link Limits#DEFAULT_LIST}), read linearizably.
+     */
+    public CompletableFuture<Snapshot> list(String prefix, int limit) {
+        String problem = Limits.checkListLimit("limit", limit);
+        if (problem != null) {
+            return CompletableFuture.failedFuture(RequestRejected.invalid("limit", problem));
         }
+        int max = Limits.listLimit(limit);
+        return proposer.readBarrier().thenApply(ignored -> stateMachine.read(s -> {
+            List<LockView> found = s.primitive(LockTable.class).locks(prefix, max + 1);
+            boolean more = found.size() > max;
+            return new Snapshot(more ? found.subList(0, max) : found, more, s.revision());
+        }));
     }
 
     /**
-     * Re-checks every parked call against the state after it was replaced by an installed
-     * snapshot, whose skipped entries woke nobody here: a call whose lease now holds the lock gets
-     * it, and one whose wait is gone is withdrawn (which settles it through the log).
+     * Why lease {@code leaseId} does not hold lock {@code name} with {@code fencingToken} (the
+     * field at fault and a message), or null when it does: the core's own check, for front ends
+     * that act on a holder's claim without releasing (HTTP's renew).
      */
-    public void resync() {
-        for (WaitKey id : List.copyOf(parked.keySet())) {
-            List<Wait> waits = parked.get(id);
-            if (waits == null) {
-                continue;
-            }
-            LockView now = describe(id.key());
-            if (now != null && now.leaseId() == id.leaseId()) {
-                parked.remove(id);
-                boolean delivered = false;
-                for (Wait w : waits) {
-                    delivered |= deliver(w, Outcome.granted(now.key(), now.fencingToken()));
-                }
-                if (!delivered) {
-                    leftToLease(now.key(), id.leaseId(), now.fencingToken());
-                }
-            } else if (now == null || now.waiters().stream().noneMatch(w -> w.leaseId() == id.leaseId())) {
-                waits.forEach(this::withdraw);
-            }
-        }
-    }
-
-    /**
-     * The member is shutting down: answers every parked call, and every call that would park
-     * from now on, with {@link NotServingException} (UNAVAILABLE), <em>without</em> withdrawing it
-     * from the queue. No {@code LockCancel} goes through the log: the client retries on another
-     * member with the same lease and keeps its place, or receives the grant that reached its lease
-     * meanwhile (a grant applied here after this finds no parked call and is left to the lease).
-     *
-     * @return how many parked calls were answered
-     */
-    public int endParked(String reason) {
-        handingBack = reason;
-        NotServingException retryElsewhere = new NotServingException(reason);
-        int answered = 0;
-        for (WaitKey id : List.copyOf(parked.keySet())) {
-            List<Wait> waits = parked.remove(id);
-            if (waits != null) {
-                for (Wait w : waits) {
-                    fail(w, retryElsewhere);
-                    answered++;
-                }
-            }
-        }
-        return answered;
-    }
-
-    /** How many calls are parked on this member (for status and tests). */
-    public int parkedCount() {
-        return parked.values().stream().mapToInt(List::size).sum();
-    }
-
-    private void park(Wait wait, long timeoutMs) {
-        parked.computeIfAbsent(wait.id, k -> new CopyOnWriteArrayList<>()).add(wait);
-        // The grant may have been applied between the Queued result and parking: look once.
-        LockView now = describe(wait.id.key());
-        if (now != null && now.leaseId() == wait.id.leaseId()) {
-            unpark(wait);
-            deliver(wait, Outcome.granted(now.key(), now.fencingToken()));
-            return;
-        }
-        boolean stillWaiting = now != null && now.waiters().stream().anyMatch(w -> w.leaseId() == wait.id.leaseId());
-        if (!stillWaiting) {
-            // Neither holding nor queued: the lease ended (or a cancel removed us) meanwhile.
-            unpark(wait);
-            withdraw(wait);
-            return;
-        }
-        String reason = handingBack;
-        if (reason != null) {
-            // Parked after endParked swept (or while it sweeps): hand it back the same way.
-            unpark(wait);
-            fail(wait, new NotServingException(reason));
-            return;
-        }
-        if (wait.abandoned) {
-            unpark(wait); // abandoned while the acquire was in the log: forget it, as abandon() does
-        } else if (timeoutMs > 0) {
-            wait.timeout = timer.schedule(() -> withdraw(wait), timeoutMs, TimeUnit.MILLISECONDS);
-        }
-    }
-
-    /**
-     * Withdraws from the queue through the log. The cancel's result settles the race with a grant:
-     * Granted means the lease holds the lock now.
-     */
-    private void withdraw(Wait wait) {
-        WaitKey id = wait.id;
-        proposer.propose(new Command.LockCancel(id.key(), id.leaseId())).whenComplete((applied, error) -> {
-            if (error != null) {
-                fail(wait, error);
-                return;
-            }
-            if (applied.result() instanceof Result.Granted g) {
-                unpark(wait);
-                if (!deliver(wait, Outcome.granted(g.key(), g.fencingToken()))) {
-                    leftToLease(g.key(), g.leaseId(), g.fencingToken());
-                }
-                return;
-            }
-            if (stateMachine.read(s -> s.renewedAt(id.leaseId())) < 0) {
-                RequestRejected gone = new RequestRejected(Result.Code.NOT_FOUND, "lease_id",
-                        "lease " + id.leaseId() + " not found (expired or revoked) while waiting for lock '" + id.key() + "'");
-                List<Wait> waits = parked.remove(id);
-                if (waits != null) {
-                    waits.forEach(w -> fail(w, gone));
-                }
-                fail(wait, gone);
-                return;
-            }
-            deliver(wait, answerWithdrawn(id));
-        });
+    public LockTable.NotHeld notHeld(String name, long leaseId, long fencingToken) {
+        return stateMachine.read(s -> s.primitive(LockTable.class).notHeld(name, leaseId, fencingToken));
     }
 
     /**
@@ -408,42 +367,10 @@ public final class Locks {
                 key, leaseId, token);
     }
 
-    private void unpark(Wait wait) {
-        parked.computeIfPresent(wait.id, (k, list) -> {
-            list.remove(wait);
-            return list.isEmpty() ? null : list;
-        });
-    }
-
-    /** @return false when the call had been abandoned, so the grant reached nobody */
-    private boolean deliver(Wait wait, Outcome outcome) {
-        ScheduledFuture<?> t = wait.timeout;
-        if (t != null) {
-            t.cancel(false);
-        }
-        if (wait.abandoned && outcome.acquired()) {
-            return false;
-        }
-        wait.outcome.complete(outcome);
-        return true;
-    }
-
-    private void fail(Wait wait, Throwable error) {
-        ScheduledFuture<?> t = wait.timeout;
-        if (t != null) {
-            t.cancel(false);
-        }
-        wait.outcome.completeExceptionally(error);
-    }
-
-    private static void validate(String name, byte[] metadata) {
-        String problem = Limits.checkKey("name", name);
+    private static void checkName(String field, String name) {
+        String problem = Limits.checkKey(field, name);
         if (problem != null) {
-            throw RequestRejected.invalid("name", problem);
-        }
-        problem = Limits.checkMetadata("metadata", metadata);
-        if (problem != null) {
-            throw RequestRejected.invalid("metadata", problem);
+            throw RequestRejected.invalid(field, problem);
         }
     }
 
@@ -453,34 +380,27 @@ public final class Locks {
      * retry) is never refused. Read from the applied state: a guard, not an invariant.
      */
     private void checkLimits(String name, long leaseId, boolean wouldWait) {
-        String refusal = stateMachine.read(s -> {
-            if (s.holdsOrWaits(leaseId, name)) {
+        LimitExceeded refusal = stateMachine.read(s -> {
+            LockTable locks = s.primitive(LockTable.class);
+            if (locks.holdsOrWaits(leaseId, name)) {
                 return null;
             }
             LeaseView lease = s.lease(leaseId);
             if (lease == null) {
                 return null; // the state machine answers NOT_FOUND
             }
-            if (s.lockCount(lease.clientId()) >= limits.maxLocksPerClient()) {
-                return "max-locks-per-client|client id '" + lease.clientId() + "' already holds or waits for "
-                        + limits.maxLocksPerClient() + " locks, the most a client may (--max-locks-per-client)";
+            if (s.holdsAndWaits(lease.clientId()) >= limits.maxLocksPerClient()) {
+                return new LimitExceeded("max-locks-per-client", "client id '" + lease.clientId() + "' already holds or waits for "
+                        + limits.maxLocksPerClient() + " locks, the most a client may (--max-locks-per-client)");
             }
-            LockView lock = s.lock(name);
-            if (wouldWait && lock != null && lock.waiters().size() >= limits.maxWaitersPerLock()) {
-                return "max-waiters-per-lock|lock '" + name + "' already has " + limits.maxWaitersPerLock()
-                        + " waiters, the most a lock may have (--max-waiters-per-lock); try again later";
+            if (wouldWait && locks.waiterCount(name) >= limits.maxWaitersPerLock()) {
+                return new LimitExceeded("max-waiters-per-lock", "lock '" + name + "' already has " + limits.maxWaitersPerLock()
+                        + " waiters, the most a lock may have (--max-waiters-per-lock); try again later");
             }
             return null;
         });
         if (refusal != null) {
-            int bar = refusal.indexOf('|');
-            throw new LimitExceeded(refusal.substring(0, bar), refusal.substring(bar + 1));
-        }
-    }
-
-    private void logAcquired(Result.Granted g, String via, String requestId) {
-        if (!g.again()) {
-            logAcquired(g.key(), g.leaseId(), g.fencingToken(), via, requestId);
+            throw refusal;
         }
     }
 

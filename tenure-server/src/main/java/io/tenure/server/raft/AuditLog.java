@@ -1,15 +1,15 @@
 package io.tenure.server.raft;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.tenure.core.Applied;
-import io.tenure.core.Command;
-import io.tenure.core.Effect;
-import io.tenure.core.Result;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.Command;
+import io.tenure.core.kernel.Effect;
+import io.tenure.core.kernel.Result;
 import io.tenure.core.TenureState;
-import io.tenure.core.watch.WatchEvent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,6 +26,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.lang.reflect.RecordComponent;
+import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -48,7 +50,7 @@ import java.util.zip.CRC32C;
  *   <li>{@code open}: the member started ({@code member}, {@code pid}); a new life of the file begins;</li>
  *   <li>{@code apply}: one command of the entry at {@code index}: {@code slot} of {@code slots},
  *       {@code position} ({@link Entry#position}), {@code command} ({@link #command}), {@code result}
- *       ({@link #result}), {@code effects} ({@link #effect}); {@code "skippedByTerm": true} when the
+ *       ({@link #result}), {@code effects} ({@link #effects}); {@code "skippedByTerm": true} when the
  *       adapter did not hand the command to the core (a lease expiry carried into another term);</li>
  *   <li>{@code index}: an entry with no command of Tenure's (a Raft configuration or metadata entry),
  *       so that a member's lines cover every index it applied;</li>
@@ -232,121 +234,72 @@ public final class AuditLog implements Closeable {
         return crc.getValue();
     }
 
-    /** A command as JSON: {@code type} (the record's name) and its fields. */
+    /**
+     * A command as JSON: {@code type} (the record's name), its fields by name, and {@code bytes},
+     * its log encoding in base64 (from which a checker rebuilds the very command,
+     * {@code TenureState.CODEC.decode}).
+     */
     public static ObjectNode command(Command command) {
-        ObjectNode n = NODES.objectNode();
-        n.put("type", command.getClass().getSimpleName());
-        if (command instanceof Command.LeaseGrant c) {
-            n.put("leaseId", c.leaseId());
-            n.put("ttlMillis", c.ttlMillis());
-            n.put("clientId", c.clientId());
-        } else if (command instanceof Command.LeaseRenew c) {
-            ArrayNode ids = n.putArray("leaseIds");
-            for (long id : c.leaseIds()) {
-                ids.add(id);
-            }
-        } else if (command instanceof Command.LeaseRevoke c) {
-            n.put("leaseId", c.leaseId());
-        } else if (command instanceof Command.LeaseExpire c) {
-            n.put("leaseId", c.leaseId());
-            n.put("renewedAt", c.renewedAt());
-        } else if (command instanceof Command.LockAcquire c) {
-            n.put("key", c.key());
-            n.put("leaseId", c.leaseId());
-            n.put("queue", c.queue());
-            n.put("metadata", c.metadata()); // base64; null when none
-        } else if (command instanceof Command.LockCancel c) {
-            n.put("key", c.key());
-            n.put("leaseId", c.leaseId());
-        } else if (command instanceof Command.LockRelease c) {
-            n.put("key", c.key());
-            n.put("leaseId", c.leaseId());
-            n.put("token", c.fencingToken());
-        } else if (command instanceof Command.MemberEndpoint c) {
-            n.put("member", c.member());
-            n.put("clientEndpoint", c.clientEndpoint());
-        }
+        ObjectNode n = (ObjectNode) json(command);
+        n.put("bytes", TenureState.CODEC.encode(command));
         return n;
     }
 
-    /** A result as JSON: {@code type} and its fields (a fencing token is {@code token}). */
+    /** A result as JSON: {@code type} (the record's name) and its fields by name. */
     public static ObjectNode result(Result result) {
-        ObjectNode n = NODES.objectNode();
-        n.put("type", result.getClass().getSimpleName());
-        if (result instanceof Result.Granted r) {
-            n.put("key", r.key());
-            n.put("leaseId", r.leaseId());
-            n.put("token", r.fencingToken());
-            n.put("again", r.again());
-        } else if (result instanceof Result.Queued r) {
-            n.put("key", r.key());
-            n.put("leaseId", r.leaseId());
-            n.put("joinedAt", r.joinedAt());
-            n.put("ahead", r.ahead());
-            n.put("holder", r.holder());
-        } else if (result instanceof Result.Busy r) {
-            n.put("key", r.key());
-            n.put("holder", r.holder());
-            n.put("holderLeaseId", r.holderLeaseId());
-            n.put("waiters", r.waiters());
-        } else if (result instanceof Result.Released r) {
-            n.put("key", r.key());
-            n.put("nextToken", r.nextFencingToken());
-        } else if (result instanceof Result.Cancelled r) {
-            n.put("key", r.key());
-            n.put("leaseId", r.leaseId());
-        } else if (result instanceof Result.LeaseGranted r) {
-            n.put("leaseId", r.leaseId());
-            n.put("ttlMillis", r.ttlMillis());
-        } else if (result instanceof Result.EndpointRecorded r) {
-            n.put("member", r.member());
-            n.put("clientEndpoint", r.clientEndpoint());
-        } else if (result instanceof Result.LeasesRenewed r) {
-            ArrayNode ids = n.putArray("leaseIds");
-            ArrayNode ttls = n.putArray("ttlMillis");
-            for (int i = 0; i < r.leaseIds().length; i++) {
-                ids.add(r.leaseIds()[i]);
-                ttls.add(r.ttlMillis()[i]);
-            }
-        } else if (result instanceof Result.LeaseEnded r) {
-            n.put("leaseId", r.leaseId());
-            n.put("reason", r.reason().name());
-            ArrayNode released = n.putArray("released");
-            r.released().forEach(released::add);
-        } else if (result instanceof Result.Skipped r) {
-            n.put("why", r.why());
-        } else if (result instanceof Result.Rejected r) {
-            n.put("code", r.code().name());
-            n.put("message", r.message());
-        }
-        return n;
+        return (ObjectNode) json(result);
     }
 
     public static ArrayNode effects(List<Effect> effects) {
         ArrayNode array = NODES.arrayNode();
-        effects.forEach(e -> array.add(effect(e)));
+        effects.forEach(e -> array.add(json(e)));
         return array;
     }
 
-    /** An effect as JSON; a watch event as its revision, PUT or DELETE, key and (for a PUT) holder lease. */
-    public static ObjectNode effect(Effect effect) {
-        ObjectNode n = NODES.objectNode();
-        n.put("type", effect.getClass().getSimpleName());
-        if (effect instanceof Effect.WaiterGranted e) {
-            n.put("key", e.key());
-            n.put("leaseId", e.leaseId());
-            n.put("token", e.fencingToken());
-        } else if (effect instanceof Effect.WaitEnded e) {
-            n.put("key", e.key());
-            n.put("leaseId", e.leaseId());
-        } else if (effect instanceof Effect.Watched e) {
-            WatchEvent event = e.event();
-            n.put("revision", event.revision());
-            n.put("event", event.type().name());
-            n.put("key", event.key());
-            n.put("leaseId", event.kv().leaseId());
+    /**
+     * Any value of the core as JSON, read from its record components, so that every primitive's
+     * commands, results and effects are written without a line of their own here. A command,
+     * result or effect carries its record's name as {@code type}; byte arrays are base64; enums
+     * their names.
+     */
+    static JsonNode json(Object value) {
+        if (value == null) {
+            return NODES.nullNode();
+        } else if (value instanceof byte[] b) {
+            return NODES.binaryNode(b);
+        } else if (value instanceof long[] longs) {
+            ArrayNode array = NODES.arrayNode();
+            for (long l : longs) {
+                array.add(l);
+            }
+            return array;
+        } else if (value instanceof Collection<?> items) {
+            ArrayNode array = NODES.arrayNode();
+            items.forEach(item -> array.add(json(item)));
+            return array;
+        } else if (value instanceof Record record) {
+            ObjectNode n = NODES.objectNode();
+            if (record instanceof Command || record instanceof Result || record instanceof Effect) {
+                n.put("type", record.getClass().getSimpleName());
+            }
+            for (RecordComponent component : record.getClass().getRecordComponents()) {
+                try {
+                    n.set(component.getName(), json(component.getAccessor().invoke(record)));
+                } catch (ReflectiveOperationException e) {
+                    throw new IllegalStateException("cannot read " + component + " of " + record.getClass().getName(), e);
+                }
+            }
+            return n;
+        } else if (value instanceof Enum<?> e) {
+            return NODES.textNode(e.name());
+        } else if (value instanceof Long l) {
+            return NODES.numberNode(l);
+        } else if (value instanceof Integer i) {
+            return NODES.numberNode(i);
+        } else if (value instanceof Boolean b) {
+            return NODES.booleanNode(b);
         }
-        return n;
+        return NODES.textNode(String.valueOf(value));
     }
 
     private ObjectNode line(String kind) {

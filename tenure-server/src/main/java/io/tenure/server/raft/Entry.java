@@ -1,6 +1,6 @@
 package io.tenure.server.raft;
 
-import io.tenure.core.Command;
+import io.tenure.core.kernel.Command;
 
 import java.util.List;
 

@@ -1,7 +1,9 @@
 package io.tenure.server.raft;
 
-import io.tenure.core.Applied;
-import io.tenure.core.Command;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.Command;
+import io.tenure.core.kernel.ReadBarrier;
+import io.tenure.server.Causes;
 import io.tenure.server.NotServingException;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.ClientId;
@@ -26,6 +28,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -34,21 +37,57 @@ import java.util.concurrent.atomic.AtomicLong;
  * commands share one append and one fsync. On the leader an entry is submitted in-process; a
  * follower forwards it to the leader through a Ratis client, which follows leader changes.
  *
- * <p>A caller's future completes with the command's {@link Applied} outcome once the entry is
- * committed (on a majority's disks, fsynced) and applied <em>on this member</em>, so a caller
- * then reads its own write here. It fails with {@link NotServingException} when the entry was not
- * committed (no leader, shutting down) or this member skipped it by installing a snapshot. A
- * failure is ambiguous: the command may still have been applied, which is why every command is
- * idempotent inside the state.
+ * <p>A caller is answered with the command's {@link Applied} outcome once the entry is committed
+ * (on a majority's disks, fsynced) and applied <em>on this member</em>, so a caller then reads its
+ * own write here. The apply path asks for the callers of each entry ({@link #callersOf}) and
+ * answers them slot by slot, between the effects of the commands before and after (so a call
+ * that a result parks is parked before a later command of the same entry wakes it). It fails with
+ * {@link NotServingException} when the entry was not committed (no leader, shutting down) or this
+ * member skipped it by installing a snapshot. A failure is ambiguous: the command may still have
+ * been applied, which is why every command is idempotent inside the state.
+ *
+ * <p>A command is encoded once, on the caller's thread, when it is proposed: an entry is then
+ * its callers' bytes one after the other, and its size is known exactly.
  */
 public final class Proposer {
     private static final Logger LOG = LoggerFactory.getLogger(Proposer.class);
+    /** How long a read barrier may take before the read fails as unavailable. */
+    static final long READ_BARRIER_TIMEOUT_MS = 3_000;
     /** Entries in flight at once: enough to overlap one entry's fsync with the next one's append. */
     static final int MAX_IN_FLIGHT = 4;
     /** Bytes of commands per entry, well under the Raft message limit. */
     static final int MAX_ENTRY_BYTES = 1 << 20;
 
-    private record Pending(Command command, CompletableFuture<Applied> result) {}
+    /**
+     * Where a proposed command's outcome goes. {@link #applied} runs on the apply thread, in log
+     * order, before the effects of later commands are handed out: it must be quick and never block.
+     */
+    public interface Answer {
+        /** The command was committed and applied on this member. */
+        void applied(Applied applied);
+
+        /** The command was not committed, or its outcome is unknown to this member. */
+        void failed(Throwable error);
+    }
+
+    private record Pending(byte[] command, Answer answer) {
+        void fail(Throwable error) {
+            answer.failed(error);
+        }
+    }
+
+    /** An answer that completes a future: for callers that need no ordering with effects. */
+    private static final class FutureAnswer extends CompletableFuture<Applied> implements Answer {
+        @Override
+        public void applied(Applied applied) {
+            complete(applied);
+        }
+
+        @Override
+        public void failed(Throwable error) {
+            completeExceptionally(error);
+        }
+    }
 
     private final RaftServer server;
     private final RaftGroupId groupId;
@@ -91,34 +130,74 @@ public final class Proposer {
         this.commitLatency = observer;
     }
 
-    /** Proposes one command; see the class comment for how the future completes. */
+    /** Proposes one command; the future completes as the class comment says, on the apply thread. */
     public CompletableFuture<Applied> propose(Command command) {
-        Pending pending = new Pending(command, new CompletableFuture<>());
+        FutureAnswer answer = new FutureAnswer();
+        propose(command, answer);
+        return answer;
+    }
+
+    /** Proposes one command; {@code answer} is told its outcome (see {@link Answer}). */
+    public void propose(Command command, Answer answer) {
+        Pending pending = new Pending(EntryCodec.encode(command), answer);
         if (closed) {
-            pending.result.completeExceptionally(new NotServingException("the member is shutting down"));
-            return pending.result;
+            pending.fail(new NotServingException("the member is shutting down"));
+            return;
         }
         synchronized (lock) {
             queue.add(pending);
         }
         flush();
-        return pending.result;
     }
 
-    /** Completes the callers of an entry this process proposed; called on the apply thread. */
-    public void applied(Entry entry, long index, List<Applied> results) {
+    /**
+     * Completes once this member has applied everything committed before it was called: reads of
+     * the applied state after it are linearizable. It commits a {@link ReadBarrier}
+     * through the log (coalesced with other commands, like any proposal) and waits until this
+     * member applies it. Fails with {@link NotServingException} when that does not happen within
+     * {@value #READ_BARRIER_TIMEOUT_MS} ms (no leader, or this member is cut off from the majority).
+     *
+     * <p>Not Ratis's ReadIndex: in Ratis 3.2.2 a leader answers it at once, with no new round of
+     * heartbeats, when its commit index was acknowledged by a majority before. A leader cut off
+     * from the majority commits nothing more, so it went on answering reads from a state the new
+     * leader had already moved past (docs/safety.md, the F6 finding). A barrier entry commits
+     * only with a majority that still accepts this leader's term.
+     */
+    public CompletableFuture<Void> readBarrier() {
+        return propose(ReadBarrier.INSTANCE).orTimeout(READ_BARRIER_TIMEOUT_MS, TimeUnit.MILLISECONDS).handle((applied, error) -> {
+            if (error == null) {
+                return null;
+            }
+            Throwable cause = Causes.unwrap(error);
+            if (cause instanceof java.util.concurrent.TimeoutException) {
+                throw new NotServingException("no linearizable read now: the read barrier was not committed within "
+                        + READ_BARRIER_TIMEOUT_MS + " ms (no leader reachable?)", cause);
+            }
+            throw new NotServingException("no linearizable read now (no leader reachable?): " + cause.getMessage(), cause);
+        });
+    }
+
+    /**
+     * The answers of the callers of an entry this process proposed, in slot order, or null when
+     * the entry is another member's (or another run's, or its callers were already failed). Called
+     * on the apply thread, which then answers them slot by slot.
+     */
+    public List<Answer> callersOf(Entry entry, long index) {
+        List<Answer> answers = null;
         if (entry.proposer() == incarnation) {
             committedNotApplied.remove(entry.batch());
             List<Pending> batch = inFlightBatches.remove(entry.batch());
             if (batch != null) {
-                for (int i = 0; i < batch.size(); i++) {
-                    batch.get(i).result.complete(results.get(i));
+                answers = new ArrayList<>(batch.size());
+                for (Pending p : batch) {
+                    answers.add(p.answer);
                 }
             }
         }
         if (!committedNotApplied.isEmpty()) {
             skippedUpTo(index);
         }
+        return answers;
     }
 
     /**
@@ -138,7 +217,7 @@ public final class Proposer {
                 if (batch != null) {
                     NotServingException unknown = new NotServingException(
                             "the command was committed but this member caught up by snapshot before applying it; its outcome is unknown, retry");
-                    batch.forEach(p -> p.result.completeExceptionally(unknown));
+                    batch.forEach(p -> p.fail(unknown));
                 }
             }
         });
@@ -160,8 +239,8 @@ public final class Proposer {
             queue.clear();
         }
         NotServingException shuttingDown = new NotServingException("the member is shutting down");
-        dropped.forEach(p -> p.result.completeExceptionally(shuttingDown));
-        inFlightBatches.values().forEach(b -> b.forEach(p -> p.result.completeExceptionally(shuttingDown)));
+        dropped.forEach(p -> p.fail(shuttingDown));
+        inFlightBatches.values().forEach(b -> b.forEach(p -> p.fail(shuttingDown)));
         inFlightBatches.clear();
         committedNotApplied.clear();
     }
@@ -177,9 +256,9 @@ public final class Proposer {
                 batch = new ArrayList<>(Math.min(queue.size(), 256));
                 int bytes = 0;
                 while (!queue.isEmpty() && batch.size() < Entry.MAX_COMMANDS
-                        && (batch.isEmpty() || bytes + sizeOf(queue.peek().command) <= MAX_ENTRY_BYTES)) {
+                        && (batch.isEmpty() || bytes + queue.peek().command.length <= MAX_ENTRY_BYTES)) {
                     Pending p = queue.poll();
-                    bytes += sizeOf(p.command);
+                    bytes += p.command.length;
                     batch.add(p);
                 }
                 inFlight++;
@@ -190,7 +269,7 @@ public final class Proposer {
     }
 
     private void submit(long seq, List<Pending> batch) {
-        List<Command> commands = new ArrayList<>(batch.size());
+        List<byte[]> commands = new ArrayList<>(batch.size());
         batch.forEach(p -> commands.add(p.command));
         inFlightBatches.put(seq, batch);
         long submitted = System.nanoTime();
@@ -199,7 +278,7 @@ public final class Proposer {
             RaftServer.Division division = server.getDivision(groupId);
             long term = division.getInfo().getCurrentTerm();
             Message message = Message.valueOf(UnsafeByteOperations.unsafeWrap(
-                    EntryCodec.encode(new Entry(incarnation, seq, term, commands))));
+                    EntryCodec.encode(incarnation, seq, term, commands)));
             reply = division.getInfo().isLeader() ? submitHere(division, message) : forward(message);
         } catch (Exception e) {
             reply = CompletableFuture.failedFuture(e);
@@ -224,7 +303,7 @@ public final class Proposer {
                 List<Pending> unapplied = inFlightBatches.remove(seq);
                 if (unapplied != null) {
                     NotServingException failure = failureOf(r, error);
-                    unapplied.forEach(p -> p.result.completeExceptionally(failure));
+                    unapplied.forEach(p -> p.fail(failure));
                 }
             }
             flush();
@@ -310,21 +389,5 @@ public final class Proposer {
             return new NotServingException("the command was not committed: " + reply.getException().getMessage(), reply.getException());
         }
         return new NotServingException("the command was not applied by this member");
-    }
-
-    private static int sizeOf(Command c) {
-        if (c instanceof Command.LockAcquire a) {
-            return 32 + a.key().length() * 3 + (a.metadata() == null ? 0 : a.metadata().length);
-        }
-        if (c instanceof Command.LeaseRenew r) {
-            return 8 + 8 * r.leaseIds().length;
-        }
-        if (c instanceof Command.LockRelease r) {
-            return 32 + r.key().length() * 3;
-        }
-        if (c instanceof Command.LockCancel r) {
-            return 24 + r.key().length() * 3;
-        }
-        return 64;
     }
 }

@@ -1,10 +1,13 @@
 package io.tenure.server.raft;
 
-import io.tenure.core.Applied;
-import io.tenure.core.Command;
-import io.tenure.core.LeaseView;
-import io.tenure.core.Result;
+import io.tenure.core.kernel.LeaseExpire;
+import io.tenure.core.kernel.LeaseResult;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.Command;
+import io.tenure.core.kernel.LeaseView;
+import io.tenure.core.kernel.Result;
 import io.tenure.core.TenureState;
+import io.tenure.core.lock.LockTable;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.core.lease.LeaseDeadlines;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
@@ -244,7 +247,7 @@ public final class TenureStateMachine extends BaseStateMachine {
      * the lease's deadline is not this term's leader's, so it is not applied.
      */
     private static boolean skippedByTerm(Command command, Entry entry, long term) {
-        return command instanceof Command.LeaseExpire && entry.proposerTerm() != term;
+        return command instanceof LeaseExpire && entry.proposerTerm() != term;
     }
 
     /** A Raft configuration or metadata entry: nothing of Tenure's to apply, but the audit log covers every index. */
@@ -276,16 +279,16 @@ public final class TenureStateMachine extends BaseStateMachine {
         synchronized (deadlines) {
             for (int slot = 0; slot < results.size(); slot++) {
                 Result r = results.get(slot).result();
-                if (r instanceof Result.LeasesRenewed renewed) {
+                if (r instanceof LeaseResult.LeasesRenewed renewed) {
                     long position = Entry.position(index, slot);
                     for (int i = 0; i < renewed.leaseIds().length; i++) {
                         if (renewed.ttlMillis()[i] > 0) {
                             deadlines.renewed(renewed.leaseIds()[i], renewed.ttlMillis()[i], position, now);
                         }
                     }
-                } else if (r instanceof Result.LeaseGranted granted) {
+                } else if (r instanceof LeaseResult.LeaseGranted granted) {
                     deadlines.renewed(granted.leaseId(), granted.ttlMillis(), state.renewedAt(granted.leaseId()), now);
-                } else if (r instanceof Result.LeaseEnded ended) {
+                } else if (r instanceof LeaseResult.LeaseEnded ended) {
                     deadlines.ended(ended.leaseId());
                 }
             }
@@ -394,7 +397,8 @@ public final class TenureStateMachine extends BaseStateMachine {
         if (a != null) {
             a.snapshot(snapshot.getIndex(), snapshot.getTerm(), cause);
         }
-        LOG.info("event=snapshot_loaded index={} leases={} locks={}", snapshot.getIndex(), loaded.leaseCount(), loaded.lockCount());
+        LOG.info("event=snapshot_loaded index={} leases={} locks={}", snapshot.getIndex(), loaded.leaseCount(),
+                loaded.primitive(LockTable.class).lockCount());
     }
 
     /** Leases this member has no deadline for start counting now (a new leader's rule, RATIS.md). */

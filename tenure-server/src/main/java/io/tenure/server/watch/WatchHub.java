@@ -1,7 +1,7 @@
 package io.tenure.server.watch;
 
-import io.tenure.core.Applied;
-import io.tenure.core.Effect;
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.Effect;
 import io.tenure.core.watch.WatchEvent;
 import io.tenure.server.raft.TenureStateMachine;
 

@@ -2,7 +2,7 @@ package io.tenure.server.http;
 
 import io.tenure.server.RequestIds;
 
-import io.tenure.core.LeaseView;
+import io.tenure.core.kernel.LeaseView;
 import io.tenure.server.http.HttpMember.Reply;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

@@ -3,7 +3,7 @@ package io.tenure.server.http;
 import io.tenure.server.Await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.tenure.core.LeaseView;
+import io.tenure.core.kernel.LeaseView;
 import io.tenure.server.http.HttpMember.Reply;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

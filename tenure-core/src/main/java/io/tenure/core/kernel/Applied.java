@@ -1,4 +1,4 @@
-package io.tenure.core;
+package io.tenure.core.kernel;
 
 import java.util.List;
 
@@ -8,7 +8,7 @@ public record Applied(Result result, List<Effect> effects) {
         effects = List.copyOf(effects);
     }
 
-    static Applied of(Result result) {
+    public static Applied of(Result result) {
         return new Applied(result, List.of());
     }
 }

@@ -1,4 +1,4 @@
-package io.tenure.core;
+package io.tenure.core.lock;
 
 import java.util.List;
 

@@ -1,4 +1,4 @@
-package io.tenure.core;
+package io.tenure.core.kernel;
 
 import java.util.List;
 
@@ -8,8 +8,8 @@ import java.util.List;
  *
  * @param grantedAt the log position of the grant
  * @param renewedAt the log position of the latest grant or renewal
- * @param held      the keys the lease holds, sorted
- * @param waiting   the keys the lease waits for, sorted
+ * @param held      what the lease holds, by name, sorted within each primitive, primitives in their order
+ * @param waiting   what the lease waits for, likewise
  */
 public record LeaseView(long leaseId, long ttlMillis, String clientId, long grantedAt, long renewedAt,
                         List<String> held, List<String> waiting) {}

@@ -1,0 +1,48 @@
+package io.tenure.core.kernel;
+
+/**
+ * A live lease in the lease table. Everything a primitive grants or queues is bound to one; a
+ * lease that ends releases all of it ({@link Primitive#leaseEnded}). Only the kernel changes it.
+ */
+public final class Lease {
+    private final long id;
+    private final long ttlMillis;
+    private final String clientId;
+    private final long grantedAt;
+    private long renewedAt;
+
+    Lease(long id, long ttlMillis, String clientId, long grantedAt, long renewedAt) {
+        this.id = id;
+        this.ttlMillis = ttlMillis;
+        this.clientId = clientId;
+        this.grantedAt = grantedAt;
+        this.renewedAt = renewedAt;
+    }
+
+    public long id() {
+        return id;
+    }
+
+    public long ttlMillis() {
+        return ttlMillis;
+    }
+
+    /** The client id it was granted to; empty when none was given. */
+    public String clientId() {
+        return clientId;
+    }
+
+    /** The log position of its grant. */
+    public long grantedAt() {
+        return grantedAt;
+    }
+
+    /** The log position of its latest grant or renewal. */
+    public long renewedAt() {
+        return renewedAt;
+    }
+
+    void renewedAt(long position) {
+        this.renewedAt = position;
+    }
+}

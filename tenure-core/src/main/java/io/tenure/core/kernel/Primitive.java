@@ -1,0 +1,64 @@
+package io.tenure.core.kernel;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.util.List;
+import java.util.SortedSet;
+import java.util.TreeSet;
+
+/**
+ * One kind of replicated state beside the lease table: locks, and later semaphores, counters,
+ * key-value, ... The state holds a fixed, ordered list of them; a primitive never imports
+ * another, and learns of a lease's end only through {@link #leaseEnded}.
+ *
+ * <p>Four things make one: it applies its commands, reacts to a lease's end, writes and reads its
+ * snapshot section, and encodes its commands. Apply is deterministic (no clock, no randomness, no
+ * unordered iteration; I8) and never throws for a business error: a refusal is a
+ * {@link Result.Rejected}.
+ */
+public interface Primitive {
+
+    /**
+     * A short stable name: the kind of its {@link WaitKey}s and the name of its snapshot section.
+     * It is stored in snapshots, so it never changes.
+     */
+    String name();
+
+    /** How its commands are written to the log: type tags unique across all primitives, and their fields. */
+    List<CommandType<?>> commandTypes();
+
+    /** Applies one of its commands (one of {@link #commandTypes()}) at {@code context.position()}. */
+    Result apply(ApplyContext context, Command command);
+
+    /**
+     * Lease {@code leaseId} ended (revoked or expired; it is still in the lease table while this
+     * runs): release everything it holds here, handing over to waiters, and withdraw its waits,
+     * waking them. Appends the names it released to {@code released}. In a fixed order (by name),
+     * since the order decides the stamps.
+     */
+    default void leaseEnded(ApplyContext context, long leaseId, List<String> released) {
+    }
+
+    /** The names of what the lease holds here, sorted. */
+    default SortedSet<String> heldBy(long leaseId) {
+        return EMPTY;
+    }
+
+    /** The names of what the lease waits for here, sorted. */
+    default SortedSet<String> waitedBy(long leaseId) {
+        return EMPTY;
+    }
+
+    /** Writes its whole state, in a fixed order: equal states give equal bytes. */
+    void writeSnapshot(DataOutputStream out) throws IOException;
+
+    /**
+     * Reads what {@link #writeSnapshot} wrote into this empty primitive. {@code formatVersion} is
+     * the snapshot's: before version 3 the primitives' parts were not framed, and a primitive
+     * that did not exist in an older version reads nothing.
+     */
+    void readSnapshot(DataInputStream in, int formatVersion, Leases leases) throws IOException;
+
+    SortedSet<String> EMPTY = java.util.Collections.unmodifiableSortedSet(new TreeSet<>());
+}

@@ -1,0 +1,58 @@
+package io.tenure.core.kernel;
+
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.SortedSet;
+import java.util.TreeSet;
+
+/**
+ * Which names of one primitive each lease holds and waits for: what a lease's end must release
+ * and withdraw, and what a lease reports. Kept by that primitive's {@link GrantQueue}s, never by
+ * hand. Looked up by lease, never iterated unordered.
+ */
+public final class Ties {
+    private final Map<Long, TreeSet<String>> held = new HashMap<>();
+    private final Map<Long, TreeSet<String>> waiting = new HashMap<>();
+
+    /** What the lease holds, sorted; empty when nothing. */
+    public SortedSet<String> heldBy(long leaseId) {
+        return view(held.get(leaseId));
+    }
+
+    /** What the lease waits for, sorted; empty when nothing. */
+    public SortedSet<String> waitedBy(long leaseId) {
+        return view(waiting.get(leaseId));
+    }
+
+    void hold(long leaseId, String key) {
+        add(held, leaseId, key);
+    }
+
+    void unhold(long leaseId, String key) {
+        remove(held, leaseId, key);
+    }
+
+    void await(long leaseId, String key) {
+        add(waiting, leaseId, key);
+    }
+
+    void unawait(long leaseId, String key) {
+        remove(waiting, leaseId, key);
+    }
+
+    private static void add(Map<Long, TreeSet<String>> ties, long leaseId, String key) {
+        ties.computeIfAbsent(leaseId, k -> new TreeSet<>()).add(key);
+    }
+
+    private static void remove(Map<Long, TreeSet<String>> ties, long leaseId, String key) {
+        TreeSet<String> keys = ties.get(leaseId);
+        if (keys != null && keys.remove(key) && keys.isEmpty()) {
+            ties.remove(leaseId);
+        }
+    }
+
+    private static SortedSet<String> view(TreeSet<String> keys) {
+        return keys == null ? Primitive.EMPTY : Collections.unmodifiableSortedSet(keys);
+    }
+}

@@ -1,0 +1,7 @@
+package io.tenure.core.lock;
+
+import io.tenure.core.kernel.Command;
+
+/** The commands of exclusive locks; {@link LockTable} applies them. */
+public sealed interface LockCommand extends Command permits LockAcquire, LockRelease, LockCancel {
+}

@@ -1,0 +1,417 @@
+package io.tenure.core.lock;
+
+import io.tenure.core.Limits;
+import io.tenure.core.SnapshotFormatException;
+import io.tenure.core.kernel.ApplyContext;
+import io.tenure.core.kernel.Claim;
+import io.tenure.core.kernel.Command;
+import io.tenure.core.kernel.CommandType;
+import io.tenure.core.kernel.GrantQueue;
+import io.tenure.core.kernel.GrantRule;
+import io.tenure.core.kernel.Hold;
+import io.tenure.core.kernel.Lease;
+import io.tenure.core.kernel.Leases;
+import io.tenure.core.kernel.Primitive;
+import io.tenure.core.kernel.Result;
+import io.tenure.core.kernel.Result.Code;
+import io.tenure.core.kernel.RetryMemo;
+import io.tenure.core.kernel.Ties;
+import io.tenure.core.kernel.WaitKey;
+import io.tenure.core.kernel.Waiter;
+import io.tenure.core.kernel.Wire;
+import io.tenure.core.lock.LockResult.Busy;
+import io.tenure.core.lock.LockResult.Cancelled;
+import io.tenure.core.lock.LockResult.Granted;
+import io.tenure.core.lock.LockResult.Queued;
+import io.tenure.core.lock.LockResult.Released;
+import io.tenure.core.watch.KeyValue;
+import io.tenure.core.watch.WatchEvent;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SortedSet;
+import java.util.TreeMap;
+
+/**
+ * Exclusive locks: each name has at most one holder (I1), a lease, with a fencing token that is
+ * the stamp of its grant (I2), and a FIFO queue of waiting leases granted one per release (I7).
+ * A lock exists while it is held; released with nobody waiting, it is deleted.
+ *
+ * <p>A release is idempotent: the last {@value #RECENT_RELEASES} releases are remembered by
+ * token, so a retried release of a grant already released succeeds again with the same answer,
+ * even after its lease is gone.
+ */
+public final class LockTable implements Primitive {
+    /** The primitive's name: its waits' kind and its snapshot section. */
+    public static final String NAME = "lock";
+    /** How many recent releases are remembered, so a retried release succeeds again instead of failing. */
+    public static final int RECENT_RELEASES = 16_384;
+    /** Strings and byte fields a log entry may carry; commands are checked against {@link Limits} when applied. */
+    private static final int MAX_FIELD_BYTES = 1 << 20;
+    private static final GrantRule<LockClaim> EXCLUSIVE = GrantRule.exclusive();
+
+    /** Log type tags: never reuse one, old logs name their commands by it. */
+    private static final List<CommandType<?>> COMMAND_TYPES = List.of(
+            new CommandType<>(5, LockAcquire.class, (c, out) -> {
+                Wire.writeString(out, c.key());
+                out.writeLong(c.leaseId());
+                Wire.writeBytes(out, c.metadata());
+                out.writeBoolean(c.queue());
+            }, in -> new LockAcquire(Wire.readString(in, MAX_FIELD_BYTES), in.readLong(), Wire.readBytes(in, MAX_FIELD_BYTES),
+                    in.readBoolean())),
+            new CommandType<>(6, LockCancel.class, (c, out) -> {
+                Wire.writeString(out, c.key());
+                out.writeLong(c.leaseId());
+            }, in -> new LockCancel(Wire.readString(in, MAX_FIELD_BYTES), in.readLong())),
+            new CommandType<>(7, LockRelease.class, (c, out) -> {
+                Wire.writeString(out, c.key());
+                out.writeLong(c.leaseId());
+                out.writeLong(c.fencingToken());
+            }, in -> new LockRelease(Wire.readString(in, MAX_FIELD_BYTES), in.readLong(), in.readLong())));
+
+    /** A holder's or waiter's claim: its lease and the metadata it asked with. */
+    record LockClaim(long leaseId, byte[] metadata) implements Claim {}
+
+    /** A remembered release: the lock, the lease that held it, and whom it went to. */
+    record Release(String key, long leaseId, long nextToken) {}
+
+    private static final class Lock {
+        final String key;
+        final long createRevision;
+        final GrantQueue<LockClaim> queue;
+        /** Never null while the lock exists. */
+        Hold<LockClaim> holder;
+        long version;
+
+        Lock(String key, long createRevision, Ties ties) {
+            this.key = key;
+            this.createRevision = createRevision;
+            this.queue = new GrantQueue<>(key, EXCLUSIVE, ties);
+        }
+    }
+
+    private final Leases leases;
+    private final TreeMap<String, Lock> locks = new TreeMap<>();
+    private final Ties ties = new Ties();
+    /** Released token → release, oldest evicted first. */
+    private final RetryMemo<Long, Release> recentReleases = new RetryMemo<>(RECENT_RELEASES);
+
+    public LockTable(Leases leases) {
+        this.leases = leases;
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public List<CommandType<?>> commandTypes() {
+        return COMMAND_TYPES;
+    }
+
+    // Java 17 has no pattern switch; the chain covers every permitted subtype of the sealed LockCommand.
+    @Override
+    public Result apply(ApplyContext context, Command command) {
+        if (command instanceof LockAcquire c) {
+            return acquire(context, c);
+        } else if (command instanceof LockRelease c) {
+            return release(context, c);
+        } else if (command instanceof LockCancel c) {
+            return cancel(context, c);
+        }
+        throw new IllegalArgumentException("not a lock command: " + command.getClass().getName());
+    }
+
+    private Result acquire(ApplyContext context, LockAcquire c) {
+        String problem = Limits.checkKey("name", c.key());
+        if (problem == null) {
+            problem = Limits.checkMetadata("metadata", c.metadata());
+        }
+        if (problem != null) {
+            return new Result.Rejected(Code.INVALID_ARGUMENT, problem);
+        }
+        Lease lease = leases.get(c.leaseId());
+        if (lease == null) {
+            return new Result.Rejected(Code.NOT_FOUND, Leases.notFound(c.leaseId()));
+        }
+        LockClaim claim = new LockClaim(lease.id(), metadataOf(c.metadata()));
+        Lock lock = locks.get(c.key());
+        if (lock == null) {
+            long token = context.stamp();
+            lock = new Lock(c.key(), token, ties);
+            locks.put(c.key(), lock);
+            holdBy(context, lock, lock.queue.hold(claim, token), null);
+            return new Granted(c.key(), lease.id(), token, false);
+        }
+        if (lock.holder.leaseId() == lease.id()) {
+            return new Granted(c.key(), lease.id(), lock.holder.token(), true);
+        }
+        Waiter<LockClaim> waiting = lock.queue.waiter(lease.id());
+        if (waiting != null) {
+            return new Queued(c.key(), lease.id(), waiting.joinedAt(), lock.queue.ahead(lease.id()), holderClient(lock));
+        }
+        if (!c.queue()) {
+            return new Busy(c.key(), holderClient(lock), lock.holder.leaseId(), lock.queue.waiterCount());
+        }
+        int ahead = lock.queue.waiterCount();
+        lock.queue.enqueue(claim, context.position());
+        return new Queued(c.key(), lease.id(), context.position(), ahead, holderClient(lock));
+    }
+
+    private Result cancel(ApplyContext context, LockCancel c) {
+        String problem = Limits.checkKey("name", c.key());
+        if (problem != null) {
+            return new Result.Rejected(Code.INVALID_ARGUMENT, problem);
+        }
+        Lock lock = locks.get(c.key());
+        if (lock == null) {
+            return new Cancelled(c.key(), c.leaseId(), "", 0);
+        }
+        if (lock.holder.leaseId() == c.leaseId()) {
+            // The grant won the race with the timeout: the caller owns the lock now.
+            return new Granted(c.key(), c.leaseId(), lock.holder.token(), true);
+        }
+        if (lock.queue.withdraw(c.leaseId()) == null) {
+            return new Cancelled(c.key(), c.leaseId(), holderClient(lock), lock.queue.waiterCount());
+        }
+        Cancelled cancelled = new Cancelled(c.key(), c.leaseId(), holderClient(lock), lock.queue.waiterCount());
+        // Calls waiting for this lease on any member are answered "not acquired".
+        context.wake(new WaitKey(NAME, c.key(), c.leaseId()), cancelled);
+        return cancelled;
+    }
+
+    private Result release(ApplyContext context, LockRelease c) {
+        String problem = Limits.checkKey("key", c.key());
+        if (problem != null) {
+            return new Result.Rejected(Code.INVALID_ARGUMENT, problem);
+        }
+        Lock lock = locks.get(c.key());
+        if (lock != null && lock.holder.leaseId() == c.leaseId() && lock.holder.token() == c.fencingToken()) {
+            long next = handOver(context, lock);
+            recentReleases.remember(c.fencingToken(), new Release(c.key(), c.leaseId(), next));
+            return new Released(c.key(), next);
+        }
+        Release before = recentReleases.recall(c.fencingToken());
+        if (before != null && before.key().equals(c.key()) && before.leaseId() == c.leaseId()) {
+            return new Released(c.key(), before.nextToken());
+        }
+        if (leases.get(c.leaseId()) == null) {
+            return new Result.Rejected(Code.NOT_FOUND, Leases.notFound(c.leaseId()));
+        }
+        return new Result.Rejected(Code.FAILED_PRECONDITION, notHeld(c.key(), c.leaseId(), c.fencingToken()).message());
+    }
+
+    /** Why (lease, token) does not hold the lock: the request field at fault and a message. */
+    public record NotHeld(String field, String message) {}
+
+    /**
+     * Null when lease {@code leaseId} holds lock {@code key} with fencing token {@code token};
+     * otherwise why not. The one holder check of every front end (release, and HTTP's renew).
+     */
+    public NotHeld notHeld(String key, long leaseId, long token) {
+        Lock lock = locks.get(key);
+        if (lock == null) {
+            return new NotHeld("lease_id", "lock '" + key + "' is not held");
+        }
+        if (lock.holder.leaseId() != leaseId) {
+            return new NotHeld("lease_id", "lock '" + key + "' is not held by lease " + leaseId
+                    + " (it is held by another lease, owner '" + holderClient(lock) + "')");
+        }
+        if (lock.holder.token() != token) {
+            return new NotHeld("fencing_token", "fencing token " + token + " is stale for lock '" + key + "': lease "
+                    + leaseId + " holds it with token " + lock.holder.token());
+        }
+        return null;
+    }
+
+    /**
+     * Takes the lock from its holder and gives it to the first waiter, who gets a new token;
+     * with nobody waiting the lock is deleted.
+     *
+     * @return the next holder's fencing token, or 0 when the lock became free
+     */
+    private long handOver(ApplyContext context, Lock lock) {
+        KeyValue before = keyValue(lock);
+        lock.queue.release(lock.holder.leaseId());
+        lock.holder = null;
+        // Every waiter's lease is alive: a lease that ends withdraws its waits in the same command.
+        lock.queue.grantWaiters(context::stamp, hold -> {
+            holdBy(context, lock, hold, before);
+            context.wake(new WaitKey(NAME, lock.key, hold.leaseId()), new Granted(lock.key, hold.leaseId(), hold.token(), false));
+        });
+        if (lock.holder == null) {
+            locks.remove(lock.key);
+            long revision = context.stamp();
+            context.emit(new WatchEvent(revision, WatchEvent.Type.DELETE, KeyValue.deleted(lock.key, revision), before));
+            return 0;
+        }
+        return lock.holder.token();
+    }
+
+    private void holdBy(ApplyContext context, Lock lock, Hold<LockClaim> hold, KeyValue before) {
+        lock.holder = hold;
+        lock.version++;
+        context.emit(new WatchEvent(hold.token(), WatchEvent.Type.PUT, keyValue(lock), before));
+    }
+
+    @Override
+    public void leaseEnded(ApplyContext context, long leaseId, List<String> released) {
+        for (String key : List.copyOf(ties.heldBy(leaseId))) {
+            handOver(context, locks.get(key));
+            released.add(key);
+        }
+        for (String key : List.copyOf(ties.waitedBy(leaseId))) {
+            locks.get(key).queue.withdraw(leaseId);
+            context.wake(new WaitKey(NAME, key, leaseId), new Result.Rejected(Code.NOT_FOUND,
+                    "lease " + leaseId + " ended (expired or revoked) while waiting for lock '" + key + "'"));
+        }
+    }
+
+    private String holderClient(Lock lock) {
+        return leases.get(lock.holder.leaseId()).clientId();
+    }
+
+    private KeyValue keyValue(Lock lock) {
+        // A copy: events leave the state, and the state must not change through them.
+        return new KeyValue(lock.key, holderClient(lock), lock.holder.claim().metadata().clone(), lock.holder.leaseId(),
+                lock.createRevision, lock.holder.token(), lock.version);
+    }
+
+    private static byte[] metadataOf(byte[] metadata) {
+        return metadata == null ? new byte[0] : metadata.clone();
+    }
+
+    // ---- reads ---------------------------------------------------------------------------------
+
+    @Override
+    public SortedSet<String> heldBy(long leaseId) {
+        return ties.heldBy(leaseId);
+    }
+
+    @Override
+    public SortedSet<String> waitedBy(long leaseId) {
+        return ties.waitedBy(leaseId);
+    }
+
+    /** The lock's holder and queue, or null when it is free. */
+    public LockView lock(String key) {
+        Lock lock = locks.get(key);
+        return lock == null ? null : view(lock);
+    }
+
+    /** Held locks whose key starts with {@code prefix}, in key order, at most {@code limit}. */
+    public List<LockView> locks(String prefix, int limit) {
+        List<LockView> found = new ArrayList<>();
+        for (Lock lock : locks.tailMap(prefix, true).values()) {
+            if (found.size() >= limit || !lock.key.startsWith(prefix)) {
+                break;
+            }
+            found.add(view(lock));
+        }
+        return found;
+    }
+
+    public int lockCount() {
+        return locks.size();
+    }
+
+    /** Leases queued for locks, over every lock. */
+    public int waiterCount() {
+        int waiters = 0;
+        for (Lock lock : locks.values()) {
+            waiters += lock.queue.waiterCount();
+        }
+        return waiters;
+    }
+
+    /** The leases queued for lock {@code key}. */
+    public int waiterCount(String key) {
+        Lock lock = locks.get(key);
+        return lock == null ? 0 : lock.queue.waiterCount();
+    }
+
+    /** Whether lease {@code leaseId} holds or waits for lock {@code key}. */
+    public boolean holdsOrWaits(long leaseId, String key) {
+        return ties.heldBy(leaseId).contains(key) || ties.waitedBy(leaseId).contains(key);
+    }
+
+    /** How many releases are remembered for idempotent retries (at most {@value #RECENT_RELEASES}). */
+    public int recentReleaseCount() {
+        return recentReleases.size();
+    }
+
+    private LockView view(Lock lock) {
+        List<LockView.Waiter> queue = new ArrayList<>(lock.queue.waiterCount());
+        for (Waiter<LockClaim> w : lock.queue.waiters()) {
+            queue.add(new LockView.Waiter(w.leaseId(), leases.get(w.leaseId()).clientId(), w.joinedAt()));
+        }
+        return new LockView(lock.key, holderClient(lock), lock.holder.leaseId(), lock.holder.token(),
+                lock.holder.claim().metadata().clone(), lock.createRevision, lock.version, List.copyOf(queue));
+    }
+
+    // ---- snapshot section ------------------------------------------------------------------------
+
+    /** Locks by key (holder, token, waiters in queue order), then the remembered releases, oldest first. */
+    @Override
+    public void writeSnapshot(DataOutputStream out) throws IOException {
+        out.writeInt(locks.size());
+        for (Lock lock : locks.values()) {
+            Wire.writeString(out, lock.key);
+            out.writeLong(lock.createRevision);
+            out.writeLong(lock.holder.leaseId());
+            Wire.writeBytes(out, lock.holder.claim().metadata());
+            out.writeLong(lock.holder.token());
+            out.writeLong(lock.version);
+            out.writeInt(lock.queue.waiterCount());
+            for (Waiter<LockClaim> w : lock.queue.waiters()) {
+                out.writeLong(w.leaseId());
+                Wire.writeBytes(out, w.claim().metadata());
+                out.writeLong(w.joinedAt());
+            }
+        }
+        out.writeInt(recentReleases.size());
+        for (Map.Entry<Long, Release> e : recentReleases.entries().entrySet()) {
+            out.writeLong(e.getKey());
+            Wire.writeString(out, e.getValue().key());
+            out.writeLong(e.getValue().leaseId());
+            out.writeLong(e.getValue().nextToken());
+        }
+    }
+
+    @Override
+    public void readSnapshot(DataInputStream in, int formatVersion, Leases leases) throws IOException {
+        int lockCount = Wire.count(in, "lock");
+        for (int i = 0; i < lockCount; i++) {
+            String key = Wire.readString(in, Limits.MAX_METADATA_BYTES);
+            Lock lock = new Lock(key, in.readLong(), ties);
+            long holder = leaseOf(leases, in.readLong(), key);
+            byte[] metadata = Wire.readBytes(in, Limits.MAX_METADATA_BYTES);
+            long token = in.readLong();
+            lock.holder = lock.queue.hold(new LockClaim(holder, metadata), token);
+            lock.version = in.readLong();
+            int waiterCount = Wire.count(in, "waiter");
+            for (int w = 0; w < waiterCount; w++) {
+                long lease = leaseOf(leases, in.readLong(), key);
+                lock.queue.enqueue(new LockClaim(lease, Wire.readBytes(in, Limits.MAX_METADATA_BYTES)), in.readLong());
+            }
+            locks.put(key, lock);
+        }
+        int releaseCount = Wire.count(in, "release");
+        for (int i = 0; i < releaseCount; i++) {
+            long token = in.readLong();
+            recentReleases.remember(token, new Release(Wire.readString(in, Limits.MAX_METADATA_BYTES), in.readLong(), in.readLong()));
+        }
+    }
+
+    private static long leaseOf(Leases leases, long id, String key) throws SnapshotFormatException {
+        if (leases.get(id) == null) {
+            throw new SnapshotFormatException("snapshot is corrupt: lock '" + key + "' refers to unknown lease " + id);
+        }
+        return id;
+    }
+}
