@@ -1,0 +1,166 @@
+package io.tenure.core;
+
+import io.tenure.core.kernel.LeaseView;
+import io.tenure.core.lock.LockRelease;
+import io.tenure.core.lock.LockResult.Released;
+import io.tenure.core.lock.LockTable;
+import io.tenure.core.lock.LockView;
+import io.tenure.core.member.MemberEndpoints;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.zip.CRC32C;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Snapshots written by earlier builds load, and the sections of this build's format are checked:
+ * a data directory from the last release must load after an upgrade.
+ */
+class SnapshotCompatibilityTest {
+    /**
+     * Written by the release of 2026-11-26 (format version 2) at Raft index 199 of a single
+     * member: leases 1001 (alice), 1002 (bob), 1003 (carol) with a TTL of one day; jobs/a held by
+     * 1001 with metadata "batch 7" and waited for by 1002; jobs/b released by 1001; carol in
+     * the middle of one of her 130 lock cycles on "churn". The same data directory is tenure-testing's old-data fixture.
+     */
+    private static final String RELEASE_2026_11_26 = "/snapshots/v2-release-2026-11-26.snap";
+    private static final long JOBS_A_TOKEN = 393216;
+    private static final long JOBS_B_RELEASED_TOKEN = 589824;
+
+    @Test
+    void aVersion2SnapshotOfTheLastReleaseLoads() throws IOException {
+        TenureState state = read(RELEASE_2026_11_26);
+
+        assertThat(state.appliedPosition() >>> 16).isEqualTo(199);
+        assertThat(state.leases()).extracting(LeaseView::leaseId, LeaseView::clientId, LeaseView::ttlMillis)
+                .containsExactly(org.assertj.core.api.Assertions.tuple(1001L, "alice", 86_400_000L),
+                        org.assertj.core.api.Assertions.tuple(1002L, "bob", 86_400_000L),
+                        org.assertj.core.api.Assertions.tuple(1003L, "carol", 86_400_000L));
+        LockView a = state.primitive(LockTable.class).lock("jobs/a");
+        assertThat(a.leaseId()).isEqualTo(1001);
+        assertThat(a.fencingToken()).isEqualTo(JOBS_A_TOKEN);
+        assertThat(new String(a.metadata(), StandardCharsets.UTF_8)).isEqualTo("batch 7");
+        assertThat(a.waiters()).extracting(LockView.Waiter::leaseId).containsExactly(1002L);
+        assertThat(state.lease(1002).waiting()).containsExactly("jobs/a");
+        assertThat(state.lease(1001).held()).containsExactly("jobs/a");
+        // The snapshot fell inside one of carol's cycles on "churn".
+        assertThat(state.primitive(LockTable.class).lock("churn").leaseId()).isEqualTo(1003);
+        assertThat(state.primitive(MemberEndpoints.class).endpoints()).containsKey("n1");
+
+        // The remembered release answers a retry; a release hands jobs/a to its waiter with a larger token.
+        long next = (state.appliedPosition() >>> 16) + 1;
+        Released retried = (Released) state.apply(next << 16, new LockRelease("jobs/b", 1001, JOBS_B_RELEASED_TOKEN)).result();
+        assertThat(retried.nextFencingToken()).isZero();
+        Released handedOver = (Released) state.apply((next + 1) << 16, new LockRelease("jobs/a", 1001, JOBS_A_TOKEN)).result();
+        assertThat(handedOver.nextFencingToken()).isGreaterThan(state.revision() - 1).isGreaterThan(JOBS_A_TOKEN);
+        assertThat(state.primitive(LockTable.class).lock("jobs/a").leaseId()).isEqualTo(1002);
+    }
+
+    @Test
+    void aVersion2SnapshotIsRewrittenAsVersion3WithTheSameState() throws IOException {
+        TenureState old = read(RELEASE_2026_11_26);
+        byte[] rewritten = bytes(old);
+        TenureState again = TenureState.readSnapshot(new ByteArrayInputStream(rewritten), TenureState.DEFAULT_EVENT_LOG_CAPACITY);
+
+        assertThat(ByteBuffer.wrap(rewritten, 4, 4).getInt()).as("format version").isEqualTo(3);
+        assertThat(bytes(again)).isEqualTo(rewritten);
+        assertThat(Rendering.of(again.leases())).isEqualTo(Rendering.of(old.leases()));
+        assertThat(Rendering.of(again.primitive(LockTable.class).locks("", 100)))
+                .isEqualTo(Rendering.of(old.primitive(LockTable.class).locks("", 100)));
+        assertThat(again.primitive(LockTable.class).recentReleaseCount()).isEqualTo(old.primitive(LockTable.class).recentReleaseCount());
+        assertThat(again.revision()).isEqualTo(old.revision());
+    }
+
+    /** Format version 1 had no member endpoints: leases, locks and recent releases only. */
+    @Test
+    void aVersion1SnapshotLoads() throws IOException {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        DataOutputStream out = new DataOutputStream(body);
+        out.writeInt(0x544E5253);
+        out.writeInt(1);
+        out.writeLong(5L << 16);   // applied position
+        out.writeLong(4L << 16);   // last stamp
+        out.writeInt(1);           // one lease
+        out.writeLong(7);
+        out.writeLong(10_000);
+        writeString(out, "old");
+        out.writeLong(2L << 16);
+        out.writeLong(3L << 16);
+        out.writeInt(1);           // one lock, no waiters
+        writeString(out, "k");
+        out.writeLong(4L << 16);
+        out.writeLong(7);
+        writeString(out, "m");
+        out.writeLong(4L << 16);
+        out.writeLong(1);
+        out.writeInt(0);
+        out.writeInt(0);           // no remembered release
+        out.flush();
+        CRC32C crc = new CRC32C();
+        crc.update(body.toByteArray());
+        out.writeInt((int) crc.getValue());
+
+        TenureState state = TenureState.readSnapshot(new ByteArrayInputStream(body.toByteArray()), 16);
+
+        assertThat(state.lease(7).renewedAt()).isEqualTo(3L << 16);
+        assertThat(state.primitive(LockTable.class).lock("k").fencingToken()).isEqualTo(4L << 16);
+        assertThat(state.primitive(MemberEndpoints.class).endpoints()).isEmpty();
+        assertThat(state.revision()).isEqualTo(5L << 16);
+    }
+
+    @Test
+    void aSectionThisBuildDoesNotKnowIsRefused() throws IOException {
+        byte[] snapshot = bytes(SnapshotTest.richState().state);
+        byte[] renamed = withCrc(replaceOnce(snapshot, "member".getBytes(StandardCharsets.UTF_8), "future".getBytes(StandardCharsets.UTF_8)));
+
+        assertThatThrownBy(() -> TenureState.readSnapshot(new ByteArrayInputStream(renamed), 16))
+                .isInstanceOf(SnapshotFormatException.class)
+                .hasMessageContaining("section 'future'");
+    }
+
+    private static TenureState read(String resource) throws IOException {
+        try (InputStream in = SnapshotCompatibilityTest.class.getResourceAsStream(resource)) {
+            assertThat(in).as(resource).isNotNull();
+            return TenureState.readSnapshot(in, TenureState.DEFAULT_EVENT_LOG_CAPACITY);
+        }
+    }
+
+    private static byte[] bytes(TenureState state) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        state.writeSnapshot(out);
+        return out.toByteArray();
+    }
+
+    private static void writeString(DataOutputStream out, String s) throws IOException {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        out.writeInt(b.length);
+        out.write(b);
+    }
+
+    private static byte[] replaceOnce(byte[] in, byte[] from, byte[] to) {
+        for (int i = 0; i + from.length <= in.length; i++) {
+            if (java.util.Arrays.equals(in, i, i + from.length, from, 0, from.length)) {
+                byte[] out = in.clone();
+                System.arraycopy(to, 0, out, i, to.length);
+                return out;
+            }
+        }
+        throw new AssertionError("not found");
+    }
+
+    /** The snapshot's body with a fresh checksum, so only the change under test is wrong. */
+    private static byte[] withCrc(byte[] snapshot) {
+        CRC32C crc = new CRC32C();
+        crc.update(snapshot, 0, snapshot.length - 4);
+        ByteBuffer.wrap(snapshot, snapshot.length - 4, 4).putInt((int) crc.getValue());
+        return snapshot;
+    }
+}

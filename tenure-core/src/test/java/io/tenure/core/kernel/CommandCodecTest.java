@@ -1,0 +1,125 @@
+package io.tenure.core.kernel;
+
+import io.tenure.core.TenureState;
+import io.tenure.core.lock.LockAcquire;
+import io.tenure.core.lock.LockCancel;
+import io.tenure.core.lock.LockRelease;
+import io.tenure.core.member.MemberEndpoint;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.lang.reflect.RecordComponent;
+import java.util.Arrays;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The log encoding of every command: one tag per type, never reused, and a faithful round trip. */
+class CommandCodecTest {
+    private static final CommandCodec CODEC = TenureState.CODEC;
+
+    /** One of every command type, with fields that are not defaults. */
+    static final List<Command> EVERY_COMMAND = List.of(
+            new LeaseGrant(7, 10_000, "client \u00e9"),
+            new LeaseRenew(new long[] {1, 2, Long.MAX_VALUE}),
+            new LeaseRevoke(8),
+            new LeaseExpire(9, 123L << 16),
+            ReadBarrier.INSTANCE,
+            new LockAcquire("jobs/\u9396", 7, new byte[] {0, -1, 3}, true),
+            new LockRelease("jobs/a", 7, 99L << 16),
+            new LockCancel("jobs/b", 7),
+            new MemberEndpoint("n1", "127.0.0.1:7070"));
+
+    /** Tags are what old logs name their commands by: changing one would misread every log written before. */
+    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 5, 7, 6, 8);
+
+    @Test
+    void everyCommandRoundTripsWithItsTag() throws IOException {
+        for (int i = 0; i < EVERY_COMMAND.size(); i++) {
+            Command command = EVERY_COMMAND.get(i);
+            byte[] bytes = CODEC.encode(command);
+            assertThat(bytes[0] & 0xFF).as("tag of %s", command.getClass().getSimpleName()).isEqualTo(TAGS.get(i));
+            assertThat(render(CODEC.decode(bytes))).isEqualTo(render(command));
+        }
+    }
+
+    @Test
+    void aNullMetadataOrClientIdIsWrittenEmpty() throws IOException {
+        LockAcquire decoded = (LockAcquire) CODEC.decode(CODEC.encode(new LockAcquire("k", 1, null, false)));
+        assertThat(decoded.metadata()).isEmpty();
+        assertThat(((LeaseGrant) CODEC.decode(CODEC.encode(new LeaseGrant(1, 1000, null)))).clientId()).isEmpty();
+    }
+
+    @Test
+    void anUnknownTagATruncatedCommandAndTrailingBytesAreRefused() {
+        assertThatThrownBy(() -> CODEC.decode(new byte[] {(byte) 200})).isInstanceOf(CommandFormatException.class)
+                .hasMessageContaining("unknown command type 200");
+        byte[] acquire = CODEC.encode(EVERY_COMMAND.get(5));
+        assertThatThrownBy(() -> CODEC.decode(Arrays.copyOf(acquire, acquire.length - 1))).isInstanceOf(CommandFormatException.class)
+                .hasMessageContaining("truncated");
+        assertThatThrownBy(() -> CODEC.decode(Arrays.copyOf(acquire, acquire.length + 1))).isInstanceOf(CommandFormatException.class)
+                .hasMessageContaining("after the command");
+        assertThatThrownBy(() -> CODEC.decode(new byte[] {2, 0x7f, 0, 0, 0})).isInstanceOf(CommandFormatException.class)
+                .hasMessageContaining("declares");
+    }
+
+    @Test
+    void twoTypesCannotShareATagOrAName() {
+        record Other(long x) implements Command {}
+        CommandType<Other> clash = new CommandType<>(5, Other.class, (c, out) -> out.writeLong(c.x()), in -> new Other(in.readLong()));
+        assertThatThrownBy(() -> new CommandCodec(List.of(Kernel.COMMAND_TYPES.get(0), clash, new CommandType<>(5,
+                LockCancel.class, (c, out) -> { }, in -> null))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("tag 5");
+        record LeaseGrant(long x) implements Command {}
+        assertThatThrownBy(() -> new CommandCodec(List.of(Kernel.COMMAND_TYPES.get(0),
+                new CommandType<>(77, LeaseGrant.class, (c, out) -> { }, in -> null))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("two commands are named LeaseGrant");
+    }
+
+    @Test
+    void everyCommandTypeOfEveryPrimitiveIsCovered() {
+        assertThat(EVERY_COMMAND).allSatisfy(c -> assertThat(CODEC.knows(c)).isTrue());
+        long known = EVERY_COMMAND.stream().map(Object::getClass).distinct().count();
+        assertThat(known).as("this test names one command of each type").isEqualTo(EVERY_COMMAND.size());
+        assertThat(countTypes()).isEqualTo(EVERY_COMMAND.size());
+    }
+
+    private static int countTypes() {
+        int n = 0;
+        for (int tag = 1; tag < 256; tag++) {
+            try {
+                CODEC.decode(new byte[] {(byte) tag});
+                n++;
+            } catch (CommandFormatException e) {
+                if (!e.getMessage().contains("unknown command type")) {
+                    n++;
+                }
+            } catch (IOException e) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private static String render(Object value) {
+        if (value instanceof byte[] b) {
+            return Arrays.toString(b);
+        }
+        if (value instanceof long[] l) {
+            return Arrays.toString(l);
+        }
+        if (value instanceof Record r) {
+            StringBuilder out = new StringBuilder(r.getClass().getName()).append('(');
+            for (RecordComponent c : r.getClass().getRecordComponents()) {
+                try {
+                    out.append(c.getName()).append('=').append(render(c.getAccessor().invoke(r))).append(' ');
+                } catch (ReflectiveOperationException e) {
+                    throw new AssertionError(e);
+                }
+            }
+            return out.append(')').toString();
+        }
+        return String.valueOf(value);
+    }
+}
