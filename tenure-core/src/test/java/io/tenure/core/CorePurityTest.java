@@ -1,5 +1,6 @@
 package io.tenure.core;
 
+import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
@@ -23,7 +24,10 @@ import java.util.Random;
 import java.util.SplittableRandom;
 import java.util.UUID;
 
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyOf;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -66,6 +70,36 @@ class CorePurityTest {
             .orShould().callMethod(ZonedDateTime.class, "now")
             .orShould().callMethod(OffsetDateTime.class, "now")
             .because("time and chance enter only through the log, as command fields (I4, I8)");
+
+    /** The kernel names no primitive: adding one touches its own package and the list in TenureState, never the kernel. */
+    static final ArchRule KERNEL_KNOWS_NO_PRIMITIVE = classes().that().resideInAPackage("io.tenure.core.kernel..")
+            .should().onlyDependOnClassesThat(resideInAnyPackage("io.tenure.core.kernel..", "io.tenure.core.watch..", "java..")
+                    .or(belongToAnyOf(Limits.class, SnapshotFormatException.class)))
+            .because("the kernel is what every primitive shares; a primitive is added without touching it");
+
+    /** Primitives meet only through the kernel (a lease's end reaches each through its hook). */
+    static final ArchRule PRIMITIVES_DO_NOT_IMPORT_EACH_OTHER = slices().matching("io.tenure.core.(*)..")
+            .should().notDependOnEachOther()
+            .ignoreDependency(DescribedPredicate.alwaysTrue(), resideInAnyPackage("io.tenure.core.kernel..", "io.tenure.core.watch.."))
+            .because("each primitive is a package of its own over the kernel");
+
+    @Test
+    void theKernelNamesNoPrimitive() {
+        KERNEL_KNOWS_NO_PRIMITIVE.check(MAIN_CLASSES);
+    }
+
+    @Test
+    void primitivesDoNotImportEachOther() {
+        PRIMITIVES_DO_NOT_IMPORT_EACH_OTHER.check(MAIN_CLASSES);
+    }
+
+    /** The shape rule can fail too: a class of the kernel's package that names a primitive breaks it. */
+    @Test
+    void theShapeRuleCatchesAKernelThatNamesAPrimitive() {
+        JavaClasses wrong = new ClassFileImporter().importClasses(io.tenure.core.kernel.KernelNamingALock.class);
+        assertThat(KERNEL_KNOWS_NO_PRIMITIVE.evaluate(wrong).getFailureReport().getDetails())
+                .anySatisfy(line -> assertThat(line).contains("io.tenure.core.lock.LockTable"));
+    }
 
     @Test
     void theImportSeesTheCore() {
