@@ -6,7 +6,6 @@ import io.tenure.core.kernel.Command;
 import io.tenure.core.kernel.LeaseGrant;
 import io.tenure.core.lock.LockAcquire;
 import io.tenure.core.lock.LockRelease;
-import io.tenure.core.kernel.Result;
 import io.tenure.core.TenureState;
 import io.tenure.server.raft.Entry;
 import io.tenure.server.raft.EntryCodec;

@@ -6,7 +6,6 @@ import io.tenure.core.kernel.LeaseExpire;
 import io.tenure.core.kernel.LeaseGrant;
 import io.tenure.core.lock.LockAcquire;
 import io.tenure.core.lock.LockRelease;
-import io.tenure.core.kernel.Result;
 import io.tenure.core.TenureState;
 import io.tenure.core.watch.EventLog;
 import io.tenure.core.watch.KeyValue;

@@ -21,7 +21,6 @@ import io.tenure.core.lock.LockAcquire;
 import io.tenure.core.lock.LockRelease;
 import io.tenure.core.member.MemberEndpoint;
 import io.tenure.core.kernel.Effect;
-import io.tenure.core.kernel.Result;
 import io.tenure.it.safety.CheckOutcome.Status;
 import io.tenure.it.safety.Op.Kind;
 import io.tenure.it.safety.Op.Outcome;
