@@ -2,6 +2,8 @@ package io.tenure.server;
 
 import io.tenure.core.kernel.Result;
 
+import java.util.concurrent.CompletableFuture;
+
 /**
  * A request refused for what it asks, not for the member's condition: invalid input, an unknown
  * lease, a stale token. Retrying it unchanged fails the same way. The front ends map each
@@ -19,6 +21,15 @@ public final class RequestRejected extends RuntimeException {
 
     public static RequestRejected invalid(String field, String message) {
         return new RequestRejected(Result.Code.INVALID_ARGUMENT, field, message);
+    }
+
+    /**
+     * A future that completes when {@code problem} (the message of a core {@code Limits} check) is
+     * null, and fails with the INVALID_ARGUMENT refusal naming {@code field} otherwise: the start
+     * of a request's chain, so that bad input is refused before anything goes to the log.
+     */
+    public static CompletableFuture<Void> unless(String field, String problem) {
+        return problem == null ? CompletableFuture.completedFuture(null) : CompletableFuture.failedFuture(invalid(field, problem));
     }
 
     public static RequestRejected of(Result.Rejected rejected) {

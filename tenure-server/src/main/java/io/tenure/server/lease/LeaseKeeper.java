@@ -240,16 +240,13 @@ public final class LeaseKeeper implements AutoCloseable {
      * (0 = {@link Limits#DEFAULT_LIST}), read linearizably.
      */
     public CompletableFuture<Page> list(long afterId, int limit) {
-        String problem = Limits.checkListLimit("limit", limit);
-        if (problem != null) {
-            return CompletableFuture.failedFuture(RequestRejected.invalid("limit", problem));
-        }
         int max = Limits.listLimit(limit);
-        return proposer.readBarrier().thenApply(ignored -> stateMachine.read(state -> {
-            // One more than asked, to tell whether there are more.
-            List<LeaseView> leases = state.leases().stream().filter(lease -> lease.leaseId() > afterId).limit(max + 1L).toList();
-            return new Page(leases.subList(0, Math.min(max, leases.size())), leases.size() > max, state.revision());
-        }));
+        return RequestRejected.unless("limit", Limits.checkListLimit("limit", limit)).thenCompose(ok -> proposer.readBarrier())
+                .thenApply(ignored -> stateMachine.read(state -> {
+                    // One more than asked, to tell whether there are more.
+                    List<LeaseView> leases = state.leases().stream().filter(lease -> lease.leaseId() > afterId).limit(max + 1L).toList();
+                    return new Page(leases.subList(0, Math.min(max, leases.size())), leases.size() > max, state.revision());
+                }));
     }
 
     /**

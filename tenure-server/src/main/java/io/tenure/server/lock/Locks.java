@@ -247,22 +247,19 @@ public final class Locks {
      * that is not there changes nothing.
      */
     public CompletableFuture<Outcome> cancel(String name, long leaseId) {
-        try {
-            checkName("name", name);
-        } catch (RequestRejected e) {
-            return CompletableFuture.failedFuture(e);
-        }
         String requestId = RequestIds.current();
-        return proposer.propose(new LockCancel(name, leaseId)).thenApply(applied -> {
-            if (applied.result() instanceof LockResult.Granted g) {
-                return Outcome.granted(g.key(), g.fencingToken());
-            }
-            if (applied.result() instanceof LockResult.Cancelled withdrawn) {
-                LOG.info("event=lock_wait_cancelled lock=\"{}\" lease={} request_id={}", name, leaseId, requestId);
-                return Outcome.of(withdrawn);
-            }
-            throw RequestRejected.of(applied);
-        });
+        return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> proposer.propose(new LockCancel(name, leaseId)))
+                .thenApply(applied -> {
+                    if (applied.result() instanceof LockResult.Granted g) {
+                        return Outcome.granted(g.key(), g.fencingToken());
+                    }
+                    if (applied.result() instanceof LockResult.Cancelled withdrawn) {
+                        LOG.info("event=lock_wait_cancelled lock=\"{}\" lease={} request_id={}", name, leaseId, requestId);
+                        return Outcome.of(withdrawn);
+                    }
+                    throw RequestRejected.of(applied);
+                });
     }
 
     /**
@@ -311,12 +308,9 @@ public final class Locks {
      * reflects every write acknowledged before the call, with the revision of the state read.
      */
     public CompletableFuture<Snapshot> read(String name) {
-        try {
-            checkName("name", name);
-        } catch (RequestRejected e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        return proposer.readBarrier().thenApply(ignored -> current(name));
+        return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> proposer.readBarrier())
+                .thenApply(ignored -> current(name));
     }
 
     /** The lock's holder and queue as this member has applied them (no read barrier), or null when it is free. */
@@ -337,16 +331,13 @@ public final class Locks {
      * (0 = {@link Limits#DEFAULT_LIST}), read linearizably.
      */
     public CompletableFuture<Snapshot> list(String prefix, int limit) {
-        String problem = Limits.checkListLimit("limit", limit);
-        if (problem != null) {
-            return CompletableFuture.failedFuture(RequestRejected.invalid("limit", problem));
-        }
         int max = Limits.listLimit(limit);
-        return proposer.readBarrier().thenApply(ignored -> stateMachine.read(s -> {
-            List<LockView> found = s.primitive(LockTable.class).locks(prefix, max + 1);
-            boolean more = found.size() > max;
-            return new Snapshot(more ? found.subList(0, max) : found, more, s.revision());
-        }));
+        return RequestRejected.unless("limit", Limits.checkListLimit("limit", limit)).thenCompose(ok -> proposer.readBarrier())
+                .thenApply(ignored -> stateMachine.read(s -> {
+                    List<LockView> found = s.primitive(LockTable.class).locks(prefix, max + 1);
+                    boolean more = found.size() > max;
+                    return new Snapshot(more ? found.subList(0, max) : found, more, s.revision());
+                }));
     }
 
     /**
