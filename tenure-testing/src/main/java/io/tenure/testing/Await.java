@@ -17,20 +17,25 @@ import java.util.function.Supplier;
  * <pre>{@code
  * Await.until("the waiter queues", Duration.ofSeconds(10), () -> waiters("k").size() == 1);
  * long lease = Await.value("a lease from the new leader", Duration.ofSeconds(30), () -> grant(member));
- * Await.every(Duration.ofMillis(50)).until("n2 rejoins", limit, () -> rejoined("n2"));   // each check is an RPC
+ * Await.PROCESSES.until("n2 rejoins", limit, () -> rejoined("n2"));   // each check is an RPC to another JVM
  * }</pre>
  *
  * <p>A check that throws a {@link RuntimeException} counts as "not yet" (a member that does not
  * answer yet); the last such failure is named, and is the cause, when the deadline passes. An
  * {@link Error} (a failed assertion inside the check) ends the wait at once. An interrupt ends it
  * too, leaving the thread's interrupt flag set. The static methods poll every
- * {@link #DEFAULT_POLL} and fail with {@link AssertionError}; {@link #every} polls at another
- * interval and {@link Polling#failingWith} fails with another exception.
+ * {@link #DEFAULT_POLL} and fail with {@link AssertionError}; {@link #PROCESSES} and {@link #every}
+ * poll at other intervals, and {@link Polling#failingWith} fails with another exception.
  */
 public final class Await {
     /** How often the static methods re-check: cheap for state in this JVM, quick to notice a change. */
     public static final Duration DEFAULT_POLL = Duration.ofMillis(10);
     private static final Polling DEFAULT = new Polling(DEFAULT_POLL, null);
+    /**
+     * Waits whose every check asks another process (an RPC to a member in a child JVM): every 50 ms,
+     * so that a test waiting on several members does not take the CPU they share.
+     */
+    public static final Polling PROCESSES = every(Duration.ofMillis(50));
 
     private Await() {
     }
