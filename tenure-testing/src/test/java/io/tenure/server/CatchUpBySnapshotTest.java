@@ -8,11 +8,10 @@ import io.tenure.proto.v1.StatusRequest;
 import io.tenure.proto.v1.StatusResponse;
 import io.tenure.testing.Await;
 import io.tenure.testing.TenureCluster;
-import org.junit.jupiter.api.AfterEach;
+import io.tenure.testing.TenureExtension;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -27,22 +26,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 class CatchUpBySnapshotTest {
     static final long SNAPSHOT_EVERY = 100;
 
-    @TempDir
-    Path dir;
-    TenureCluster cluster;
-
-    @AfterEach
-    void stop() {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
+    /** Three members with the server's election timeout, a snapshot every {@value #SNAPSHOT_EVERY} entries. */
+    @RegisterExtension
+    final TenureExtension tenure = TenureExtension.of(TenureCluster.builder().members(3)
+            .electionTimeout(ServerConfig.DEFAULT_ELECTION_TIMEOUT).snapshotEvery(SNAPSHOT_EVERY));
 
     @Test
     void aLeaderRestartedAtTheNewLeadersLogStartCatchesUpBySnapshot() throws Exception {
         List<String> names = List.of("n1", "n2", "n3");
-        cluster = TenureCluster.builder().members(3).dataDir(dir).electionTimeout(ServerConfig.DEFAULT_ELECTION_TIMEOUT)
-                .snapshotEvery(SNAPSHOT_EVERY).start();
+        TenureCluster cluster = tenure.cluster();
         String first = awaitLeader(names);
         grantLeases(first, 5);
         long firstLast = server(first).member().commitIndex();
@@ -75,7 +67,7 @@ class CatchUpBySnapshotTest {
     }
 
     private TenureServer server(String name) {
-        return cluster.server(cluster.indexOf(name));
+        return tenure.cluster().server(tenure.cluster().indexOf(name));
     }
 
     private String awaitLeader(List<String> among) {
