@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import io.tenure.client.LockDescription;
 import io.tenure.client.TenureClient;
@@ -12,26 +11,21 @@ import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.UnlockRequest;
-import io.tenure.server.ServerConfig;
-import io.tenure.server.TenureServer;
-import java.io.IOException;
+import io.tenure.testing.Await;
+import io.tenure.testing.TenureExtension;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import picocli.CommandLine;
 
 /**
@@ -39,9 +33,8 @@ import picocli.CommandLine;
  * {@code TENURE_ENDPOINTS}: what they print and how they exit.
  */
 class ClientCommandsTest {
-    @TempDir
-    static Path dir;
-    static TenureServer server;
+    @RegisterExtension
+    static final TenureExtension tenure = TenureExtension.members(1);
     static String endpoint;
     static ManagedChannel channel;
     static TenureClient client;
@@ -49,20 +42,12 @@ class ClientCommandsTest {
     final StringWriter out = new StringWriter();
     final StringWriter err = new StringWriter();
 
+    /** The member runs for the whole class; the extension stops it, its channel and the client. */
     @BeforeAll
-    static void startMember() throws IOException {
-        server = TenureServer.start(ServerConfig.defaults().withDataDir(dir.resolve("data"))
-                .withClientPort(0).withPeerPort(0).withHttpPort(0));
-        endpoint = "127.0.0.1:" + server.clientPort();
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", server.clientPort()).usePlaintext().build();
-        client = TenureClient.connect(List.of(endpoint));
-    }
-
-    @AfterAll
-    static void stopMember() throws InterruptedException {
-        client.close();
-        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-        server.close();
+    static void connect() {
+        endpoint = tenure.cluster().endpoint(0);
+        channel = tenure.cluster().channel(0);
+        client = tenure.client();
     }
 
     int run(String... args) {
@@ -110,17 +95,9 @@ class ClientCommandsTest {
                     public void onCompleted() {
                     }
                 });
-        awaitUntil(name + " has waiter " + lease, Duration.ofSeconds(30),
+        Await.until(name + " has waiter " + lease, Duration.ofSeconds(30),
                 () -> client.describe(name).waiters().stream().anyMatch(w -> w.leaseId() == lease));
         return granted;
-    }
-
-    static void awaitUntil(String what, Duration limit, BooleanSupplier condition) {
-        long deadline = System.nanoTime() + limit.toNanos();
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime() - deadline).as("timed out waiting for: " + what).isNegative();
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
-        }
     }
 
     /** The value of the first {@code name: value} line. */
@@ -285,7 +262,7 @@ class ClientCommandsTest {
                 "watch", "watch/", "--prefix")), "tenure-watch-test");
         watcher.start();
         try {
-            awaitUntil("the watch started", Duration.ofSeconds(30), () -> watchErr.toString().contains("watching"));
+            Await.until("the watch started", Duration.ofSeconds(30), () -> watchErr.toString().contains("watching"));
             assertThat(watchErr.toString()).contains("watching locks under 'watch/' for changes after revision");
 
             long first = lock("watch/a", alice, "m1").getFencingToken();
@@ -294,7 +271,7 @@ class ClientCommandsTest {
                     .setLeaseId(alice).setFencingToken(first).build()).getNextFencingToken();
             client.revokeLease(bob);
 
-            awaitUntil("three events printed", Duration.ofSeconds(30), () -> watchOut.toString().lines().count() >= 3);
+            Await.until("three events printed", Duration.ofSeconds(30), () -> watchOut.toString().lines().count() >= 3);
             List<String> lines = watchOut.toString().lines().toList();
             assertThat(lines.get(0)).isEqualTo("PUT watch/a revision=" + first + " holder=alice lease=" + alice
                     + " token=" + first + " metadata=m1");
@@ -320,7 +297,7 @@ class ClientCommandsTest {
                 "watch", "replay/a", "--rev", Long.toString(token))), "tenure-watch-replay-test");
         watcher.start();
         try {
-            awaitUntil("the past grant printed", Duration.ofSeconds(30), () -> watchOut.toString().contains("PUT replay/a"));
+            Await.until("the past grant printed", Duration.ofSeconds(30), () -> watchOut.toString().contains("PUT replay/a"));
             assertThat(watchOut.toString()).startsWith("PUT replay/a revision=" + token + " holder=alice");
             assertThat(watchErr.toString()).contains("from revision " + token);
         } finally {

@@ -1,12 +1,10 @@
 package io.tenure.cli;
 
-import static io.tenure.cli.ClientCommandsTest.awaitUntil;
 import static io.tenure.cli.ClientCommandsTest.field;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import io.tenure.client.LockDescription;
 import io.tenure.client.TenureClient;
@@ -15,8 +13,10 @@ import io.tenure.proto.v1.LeaseSummary;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
-import io.tenure.server.ServerConfig;
 import io.tenure.server.TenureServer;
+import io.tenure.testing.Await;
+import io.tenure.testing.TenureCluster;
+import io.tenure.testing.TenureExtension;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -28,9 +28,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -41,24 +41,20 @@ import org.junit.jupiter.api.io.TempDir;
 class SnapshotCommandTest {
     @TempDir
     Path dir;
+    @RegisterExtension
+    final TenureExtension tenure = TenureExtension.members(1);
     TenureServer server;
     ManagedChannel channel;
     String endpoint;
     final StringWriter out = new StringWriter();
     final StringWriter err = new StringWriter();
 
+    /** Each test has a member of its own; the extension stops it and its channel. */
     @BeforeEach
-    void startMember() throws IOException {
-        server = TenureServer.start(ServerConfig.defaults().withDataDir(dir.resolve("data"))
-                .withClientPort(0).withPeerPort(0).withHttpPort(0));
-        endpoint = "127.0.0.1:" + server.clientPort();
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", server.clientPort()).usePlaintext().build();
-    }
-
-    @AfterEach
-    void stopMember() throws InterruptedException {
-        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-        server.close();
+    void connect() {
+        server = tenure.cluster().server(0);
+        endpoint = tenure.cluster().endpoint(0);
+        channel = tenure.cluster().channel(0);
     }
 
     int run(String... args) {
@@ -91,7 +87,7 @@ class SnapshotCommandTest {
                     public void onCompleted() {
                     }
                 });
-        awaitUntil(name + " has waiter " + lease, Duration.ofSeconds(30),
+        Await.until(name + " has waiter " + lease, Duration.ofSeconds(30),
                 () -> client.describe(name).waiters().stream().anyMatch(w -> w.leaseId() == lease));
     }
 
@@ -133,9 +129,9 @@ class SnapshotCommandTest {
         assertThat(field(out.toString(), "waiters")).isEqualTo("2");
         assertThat(err.toString()).contains("tenure server --data-dir " + restored + " --id r1 --cluster recovered");
 
-        try (TenureServer second = TenureServer.start(ServerConfig.defaults().withDataDir(restored).withMemberName("r1")
-                .withClusterName("recovered").withClientPort(0).withPeerPort(0).withHttpPort(0));
-             TenureClient client = TenureClient.connect(List.of("127.0.0.1:" + second.clientPort()))) {
+        try (TenureCluster second = TenureCluster.builder()
+                .config(c -> c.withDataDir(restored).withMemberName("r1").withClusterName("recovered")).start();
+             TenureClient client = TenureClient.connect(second.endpoints())) {
             List<LockDescription> after = client.locks("", 100);
             assertThat(after).hasSize(2);
             for (int i = 0; i < 2; i++) {
@@ -152,14 +148,7 @@ class SnapshotCommandTest {
                     .containsExactlyInAnyOrder(alice, bob, carol, idle);
 
             long fresh = client.grantDetachedLease(Duration.ofSeconds(60), "after-restore");
-            ManagedChannel toSecond = NettyChannelBuilder.forAddress("127.0.0.1", second.clientPort()).usePlaintext().build();
-            LockResponse next;
-            try {
-                next = LockServiceGrpc.newBlockingStub(toSecond).withDeadlineAfter(30, TimeUnit.SECONDS)
-                        .lock(LockRequest.newBuilder().setName("jobs/new").setLeaseId(fresh).build());
-            } finally {
-                toSecond.shutdownNow();
-            }
+            LockResponse next = second.blocking(0).lock(LockRequest.newBuilder().setName("jobs/new").setLeaseId(fresh).build());
             assertThat(next.getAcquired()).isTrue();
             assertThat(next.getFencingToken()).as("above every token and revision in the backup")
                     .isGreaterThan(revision).isGreaterThan(tokenA).isGreaterThan(tokenB);

@@ -2,6 +2,9 @@ package io.tenure.it;
 
 import io.tenure.proto.v1.StatusResponse;
 import io.tenure.server.ServerConfig;
+import io.tenure.testing.Await;
+import io.tenure.testing.FreePorts;
+import io.tenure.testing.MemberProcess;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -27,8 +30,8 @@ import java.util.stream.Stream;
  * directory {@code DIR/NAME} and its log {@code DIR/NAME.log} (registered with {@link ItLogs},
  * which prints their tails when a test fails).
  *
- * <p>Every wait re-checks its condition every 50 ms until a deadline; nothing sleeps for a
- * fixed time in place of a condition.
+ * <p>Every wait re-checks its condition every 50 ms until a deadline ({@link Await#PROCESSES});
+ * nothing sleeps for a fixed time in place of a condition. Each member is a {@link MemberProcess}.
  */
 public final class Cluster implements AutoCloseable {
     /** Starting JVMs (3-5 at once on 2 cores) and electing a leader. */
@@ -106,9 +109,9 @@ public final class Cluster implements AutoCloseable {
     private final Path dir;
     private final Options options;
     /** The members of the current configuration, in the order they were created. */
-    private final Map<String, TenureProcess> members = new LinkedHashMap<>();
+    private final Map<String, MemberProcess> members = new LinkedHashMap<>();
     /** Members prepared or started but not (yet) in the configuration, and removed ones. */
-    private final Map<String, TenureProcess> others = new LinkedHashMap<>();
+    private final Map<String, MemberProcess> others = new LinkedHashMap<>();
     private final Thread killOnExit;
     /** The members' peer proxies, when {@link Options#peerProxies} asked for them. */
     private final PeerProxies proxies = new PeerProxies();
@@ -119,7 +122,7 @@ public final class Cluster implements AutoCloseable {
         this.options = options;
         // Should this JVM end without closing the cluster (a surefire timeout), leave no member behind.
         this.killOnExit = new Thread(() -> {
-            allProcesses().forEach(TenureProcess::beginClose);
+            allProcesses().forEach(MemberProcess::beginClose);
             proxies.killAll();
         }, "tenure-it-cluster-cleanup");
         Runtime.getRuntime().addShutdownHook(killOnExit);
@@ -135,7 +138,7 @@ public final class Cluster implements AutoCloseable {
         try {
             List<String> names = new ArrayList<>();
             // Client, peer and HTTP port of each member, all distinct; and the port it binds behind its peer proxy.
-            int[] ports = TenureProcess.freePorts((options.peerProxies ? 4 : 3) * options.size);
+            int[] ports = FreePorts.take((options.peerProxies ? 4 : 3) * options.size);
             int[] behindProxy = new int[options.size];
             for (int i = 0; options.peerProxies && i < options.size; i++) {
                 behindProxy[i] = ports[3 * options.size + i];
@@ -147,14 +150,14 @@ public final class Cluster implements AutoCloseable {
             for (int i = 0; i < options.size; i++) {
                 String name = names.get(i);
                 cluster.startProxy(name, ports[3 * i + 1], behindProxy[i]);
-                cluster.members.put(name, TenureProcess.member(name, cluster.dataDirOf(name), cluster.logOf(name), options.placement,
-                        ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], peers, cluster.memberArgs(name, false, behindProxy[i])));
+                cluster.members.put(name, cluster.newMember(name, ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], peers,
+                        cluster.memberArgs(name, false, behindProxy[i])));
             }
-            for (TenureProcess member : cluster.members.values()) {
+            for (MemberProcess member : cluster.members.values()) {
                 member.launch();
             }
             long deadline = System.nanoTime() + START_LIMIT.toNanos();
-            for (TenureProcess member : cluster.members.values()) {
+            for (MemberProcess member : cluster.members.values()) {
                 member.awaitServing(Duration.ofNanos(Math.max(deadline - System.nanoTime(), 1)), true);
             }
             cluster.awaitLeader(START_LIMIT);
@@ -171,6 +174,13 @@ public final class Cluster implements AutoCloseable {
             parts.add(names.get(i) + "=" + placement.host(names.get(i)) + ":" + ports[3 * i + 1]);
         }
         return String.join(",", parts);
+    }
+
+    /** A member (not started) placed where the options say, its log registered with {@link ItLogs}. */
+    private MemberProcess newMember(String name, int clientPort, int peerPort, int httpPort, String peers, List<String> args) {
+        return ItLogs.member(name, dataDirOf(name)).logFile(logOf(name))
+                .host(options.placement.host(name)).wrapper(command -> options.placement.wrap(name, command))
+                .clientPort(clientPort).peerPort(peerPort).httpPort(httpPort).peers(peers).args(args).build();
     }
 
     private Path dataDirOf(String name) {
@@ -229,8 +239,8 @@ public final class Cluster implements AutoCloseable {
         return List.copyOf(members.keySet());
     }
 
-    public TenureProcess member(String name) {
-        TenureProcess member = members.get(name);
+    public MemberProcess member(String name) {
+        MemberProcess member = members.get(name);
         if (member == null) {
             member = others.get(name);
         }
@@ -242,7 +252,7 @@ public final class Cluster implements AutoCloseable {
 
     /** Client endpoints of every member of the configuration, in member order. */
     public List<String> endpoints() {
-        return members.values().stream().map(TenureProcess::endpoint).collect(Collectors.toList());
+        return members.values().stream().map(MemberProcess::endpoint).collect(Collectors.toList());
     }
 
     /** Client endpoints of the named members, in the order given. */
@@ -252,21 +262,12 @@ public final class Cluster implements AutoCloseable {
 
     /** Members of the configuration whose process runs. */
     public List<String> live() {
-        return members.values().stream().filter(TenureProcess::isAlive).map(m -> m.name).collect(Collectors.toList());
+        return members.values().stream().filter(MemberProcess::isAlive).map(MemberProcess::name).collect(Collectors.toList());
     }
 
     /** Status from one member, or null when it does not answer within 2 s. */
     public StatusResponse statusOrNull(String name) {
-        TenureProcess member = member(name);
-        if (!member.isAlive()) {
-            return null;
-        }
-        try {
-            member.channel().resetConnectBackoff();
-            return member.status(Duration.ofSeconds(2));
-        } catch (RuntimeException e) {
-            return null;
-        }
+        return member(name).statusOrNull();
     }
 
     /** Status of each live member that answers. */
@@ -286,7 +287,7 @@ public final class Cluster implements AutoCloseable {
      * leader in the same term; returns its name.
      */
     public String awaitLeader(Duration limit) {
-        return Await.value("a leader agreed by a majority of " + members.keySet(), limit, this::agreedLeader);
+        return Await.PROCESSES.value("a leader agreed by a majority of " + members.keySet(), limit, this::agreedLeader);
     }
 
     String awaitLeader() {
@@ -300,7 +301,7 @@ public final class Cluster implements AutoCloseable {
 
     /** Waits for a leader other than {@code old} (which is dead, removed or deposed). */
     public String awaitNewLeader(String old, Duration limit) {
-        return Await.value("a leader other than " + old, limit, () -> {
+        return Await.PROCESSES.value("a leader other than " + old, limit, () -> {
             String leader = agreedLeader();
             return leader != null && !leader.equals(old) ? leader : null;
         });
@@ -332,11 +333,11 @@ public final class Cluster implements AutoCloseable {
 
     /** Waits until {@code name} has applied everything the leader had committed when this is called. */
     public void awaitCaughtUp(String name) {
-        long commit = Await.value("the leader's commit index", ELECTION_LIMIT, () -> {
+        long commit = Await.PROCESSES.value("the leader's commit index", ELECTION_LIMIT, () -> {
             StatusResponse status = statusOrNull(leader());
             return status == null ? null : status.getCommitIndex();
         });
-        Await.until(name + " applies up to " + commit, START_LIMIT, () -> {
+        Await.PROCESSES.until(name + " applies up to " + commit, START_LIMIT, () -> {
             StatusResponse status = statusOrNull(name);
             return status != null && status.getAppliedIndex() >= commit;
         });
@@ -353,41 +354,40 @@ public final class Cluster implements AutoCloseable {
 
     /** Starts a killed or stopped member again with its data directory; waits until it knows a leader. */
     public void restart(String name) throws IOException {
-        TenureProcess member = member(name);
+        MemberProcess member = member(name);
         member.launch();
         member.awaitServing(START_LIMIT, true);
     }
 
     /** SIGSTOP: the process stops answering but keeps its sockets open. */
     public void pause(String name) throws IOException, InterruptedException {
-        member(name).signal("STOP");
+        member(name).pause();
     }
 
     public void resume(String name) throws IOException, InterruptedException {
-        member(name).signal("CONT");
+        member(name).resume();
     }
 
     /**
      * Prepares (does not start) a new member to join the cluster: new name and ports, started
      * with {@code --join} and the peer list of the current configuration plus itself.
      */
-    public TenureProcess prepareJoin() throws IOException {
+    public MemberProcess prepareJoin() throws IOException {
         String name = "n" + nextNumber++;
-        int[] ports = TenureProcess.freePorts(options.peerProxies ? 4 : 3);
+        int[] ports = FreePorts.take(options.peerProxies ? 4 : 3);
         int behind = options.peerProxies ? ports[3] : 0;
         startProxy(name, ports[1], behind);
         List<String> parts = new ArrayList<>();
-        members.values().forEach(m -> parts.add(m.name + "=" + m.peerAddress()));
+        members.values().forEach(m -> parts.add(m.name() + "=" + m.peerAddress()));
         parts.add(name + "=" + options.placement.host(name) + ":" + ports[1]);
-        TenureProcess joining = TenureProcess.member(name, dataDirOf(name), logOf(name), options.placement,
-                ports[0], ports[1], ports[2], String.join(",", parts), memberArgs(name, true, behind));
+        MemberProcess joining = newMember(name, ports[0], ports[1], ports[2], String.join(",", parts), memberArgs(name, true, behind));
         others.put(name, joining);
         return joining;
     }
 
     /** Records that {@code name} is now a member of the configuration (after MemberAdd succeeded). */
     public void added(String name) {
-        TenureProcess member = others.remove(name);
+        MemberProcess member = others.remove(name);
         if (member == null) {
             throw new IllegalArgumentException("no prepared member " + name);
         }
@@ -396,7 +396,7 @@ public final class Cluster implements AutoCloseable {
 
     /** Records that {@code name} is no longer a member of the configuration (after MemberRemove). */
     public void removed(String name) {
-        TenureProcess member = members.remove(name);
+        MemberProcess member = members.remove(name);
         if (member == null) {
             throw new IllegalArgumentException("no member " + name);
         }
@@ -405,13 +405,13 @@ public final class Cluster implements AutoCloseable {
 
     /** The highest index of a snapshot in the member's data directory, or -1 when it has none. */
     public long snapshotIndex(String name) {
-        return scan(member(name).dataDir, SNAPSHOT_FILE, 2).stream().mapToLong(Long::longValue).max().orElse(-1);
+        return scan(member(name).dataDir(), SNAPSHOT_FILE, 2).stream().mapToLong(Long::longValue).max().orElse(-1);
     }
 
     /** The first index still in the member's log (the lowest segment start), or empty when it has no segment. */
     public OptionalLong firstLogIndex(String name) {
-        List<Long> starts = new ArrayList<>(scan(member(name).dataDir, CLOSED_SEGMENT, 1));
-        starts.addAll(scan(member(name).dataDir, OPEN_SEGMENT, 1));
+        List<Long> starts = new ArrayList<>(scan(member(name).dataDir(), CLOSED_SEGMENT, 1));
+        starts.addAll(scan(member(name).dataDir(), OPEN_SEGMENT, 1));
         return starts.stream().mapToLong(Long::longValue).min();
     }
 
@@ -442,8 +442,8 @@ public final class Cluster implements AutoCloseable {
         }
     }
 
-    private Collection<TenureProcess> allProcesses() {
-        List<TenureProcess> all = new ArrayList<>(members.values());
+    private Collection<MemberProcess> allProcesses() {
+        List<MemberProcess> all = new ArrayList<>(members.values());
         all.addAll(others.values());
         return all;
     }
@@ -451,9 +451,9 @@ public final class Cluster implements AutoCloseable {
     /** Stops every member (SIGTERM to all at once, kill -9 after 20 s). */
     @Override
     public void close() {
-        Collection<TenureProcess> all = allProcesses();
-        all.forEach(TenureProcess::beginClose);
-        for (TenureProcess member : all) {
+        Collection<MemberProcess> all = allProcesses();
+        all.forEach(MemberProcess::beginClose);
+        for (MemberProcess member : all) {
             try {
                 member.close();
             } catch (InterruptedException e) {

@@ -1,5 +1,8 @@
 package io.tenure.it;
 
+import io.tenure.testing.ChildJava;
+import io.tenure.testing.FreePorts;
+import io.tenure.testing.MemberProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -36,7 +39,7 @@ class ClusterFlagsTest {
     }
 
     private Outcome server(String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(TenureProcess.javaCommand(TenureProcess.CLI_MAIN));
+        List<String> command = new ArrayList<>(ChildJava.command(MemberProcess.CLI_MAIN));
         command.add("server");
         command.addAll(List.of(args));
         Path out = Files.createTempFile(work, "cli", ".log");
@@ -66,7 +69,7 @@ class ClusterFlagsTest {
     @Test
     @Timeout(value = 5, unit = TimeUnit.MINUTES)
     void malformedPeersAreRefused() throws Exception {
-        int[] p = TenureProcess.freePorts(3);
+        int[] p = FreePorts.take(3);
         Path data = work.resolve("data");
         for (String bad : List.of("n1=127.0.0.1:" + p[0] + ",n2", "n1=127.0.0.1:" + p[0] + ",n2=127.0.0.1:notaport",
                 "n1=127.0.0.1:" + p[0] + ",=127.0.0.1:" + p[1])) {
@@ -81,7 +84,7 @@ class ClusterFlagsTest {
     @Test
     @Timeout(value = 5, unit = TimeUnit.MINUTES)
     void anIdMissingFromThePeersIsRefused() throws Exception {
-        int[] p = TenureProcess.freePorts(4);
+        int[] p = FreePorts.take(4);
         Path data = work.resolve("data");
         Outcome refused = server("--id", "n4", "--peers", peers(p[0], p[1], p[2]), "--client-port", Integer.toString(p[3]),
                 "--data-dir", data.toString());
@@ -93,11 +96,11 @@ class ClusterFlagsTest {
     @Test
     @Timeout(value = 5, unit = TimeUnit.MINUTES)
     void twoMembersGivenOneAddressAreRefused() throws Exception {
-        int[] p = TenureProcess.freePorts(2);
+        int[] p = FreePorts.take(2);
         Path data = work.resolve("data");
         String shared = "127.0.0.1:" + p[0];
         Outcome refused = server("--id", "n1", "--peers", "n1=" + shared + ",n2=" + shared + ",n3=127.0.0.1:" + p[1],
-                "--client-port", Integer.toString(TenureProcess.freePort()), "--data-dir", data.toString());
+                "--client-port", Integer.toString(FreePorts.one()), "--data-dir", data.toString());
         assertThat(refused.exit()).as(refused.output()).isNotZero();
         assertThat(refused.output()).as("names the shared address").contains(shared);
         assertThat(data).as("no data directory created").doesNotExist();
@@ -106,7 +109,7 @@ class ClusterFlagsTest {
     @Test
     @Timeout(value = 5, unit = TimeUnit.MINUTES)
     void aSnapshotThresholdBelowTheMinimumIsRefused() throws Exception {
-        int[] p = TenureProcess.freePorts(4);
+        int[] p = FreePorts.take(4);
         Path data = work.resolve("data");
         Outcome refused = server("--id", "n1", "--peers", peers(p[0], p[1], p[2]), "--client-port", Integer.toString(p[3]),
                 "--data-dir", data.toString(), "--snapshot-every", "99");
@@ -118,11 +121,11 @@ class ClusterFlagsTest {
     @Test
     @Timeout(value = 5, unit = TimeUnit.MINUTES)
     void theDataDirectoryOfAnotherMemberIsRefusedAndLeftAsItWas() throws Exception {
-        int[] p = TenureProcess.freePorts(6);
+        int[] p = FreePorts.take(6);
         String peers = peers(p[0], p[1], p[2]);
         Path data = work.resolve("first-member-data");
         // n1 creates its data directory, then stops (its peers never come; it needs no quorum to make its directory).
-        TenureProcess n1 = TenureProcess.member("n1", data, work.resolve("n1.log"), p[3], p[0], peers, List.of());
+        MemberProcess n1 = ItLogs.member("n1", data).logFile(work.resolve("n1.log")).clientPort(p[3]).peerPort(p[0]).peers(peers).build();
         try {
             n1.launch();
             n1.awaitServing(Cluster.START_LIMIT, false);

@@ -9,6 +9,8 @@ import io.tenure.client.LockNotAcquiredException;
 import io.tenure.client.TenureClient;
 import io.tenure.client.TenureException;
 import io.tenure.client.UnavailableException;
+import io.tenure.testing.Await;
+import io.tenure.testing.MemberProcess;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -100,7 +102,7 @@ final class ContendedWorkload implements AutoCloseable {
     /** Waits for {@code count} more acquisitions (fails at once on a violation). */
     void awaitAcquisitions(int count, String when) {
         long target = acks.size() + count;
-        Await.until(() -> count + " acquisitions " + when + " (at " + acks.size() + ", target " + target + ")", PROGRESS_LIMIT,
+        Await.PROCESSES.until(() -> count + " acquisitions " + when + " (at " + acks.size() + ", target " + target + ")", PROGRESS_LIMIT,
                 () -> acks.size() >= target || !violations.isEmpty() || !register.overlaps().isEmpty());
         assertThat(violations).as("violations seen by the clients").isEmpty();
         assertThat(register.overlaps()).as("two holders of one key at once (I1)").isEmpty();
@@ -133,7 +135,7 @@ final class ContendedWorkload implements AutoCloseable {
     }
 
     /** Every check, after {@link #stop()}; the server's history is read from {@code member}. */
-    void check(TenureProcess member, int minimumAcquisitions) {
+    void check(MemberProcess member, int minimumAcquisitions) {
         checkRegister();
         assertThat(acks.size()).as("acquisitions").isGreaterThanOrEqualTo(minimumAcquisitions);
         checkAgainstTheServerLog(member);
@@ -184,13 +186,13 @@ final class ContendedWorkload implements AutoCloseable {
      * every acquisition a client saw acknowledged is a PUT with its token and lease (I9), and each
      * key's PUTs come in strictly increasing revision order (I2, I10).
      */
-    private void checkAgainstTheServerLog(TenureProcess member) {
+    private void checkAgainstTheServerLog(MemberProcess member) {
         long maxToken = acks.stream().mapToLong(Ack::token).max().orElseThrow();
         List<Watcher.Seen> events;
         long horizon = 0;
         Watcher watcher = Watcher.open(member, prefix + "/", true, 1);
         try {
-            Await.until("the watch replays up to revision " + maxToken, Duration.ofSeconds(60), () -> watcher.compactRevision() > 0
+            Await.PROCESSES.until("the watch replays up to revision " + maxToken, Duration.ofSeconds(60), () -> watcher.compactRevision() > 0
                     || watcher.ended() || watcher.events().stream().anyMatch(e -> e.revision() >= maxToken));
             if (watcher.compactRevision() > 0) {
                 horizon = watcher.compactRevision();
@@ -205,7 +207,7 @@ final class ContendedWorkload implements AutoCloseable {
             long from = horizon;
             Watcher again = Watcher.open(member, prefix + "/", true, from);
             try {
-                Await.until("the watch replays from the horizon " + from + " up to revision " + maxToken, Duration.ofSeconds(60),
+                Await.PROCESSES.until("the watch replays from the horizon " + from + " up to revision " + maxToken, Duration.ofSeconds(60),
                         () -> again.ended() || again.events().stream().anyMatch(e -> e.revision() >= maxToken));
                 assertThat(again.ended()).as(again + ": " + again.endReason()).isFalse();
                 events = again.events();
@@ -242,7 +244,7 @@ final class ContendedWorkload implements AutoCloseable {
                 lost.add(ack + " -> " + put);
             }
         }
-        serverCheck = "checked " + checked + " of " + acks.size() + " acquisitions against " + member.name + "'s watch history"
+        serverCheck = "checked " + checked + " of " + acks.size() + " acquisitions against " + member.name() + "'s watch history"
                 + (from > 0 ? " (the rest are older than its horizon " + from + ")" : " (all of them)");
         assertThat(lost).as("acknowledged acquisitions not in the server's history (" + serverCheck + ")").isEmpty();
         assertThat(checked).as("acquisitions checked against the server's history").isPositive();
@@ -255,7 +257,7 @@ final class ContendedWorkload implements AutoCloseable {
     long firstAcquisitionAfter(String key, long since) {
         TenureClient client = probeClient;
         AtomicReference<Lease> lease = probeLease;
-        LockHandle handle = Await.value("a new acquisition of " + key + " after the fault", PROGRESS_LIMIT, () -> {
+        LockHandle handle = Await.PROCESSES.value("a new acquisition of " + key + " after the fault", PROGRESS_LIMIT, () -> {
             if (!lease.get().isValid()) {
                 lease.get().close();
                 lease.set(grant(client, "probe"));
@@ -271,7 +273,7 @@ final class ContendedWorkload implements AutoCloseable {
             }
         });
         long millis = Await.millisSince(since);
-        Await.until("release of " + key, PROGRESS_LIMIT, () -> {
+        Await.PROCESSES.until("release of " + key, PROGRESS_LIMIT, () -> {
             try {
                 handle.release();
                 return true;
@@ -283,7 +285,7 @@ final class ContendedWorkload implements AutoCloseable {
     }
 
     private Lease grant(TenureClient client, String clientId) {
-        return Await.value("a lease for " + clientId, PROGRESS_LIMIT, () -> {
+        return Await.PROCESSES.value("a lease for " + clientId, PROGRESS_LIMIT, () -> {
             try {
                 return watchLoss(client.grantLease(TTL, clientId));
             } catch (UnavailableException e) {

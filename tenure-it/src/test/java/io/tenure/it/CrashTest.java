@@ -8,6 +8,7 @@ import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.TryLockRequest;
 import io.tenure.proto.v1.TryLockResponse;
 import io.tenure.proto.v1.UnlockRequest;
+import io.tenure.testing.MemberProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,7 +32,7 @@ class CrashTest {
         long other;
         Map<String, Long> tokens = new HashMap<>();
         long maxToken = 0;
-        try (TenureProcess server = new TenureProcess(data).start()) {
+        try (MemberProcess server = ItLogs.single(data).start()) {
             holder = server.blocking().leaseGrant(LeaseGrantRequest.newBuilder().setClientId("holder").setTtl(120).build()).getId();
             other = server.blocking().leaseGrant(LeaseGrantRequest.newBuilder().setClientId("other").setTtl(120).build()).getId();
             for (int i = 0; i < 100; i++) {
@@ -50,7 +51,7 @@ class CrashTest {
             server.kill9();
         }
 
-        try (TenureProcess restarted = new TenureProcess(data).start()) {
+        try (MemberProcess restarted = ItLogs.single(data).start()) {
             for (Map.Entry<String, Long> held : tokens.entrySet()) {
                 TryLockResponse again = restarted.blocking().tryLock(TryLockRequest.newBuilder()
                         .setName(held.getKey()).setLeaseId(holder).build());

@@ -19,6 +19,8 @@ import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.TryLockRequest;
 import io.tenure.proto.v1.TryLockResponse;
 import io.tenure.proto.v1.Waiter;
+import io.tenure.testing.Await;
+import io.tenure.testing.MemberProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -95,19 +97,19 @@ class GracefulShutdownTest {
             try (TenureClient waiterClient = TenureClient.connect(leaderFirst)) {
                 Lease waiterLease = waiterClient.grantLease(TTL, "waiter");
                 CompletableFuture<LockHandle> waiting = waiterClient.acquireAsync("held/0", waiterLease, Duration.ofMinutes(3), null);
-                long joined = Await.value("the waiter queues on held/0", Duration.ofSeconds(30), () -> keeper.describe("held/0")
+                long joined = Await.PROCESSES.value("the waiter queues on held/0", Duration.ofSeconds(30), () -> keeper.describe("held/0")
                         .waiters().stream().filter(w -> w.leaseId() == waiterLease.id()).findFirst()
                         .map(LockDescription.Waiter::joinedRevision).orElse(null));
 
                 load.start();
                 load.awaitAcquisitions(ACQUISITIONS, "before SIGTERM");
 
-                TenureProcess stopping = cluster.member(leader);
+                MemberProcess stopping = cluster.member(leader);
                 long sigterm = System.nanoTime();
                 stopping.signal("TERM");
                 String next = cluster.awaitNewLeader(leader, SHUTDOWN_TIMEOUT);
                 long newLeaderMillis = Await.millisSince(sigterm);
-                Await.until(leader + " exits", SHUTDOWN_TIMEOUT.plusSeconds(20), () -> !stopping.isAlive());
+                Await.PROCESSES.until(leader + " exits", SHUTDOWN_TIMEOUT.plusSeconds(20), () -> !stopping.isAlive());
                 long exitMillis = Await.millisSince(sigterm);
                 long exitedAt = System.nanoTime();
                 assertThat(stopping.exitValue()).as(leader + "'s exit code after SIGTERM").isZero();
@@ -169,7 +171,7 @@ class GracefulShutdownTest {
     @Test
     @Timeout(value = 10, unit = TimeUnit.MINUTES)
     void sigtermToASingleMemberExitsZeroAndARestartKeepsEveryLock() throws Exception {
-        try (TenureProcess single = new TenureProcess(work.resolve("single"))) {
+        try (MemberProcess single = ItLogs.single(work.resolve("single"))) {
             single.start();
             long holder = single.blocking().leaseGrant(LeaseGrantRequest.newBuilder().setClientId("holder").setTtl(120).build()).getId();
             long waiter = single.blocking().leaseGrant(LeaseGrantRequest.newBuilder().setClientId("waiter").setTtl(120).build()).getId();
@@ -183,17 +185,17 @@ class GracefulShutdownTest {
             }
             Ending parked = new Ending();
             single.async().lock(LockRequest.newBuilder().setName("single/0").setLeaseId(waiter).setTimeoutMs(-1).build(), parked);
-            long joined = Await.value("the waiter queues", Duration.ofSeconds(30), () -> single.blocking()
+            long joined = Await.PROCESSES.value("the waiter queues", Duration.ofSeconds(30), () -> single.blocking()
                     .describe(DescribeRequest.newBuilder().setName("single/0").build()).getLock().getWaitersList().stream()
                     .filter(w -> w.getLeaseId() == waiter).findFirst().map(Waiter::getJoinedRevision).orElse(null));
 
             long sigterm = System.nanoTime();
             single.signal("TERM");
-            Await.until("the member exits", SHUTDOWN_TIMEOUT.plusSeconds(20), () -> !single.isAlive());
+            Await.PROCESSES.until("the member exits", SHUTDOWN_TIMEOUT.plusSeconds(20), () -> !single.isAlive());
             long exitMillis = Await.millisSince(sigterm);
             assertThat(single.exitValue()).as("exit code after SIGTERM").isZero();
             assertThat(exitMillis).isLessThan(SHUTDOWN_TIMEOUT.toMillis());
-            Await.until("the parked wait ends", Duration.ofSeconds(10), () -> parked.status != null);
+            Await.PROCESSES.until("the parked wait ends", Duration.ofSeconds(10), () -> parked.status != null);
             assertThat(parked.status.getCode()).as("the parked wait is handed back").isEqualTo(Status.Code.UNAVAILABLE);
             String log = single.logSinceStart();
             assertThat(log).contains("event=shutdown_begin member=n1 role=leader members=1")
@@ -279,7 +281,7 @@ class GracefulShutdownTest {
 
         void awaitAcquisitions(int count, String when) {
             long target = acks.size() + count;
-            Await.until(() -> count + " acquisitions " + when + " (at " + acks.size() + ", target " + target + "; errors "
+            Await.PROCESSES.until(() -> count + " acquisitions " + when + " (at " + acks.size() + ", target " + target + "; errors "
                     + retryableErrorsPerClient() + ", unexpected " + unexpected + ")", ContendedWorkload.PROGRESS_LIMIT,
                     () -> acks.size() >= target || !violations.isEmpty() || !register.overlaps().isEmpty());
             assertThat(violations).as("violations seen by the clients").isEmpty();

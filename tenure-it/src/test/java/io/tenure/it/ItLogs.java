@@ -1,12 +1,12 @@
 package io.tenure.it;
 
+import io.tenure.testing.MemberProcess;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.LifecycleMethodExecutionExceptionHandler;
 import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -18,11 +18,21 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * On a failed test, prints the tail of every member's log (to the test's output, which surefire
  * keeps in {@code target/surefire-reports/*-output.txt}) and copies the whole logs to
  * {@code target/it-logs/<class>/<method>/}, since the {@code @TempDir} they live in is deleted.
- * Members register their log files here as they start.
+ * Members made by {@link #member} and {@link #single} register their log files here at each launch.
  */
 final class ItLogs implements BeforeEachCallback, TestExecutionExceptionHandler, LifecycleMethodExecutionExceptionHandler {
     static final int TAIL_LINES = 60;
     private static final List<Path> LOGS = new CopyOnWriteArrayList<>();
+
+    /** A member process whose log is registered here at each launch (see {@link MemberProcess#builder}). */
+    static MemberProcess.Builder member(String name, Path dataDir) {
+        return MemberProcess.builder(name, dataDir).onLaunch(member -> register(member.logFile()));
+    }
+
+    /** A single member n1 with free ports, its log {@code DATA.log} registered here at each launch; not started. */
+    static MemberProcess single(Path dataDir) {
+        return member("n1", dataDir).build();
+    }
 
     static void register(Path log) {
         if (!LOGS.contains(log)) {
@@ -62,7 +72,7 @@ final class ItLogs implements BeforeEachCallback, TestExecutionExceptionHandler,
         out.append("\n===== ").append(test).append(" failed: ").append(failure).append('\n');
         for (Path log : new ArrayList<>(LOGS)) {
             out.append("----- last ").append(TAIL_LINES).append(" lines of ").append(log).append('\n');
-            out.append(tail(log, TAIL_LINES));
+            out.append(MemberProcess.tail(log, TAIL_LINES));
             try {
                 Files.createDirectories(keep);
                 if (Files.exists(log)) {
@@ -75,22 +85,5 @@ final class ItLogs implements BeforeEachCallback, TestExecutionExceptionHandler,
         out.append("===== full logs copied to ").append(keep.toAbsolutePath()).append('\n');
         System.err.print(out);
         System.err.flush();
-    }
-
-    /** The last {@code lines} lines of a file, or a note that it cannot be read. */
-    static String tail(Path file, int lines) {
-        try {
-            if (!Files.exists(file)) {
-                return "(no log)\n";
-            }
-            String[] all = new String(Files.readAllBytes(file), StandardCharsets.UTF_8).split("\n", -1);
-            StringBuilder text = new StringBuilder();
-            for (int i = Math.max(0, all.length - 1 - lines); i < all.length; i++) {
-                text.append(all[i]).append(i < all.length - 1 ? "\n" : "");
-            }
-            return text.length() == 0 || text.charAt(text.length() - 1) != '\n' ? text.append('\n').toString() : text.toString();
-        } catch (IOException | RuntimeException e) {
-            return "(cannot read: " + e + ")\n";
-        }
     }
 }

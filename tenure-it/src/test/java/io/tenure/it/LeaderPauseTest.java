@@ -1,5 +1,6 @@
 package io.tenure.it;
 
+import io.tenure.testing.Await;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;

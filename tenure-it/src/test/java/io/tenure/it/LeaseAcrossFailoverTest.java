@@ -12,6 +12,8 @@ import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.TryLockRequest;
 import io.tenure.proto.v1.TryLockResponse;
+import io.tenure.testing.Await;
+import io.tenure.testing.MemberProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -84,7 +86,7 @@ class LeaseAcrossFailoverTest {
             // of TTL/3 from the grant; the send time of its last acknowledged one is safeUntil - TTL/2.
             Lease first = leases.get(0);
             long acked = first.safeUntil();
-            Await.until("a fresh keep-alive of lease 0 is acknowledged", TTL, () -> first.safeUntil() != acked);
+            Await.PROCESSES.until("a fresh keep-alive of lease 0 is acknowledged", TTL, () -> first.safeUntil() != acked);
             long nextSend = first.safeUntil() - TTL.toNanos() / 2 + TTL.toNanos() / 3;
             Await.untilTime(nextSend - TimeUnit.MILLISECONDS.toNanos(150));
             String leader = cluster.leader();
@@ -107,7 +109,7 @@ class LeaseAcrossFailoverTest {
                     + TimeUnit.NANOSECONDS.toMillis(nextSend - killedAt) + " ms before kept-alive-0's next keep-alive; " + newLeader
                     + " agreed as leader " + electedAfter + " ms after the kill)").isEmpty();
 
-            TenureProcess serving = cluster.member(newLeader);
+            MemberProcess serving = cluster.member(newLeader);
             long other = serving.blocking().leaseGrant(LeaseGrantRequest.newBuilder().setClientId("intruder").setTtl(30).build()).getId();
             for (int i = 0; i < leases.size(); i++) {
                 Lease lease = leases.get(i);
@@ -172,7 +174,7 @@ class LeaseAcrossFailoverTest {
                 }
                 assertThat(lost).as("kept-alive leases lost while leader " + leader + " was paused for " + PAUSE.toMillis()
                         + " ms (new leader " + newLeader + ")").isEmpty();
-                TenureProcess serving = cluster.member(cluster.leader());
+                MemberProcess serving = cluster.member(cluster.leader());
                 for (Lease lease : leases) {
                     LeaseTimeToLiveResponse ttl = serving.blocking().leaseTimeToLive(
                             LeaseTimeToLiveRequest.newBuilder().setId(lease.id()).setKeys(true).build());
@@ -193,7 +195,7 @@ class LeaseAcrossFailoverTest {
                 String key = "failover/stopped-" + trial;
                 String leader = cluster.leader();
                 String watched = cluster.followers().get(0); // survives the kill
-                TenureProcess watchedMember = cluster.member(watched);
+                MemberProcess watchedMember = cluster.member(watched);
 
                 long stopped = RawLease.grant(watchedMember, TTL, "stopped-client-" + trial);
                 LockResponse held = watchedMember.blocking().lock(LockRequest.newBuilder().setName(key).setLeaseId(stopped).build());
@@ -206,7 +208,7 @@ class LeaseAcrossFailoverTest {
                 watchedMember.async().lock(LockRequest.newBuilder().setName(key).setLeaseId(waiterLease).setTimeoutMs(-1).build(),
                         completing(waiter));
                 try (Watcher watcher = Watcher.open(watchedMember, key, false, held.getFencingToken()).awaitCreated(Duration.ofSeconds(30))) {
-                    Await.until("the waiter is queued", Duration.ofSeconds(30), () -> watchedMember.blocking().leaseTimeToLive(
+                    Await.PROCESSES.until("the waiter is queued", Duration.ofSeconds(30), () -> watchedMember.blocking().leaseTimeToLive(
                             LeaseTimeToLiveRequest.newBuilder().setId(waiterLease).setKeys(true).build()).getWaitingList().contains(key));
 
                     // The client's last keep-alive; it renews no more.

@@ -6,6 +6,8 @@ import io.tenure.client.Lease;
 import io.tenure.client.LeaseLoss;
 import io.tenure.client.LockHandle;
 import io.tenure.client.TenureClient;
+import io.tenure.testing.Await;
+import io.tenure.testing.MemberProcess;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -53,10 +55,10 @@ class LeaseLossTimingTest {
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void aClientCutOffByAPartitionGivesUpItsLeaseBeforeTheServerExpiresIt() throws Exception {
         Duration ttl = Duration.ofSeconds(4);
-        try (TenureProcess server = new TenureProcess(work.resolve("single")).start();
-             FaultProxy proxy = new FaultProxy(server.clientPort);
+        try (MemberProcess server = ItLogs.single(work.resolve("single")).start();
+             FaultProxy proxy = new FaultProxy(server.clientPort());
              TenureClient cutOff = TenureClient.connect(List.of(proxy.endpoint()));
-             TenureClient waiter = TenureClient.connect(List.of("127.0.0.1:" + server.clientPort))) {
+             TenureClient waiter = TenureClient.connect(List.of("127.0.0.1:" + server.clientPort()))) {
             Timeline timeline = race(cutOff, waiter, ttl, "timing/partitioned", proxy::blackhole);
             timeline.check(ttl, "partition");
         }
@@ -75,7 +77,7 @@ class LeaseLossTimingTest {
         LockHandle held = cutOff.lock(key, doomed).acquire(Duration.ofSeconds(10));
         Lease next = waiter.grantLease(ttl.multipliedBy(3), "waiter");
         CompletableFuture<LockHandle> waiting = waiter.lock(key, next).acquireAsync();
-        Await.until("the waiter is queued", Duration.ofSeconds(30), () -> waiter.describe(key).waiters().size() == 1);
+        Await.PROCESSES.until("the waiter is queued", Duration.ofSeconds(30), () -> waiter.describe(key).waiters().size() == 1);
 
         CompletableFuture<Long> lostAt = doomed.lost().thenApply(loss -> System.nanoTime());
         CompletableFuture<Long> grantedAt = waiting.thenApply(handle -> System.nanoTime());

@@ -5,6 +5,9 @@ import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.TryLockRequest;
 import io.tenure.proto.v1.TryLockResponse;
+import io.tenure.testing.Await;
+import io.tenure.testing.ChildJava;
+import io.tenure.testing.MemberProcess;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -18,7 +21,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -27,11 +29,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 class LockCommandTest {
     @TempDir
     Path work;
-    TenureProcess server;
+    MemberProcess server;
 
     @BeforeEach
     void start() throws IOException {
-        server = new TenureProcess(work.resolve("data")).start();
+        server = ItLogs.single(work.resolve("data")).start();
     }
 
     @AfterEach
@@ -40,7 +42,7 @@ class LockCommandTest {
     }
 
     private Process tenureLock(String name, List<String> options, String shellCommand) throws IOException {
-        List<String> command = new ArrayList<>(TenureProcess.javaCommand(TenureProcess.CLI_MAIN));
+        List<String> command = new ArrayList<>(ChildJava.command(MemberProcess.CLI_MAIN));
         command.addAll(List.of("lock", name, "--endpoints", server.endpoint()));
         command.addAll(options);
         command.addAll(List.of("--", "sh", "-c", shellCommand));
@@ -56,11 +58,7 @@ class LockCommandTest {
     }
 
     private void awaitFile(Path file, Duration limit) {
-        long deadline = System.nanoTime() + limit.toNanos();
-        while (!Files.exists(file)) {
-            assertThat(System.nanoTime()).as(file + " appears within " + limit).isLessThan(deadline);
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
-        }
+        Await.until(file + " appears", limit, () -> Files.exists(file));
     }
 
     private long otherLease() {

@@ -5,6 +5,7 @@ import io.tenure.client.LockHandle;
 import io.tenure.client.TenureClient;
 import io.tenure.client.TenureException;
 import io.tenure.client.UnavailableException;
+import io.tenure.testing.Await;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -136,13 +137,13 @@ final class LockCycler implements AutoCloseable {
     /** Waits until {@code count} more cycles completed. */
     void awaitMoreCycles(long count, Duration limit, String when) {
         long target = cycles.get() + count;
-        Await.until(() -> count + " more lock/unlock cycles " + when + " (at " + cycles.get() + ", target " + target
+        Await.PROCESSES.until(() -> count + " more lock/unlock cycles " + when + " (at " + cycles.get() + ", target " + target
                 + ", UNAVAILABLE retried " + unavailable.get() + ", failures " + failures + ")", limit, () -> cycles.get() >= target);
     }
 
     /** Waits until all threads ended by themselves (their cycle budget is spent). */
     void awaitDone(Duration limit) {
-        Await.until(() -> "the cyclers finish " + this.limit + " cycles (at " + cycles.get() + ", UNAVAILABLE retried "
+        Await.PROCESSES.until(() -> "the cyclers finish " + this.limit + " cycles (at " + cycles.get() + ", UNAVAILABLE retried "
                 + unavailable.get() + ", failures " + failures + ")", limit, () -> threads.stream().noneMatch(Thread::isAlive));
     }
 

@@ -8,6 +8,8 @@ import io.tenure.proto.v1.MemberListRequest;
 import io.tenure.proto.v1.MemberListResponse;
 import io.tenure.proto.v1.MemberRemoveRequest;
 import io.tenure.proto.v1.StatusResponse;
+import io.tenure.testing.Await;
+import io.tenure.testing.MemberProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -45,7 +47,7 @@ class MembershipTest {
     @Timeout(value = 20, unit = TimeUnit.MINUTES)
     void addingAFourthMemberAndRemovingAnOriginalOneKeepsTheClusterServing() throws Exception {
         try (Cluster cluster = Cluster.start(work, 3)) {
-            TenureProcess joining = cluster.prepareJoin();
+            MemberProcess joining = cluster.prepareJoin();
             List<String> endpoints = new java.util.ArrayList<>(cluster.endpoints());
             endpoints.add(joining.endpoint()); // down until it starts: the client fails over past it
             try (LockCycler cycler = new LockCycler(endpoints, "members")) {
@@ -58,13 +60,13 @@ class MembershipTest {
                 joining.awaitServing(Cluster.START_LIMIT, false);
                 String follower = cluster.followers().get(0);
                 MemberListResponse afterAdd = cluster.member(follower).admin()
-                        .memberAdd(MemberAddRequest.newBuilder().setName(joining.name).setPeerAddress(joining.peerAddress()).build());
-                assertThat(names(afterAdd)).as("MemberAdd's answer").containsExactlyInAnyOrder("n1", "n2", "n3", joining.name);
-                cluster.added(joining.name);
-                awaitMemberLists(cluster, Set.of("n1", "n2", "n3", joining.name), Map.of(joining.name, joining.peerAddress()));
-                cycler.awaitMoreCycles(CYCLES_PER_STEP, STEP_LIMIT, "after adding " + joining.name);
+                        .memberAdd(MemberAddRequest.newBuilder().setName(joining.name()).setPeerAddress(joining.peerAddress()).build());
+                assertThat(names(afterAdd)).as("MemberAdd's answer").containsExactlyInAnyOrder("n1", "n2", "n3", joining.name());
+                cluster.added(joining.name());
+                awaitMemberLists(cluster, Set.of("n1", "n2", "n3", joining.name()), Map.of(joining.name(), joining.peerAddress()));
+                cycler.awaitMoreCycles(CYCLES_PER_STEP, STEP_LIMIT, "after adding " + joining.name());
                 // The new member serves and has caught up.
-                awaitSameAppliedIndex(cluster, joining.name);
+                awaitSameAppliedIndex(cluster, joining.name());
 
                 // Remove the leader, through another member.
                 String removed = cluster.leader();
@@ -81,7 +83,7 @@ class MembershipTest {
                 cycler.awaitMoreCycles(CYCLES_PER_STEP, STEP_LIMIT, "after removing " + removed);
 
                 // Bad input: clear statuses, and the configuration stays as it is.
-                TenureProcess any = cluster.member(newLeader);
+                MemberProcess any = cluster.member(newLeader);
                 String existing = remaining.stream().filter(n -> !n.equals(newLeader)).findFirst().orElseThrow();
                 assertStatus(() -> any.admin().memberAdd(MemberAddRequest.newBuilder().setName(existing)
                         .setPeerAddress(cluster.member(existing).peerAddress()).build()), Status.Code.ALREADY_EXISTS, existing);
@@ -97,7 +99,7 @@ class MembershipTest {
                 cycler.awaitMoreCycles(CYCLES_PER_STEP, STEP_LIMIT, "at the end");
                 cycler.close();
                 System.out.printf("MembershipTest: added %s, removed %s (leader then %s); %d cycles, %d UNAVAILABLE retried,"
-                        + " longest gap between cycles %d ms%n", joining.name, removed, newLeader, cycler.cycles(),
+                        + " longest gap between cycles %d ms%n", joining.name(), removed, newLeader, cycler.cycles(),
                         cycler.unavailable(), cycler.maxGapMillis());
                 assertThat(cycler.failures()).as("failed lock/unlock cycles").isEmpty();
             }
@@ -111,7 +113,7 @@ class MembershipTest {
     /** Waits until every live member's MemberList and Status name exactly {@code expected}, with the given peer addresses. */
     private static void awaitMemberLists(Cluster cluster, Set<String> expected, Map<String, String> addresses) {
         Map<String, Object> seen = new TreeMap<>();
-        Await.until(() -> "every member lists " + expected + " (seen " + seen + ")", STEP_LIMIT, () -> {
+        Await.PROCESSES.until(() -> "every member lists " + expected + " (seen " + seen + ")", STEP_LIMIT, () -> {
             for (String name : cluster.live()) {
                 try {
                     MemberListResponse list = cluster.member(name).admin().withDeadlineAfter(2, TimeUnit.SECONDS)
@@ -143,7 +145,7 @@ class MembershipTest {
     }
 
     private static void awaitSameAppliedIndex(Cluster cluster, String member) {
-        Await.until(member + " applies what the leader committed", STEP_LIMIT, () -> {
+        Await.PROCESSES.until(member + " applies what the leader committed", STEP_LIMIT, () -> {
             StatusResponse leader = cluster.statusOrNull(cluster.leader());
             StatusResponse mine = cluster.statusOrNull(member);
             return leader != null && mine != null && !mine.getLeader().isEmpty()

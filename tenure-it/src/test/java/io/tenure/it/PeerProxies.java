@@ -1,5 +1,6 @@
 package io.tenure.it;
 
+import io.tenure.testing.ChildJava;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

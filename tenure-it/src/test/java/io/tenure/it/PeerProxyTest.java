@@ -2,6 +2,7 @@ package io.tenure.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tenure.testing.FreePorts;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -29,7 +30,7 @@ class PeerProxyTest {
             Thread server = new Thread(() -> serveEcho(echo), "echo");
             server.setDaemon(true);
             server.start();
-            int port = TenureProcess.freePorts(1)[0];
+            int port = FreePorts.one();
             proxies.start("n1", Placement.LOOPBACK, "127.0.0.1", port, echo.getLocalPort(), dir.resolve("n1.log"));
 
             try (Socket client = new Socket(InetAddress.getLoopbackAddress(), port)) {

@@ -4,6 +4,8 @@ import io.tenure.client.Lease;
 import io.tenure.client.LockHandle;
 import io.tenure.client.TenureClient;
 import io.tenure.proto.v1.LeaseTimeToLiveRequest;
+import io.tenure.testing.Await;
+import io.tenure.testing.MemberProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -45,7 +47,7 @@ class QueuePositionTest {
                 List<String> followers = cluster.followers();
                 String b = followers.get(0);
                 String c = followers.get(1);
-                TenureProcess observer = cluster.member(a);
+                MemberProcess observer = cluster.member(a);
 
                 try (TenureClient h = TenureClient.connect(cluster.endpoints(a));
                      TenureClient w1 = TenureClient.connect(cluster.endpoints(b, a, c));
@@ -64,7 +66,7 @@ class QueuePositionTest {
                     cluster.kill9(b);
                     // W1's client has moved to another member once it has a keep-alive acknowledged that
                     // was sent after the kill (its blocking wait moved on the same UNAVAILABLE).
-                    Await.until("W1's client reaches another member after " + b + " died", GRANT_LIMIT,
+                    Await.PROCESSES.until("W1's client reaches another member after " + b + " died", GRANT_LIMIT,
                             () -> w1Lease.safeUntil() - (killedAt + TTL.toNanos() / 2) > 0 || w1Wait.isDone());
                     assertThat(w1Wait).as("W1 still waits (its wait survived the death of " + b + ")").isNotDone();
                     assertThat(w1Lease.isValid()).isTrue();
@@ -96,12 +98,12 @@ class QueuePositionTest {
         }
     }
 
-    private static List<String> waiting(TenureProcess member, Lease lease) {
+    private static List<String> waiting(MemberProcess member, Lease lease) {
         return member.blocking().leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setId(lease.id()).setKeys(true).build())
                 .getWaitingList();
     }
 
-    private static void awaitWaiting(TenureProcess member, Lease lease, String key) {
-        Await.until(lease.clientId() + " waits for " + key, GRANT_LIMIT, () -> waiting(member, lease).contains(key));
+    private static void awaitWaiting(MemberProcess member, Lease lease, String key) {
+        Await.PROCESSES.until(lease.clientId() + " waits for " + key, GRANT_LIMIT, () -> waiting(member, lease).contains(key));
     }
 }

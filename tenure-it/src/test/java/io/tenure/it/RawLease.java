@@ -4,6 +4,7 @@ import io.grpc.stub.StreamObserver;
 import io.tenure.proto.v1.LeaseGrantRequest;
 import io.tenure.proto.v1.LeaseKeepAliveRequest;
 import io.tenure.proto.v1.LeaseKeepAliveResponse;
+import io.tenure.testing.MemberProcess;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -21,13 +22,13 @@ final class RawLease {
     }
 
     /** Grants a lease with a server-chosen id. */
-    static long grant(TenureProcess member, Duration ttl, String clientId) {
+    static long grant(MemberProcess member, Duration ttl, String clientId) {
         return member.blocking().leaseGrant(LeaseGrantRequest.newBuilder().setClientId(clientId)
                 .setTtlMs(ttl.toMillis()).setTtl(Math.max(1, (ttl.toMillis() + 999) / 1000)).build()).getId();
     }
 
     /** Sends one keep-alive on a new stream, waits for its acknowledgement, then closes the stream. */
-    static Renewal keepAliveOnce(TenureProcess member, long leaseId, Duration limit) throws InterruptedException {
+    static Renewal keepAliveOnce(MemberProcess member, long leaseId, Duration limit) throws InterruptedException {
         CompletableFuture<LeaseKeepAliveResponse> answer = new CompletableFuture<>();
         StreamObserver<LeaseKeepAliveRequest> requests = member.async().leaseKeepAlive(new StreamObserver<>() {
             @Override
@@ -55,7 +56,7 @@ final class RawLease {
             return new Renewal(sent, acked, ttlMs);
         } catch (ExecutionException | TimeoutException e) {
             requests.onError(e);
-            throw new AssertionError("keep-alive of lease " + leaseId + " on " + member.name + " not acknowledged: " + e, e);
+            throw new AssertionError("keep-alive of lease " + leaseId + " on " + member.name() + " not acknowledged: " + e, e);
         }
     }
 }

@@ -10,6 +10,10 @@ import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockState;
 import io.tenure.proto.v1.UnlockRequest;
+import io.tenure.testing.Await;
+import io.tenure.testing.ChildJava;
+import io.tenure.testing.FreePorts;
+import io.tenure.testing.MemberProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -58,7 +62,7 @@ class SnapshotBackupTest {
     }
 
     private Run tenure(String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(TenureProcess.javaCommand(TenureProcess.CLI_MAIN));
+        List<String> command = new ArrayList<>(ChildJava.command(MemberProcess.CLI_MAIN));
         command.addAll(List.of(args));
         Path out = Files.createTempFile(work, "cli", ".out");
         Path err = Files.createTempFile(work, "cli", ".err");
@@ -77,13 +81,13 @@ class SnapshotBackupTest {
         return new Run(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
     }
 
-    private static LockResponse lock(TenureProcess member, String name, long lease, String metadata) {
+    private static LockResponse lock(MemberProcess member, String name, long lease, String metadata) {
         return member.blocking().lock(LockRequest.newBuilder().setName(name).setLeaseId(lease)
                 .setMetadata(ByteString.copyFromUtf8(metadata)).setTimeoutMs(0).build());
     }
 
     /** Queues {@code lease} for {@code name} with no time limit; returns once the member shows it waiting. */
-    private static void queue(TenureProcess member, String name, long lease) {
+    private static void queue(MemberProcess member, String name, long lease) {
         member.async().lock(LockRequest.newBuilder().setName(name).setLeaseId(lease).setTimeoutMs(-1).build(),
                 new StreamObserver<>() {
                     @Override
@@ -98,11 +102,11 @@ class SnapshotBackupTest {
                     public void onCompleted() {
                     }
                 });
-        Await.until(name + " has waiter " + lease, Cluster.ELECTION_LIMIT,
+        Await.PROCESSES.until(name + " has waiter " + lease, Cluster.ELECTION_LIMIT,
                 () -> describe(member, name).getWaitersList().stream().anyMatch(w -> w.getLeaseId() == lease));
     }
 
-    private static LockState describe(TenureProcess member, String name) {
+    private static LockState describe(MemberProcess member, String name) {
         return member.blocking().describe(DescribeRequest.newBuilder().setName(name).build()).getLock();
     }
 
@@ -119,7 +123,7 @@ class SnapshotBackupTest {
         Path backup = work.resolve("backups").resolve("tenure.snap");
         Map<String, LockState> before = new TreeMap<>();
         long highestToken = 0;
-        try (TenureProcess original = new TenureProcess(work.resolve("original")).start()) {
+        try (MemberProcess original = ItLogs.single(work.resolve("original")).start()) {
             long alice = RawLease.grant(original, LEASE_TTL, "alice");
             long bob = RawLease.grant(original, LEASE_TTL, "bob");
             long carol = RawLease.grant(original, LEASE_TTL, "carol");
@@ -159,7 +163,7 @@ class SnapshotBackupTest {
     }
 
     /** Checks that {@code member} has the backup's locks, holders, waiters (in order) and leases. */
-    private static void assertHoldsTheBackup(TenureProcess member, Backup backup) {
+    private static void assertHoldsTheBackup(MemberProcess member, Backup backup) {
         for (Map.Entry<String, LockState> was : backup.locks().entrySet()) {
             LockState is = describe(member, was.getKey());
             assertThat(is.getHeld()).isTrue();
@@ -196,7 +200,7 @@ class SnapshotBackupTest {
         assertThat(restored.field("waiters")).isEqualTo("3");
         assertThat(restored.field("leases")).isEqualTo("4");
 
-        try (TenureProcess member = new TenureProcess(restoredDir).start()) {
+        try (MemberProcess member = ItLogs.single(restoredDir).start()) {
             assertHoldsTheBackup(member, backup);
             Run described = tenure("describe", "jobs/report", "--endpoints", member.endpoint());
             assertThat(described.exit()).as(described.err()).isZero();
@@ -228,20 +232,20 @@ class SnapshotBackupTest {
                 "--id", "n1", "--cluster", "recovered");
         assertThat(restored.exit()).as(restored.err()).isZero();
 
-        List<TenureProcess> started = new ArrayList<>();
+        List<MemberProcess> started = new ArrayList<>();
         try {
-            int[] p1 = TenureProcess.freePorts(3);
-            TenureProcess n1 = TenureProcess.member("n1", restoredDir, work.resolve("n1.log"), p1[0], p1[1], p1[2],
-                    "n1=127.0.0.1:" + p1[1], List.of("--cluster", "recovered"));
+            int[] p1 = FreePorts.take(3);
+            MemberProcess n1 = ItLogs.member("n1", restoredDir).logFile(work.resolve("n1.log")).clientPort(p1[0]).peerPort(p1[1])
+                    .httpPort(p1[2]).peers("n1=127.0.0.1:" + p1[1]).args(List.of("--cluster", "recovered")).build();
             started.add(n1);
             n1.start();
             // Members are added one at a time, each new and empty, joining and brought up to date by the leader.
             String peers = "n1=" + n1.peerAddress();
             for (String name : List.of("n2", "n3")) {
-                int[] p = TenureProcess.freePorts(3);
+                int[] p = FreePorts.take(3);
                 peers += "," + name + "=127.0.0.1:" + p[1];
-                TenureProcess joining = TenureProcess.member(name, work.resolve(name), work.resolve(name + ".log"), p[0], p[1], p[2],
-                        peers, List.of("--cluster", "recovered", "--join"));
+                MemberProcess joining = ItLogs.member(name, work.resolve(name)).logFile(work.resolve(name + ".log")).clientPort(p[0])
+                        .peerPort(p[1]).httpPort(p[2]).peers(peers).args(List.of("--cluster", "recovered", "--join")).build();
                 started.add(joining);
                 joining.launch();
                 joining.awaitServing(Cluster.START_LIMIT, false);
@@ -249,21 +253,21 @@ class SnapshotBackupTest {
                         "--request-timeout", "60s");
                 assertThat(added.exit()).as(added.out() + added.err()).isZero();
             }
-            TenureProcess n3 = started.get(2);
-            Await.until("n3 has the backup's state", Cluster.START_LIMIT, () -> describe(n3, "jobs/report").getHeld());
+            MemberProcess n3 = started.get(2);
+            Await.PROCESSES.until("n3 has the backup's state", Cluster.START_LIMIT, () -> describe(n3, "jobs/report").getHeld());
             assertHoldsTheBackup(n3, backup);
 
             // The seed is not special once the others have the state: the cluster goes on without it.
             n1.kill9();
-            TenureProcess n2 = started.get(1);
-            long fresh = Await.value("a lease from the cluster without n1", Cluster.ELECTION_LIMIT,
+            MemberProcess n2 = started.get(1);
+            long fresh = Await.PROCESSES.value("a lease from the cluster without n1", Cluster.ELECTION_LIMIT,
                     () -> RawLease.grant(n2, Duration.ofSeconds(60), "after-the-seed"));
             LockResponse grant = lock(n2, "jobs/after-seed", fresh, "");
             assertThat(grant.getAcquired()).isTrue();
             assertThat(grant.getFencingToken()).isGreaterThan(backup.highestToken());
             assertHoldsTheBackup(n3, backup);
         } finally {
-            for (TenureProcess member : started) {
+            for (MemberProcess member : started) {
                 member.close();
             }
         }

@@ -4,6 +4,8 @@ import io.tenure.proto.v1.LeaseGrantRequest;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.StatusResponse;
+import io.tenure.testing.Await;
+import io.tenure.testing.MemberProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -49,9 +51,9 @@ class SnapshotCatchUpTest {
             }
             String leader = cluster.leader();
             String victim = cluster.followers().get(0);
-            StatusResponse before = Await.value(victim + " answers Status", Duration.ofSeconds(30), () -> cluster.statusOrNull(victim));
+            StatusResponse before = Await.PROCESSES.value(victim + " answers Status", Duration.ofSeconds(30), () -> cluster.statusOrNull(victim));
             cluster.kill9(victim);
-            StatusResponse leaderAtKill = Await.value(leader + " answers Status", Duration.ofSeconds(30), () -> cluster.statusOrNull(cluster.leader()));
+            StatusResponse leaderAtKill = Await.PROCESSES.value(leader + " answers Status", Duration.ofSeconds(30), () -> cluster.statusOrNull(cluster.leader()));
             // Everything the victim could have in its log is at or below this index.
             long victimLogEnd = Math.max(before.getAppliedIndex(), leaderAtKill.getCommitIndex());
             long victimSnapshotBefore = cluster.snapshotIndex(victim);
@@ -71,7 +73,7 @@ class SnapshotCatchUpTest {
             // here still shows how the catch-up went.)
             String purgeProblem = null;
             try {
-                Await.until(() -> "the survivors " + survivors + " snapshot and purge their logs past index " + victimLogEnd
+                Await.PROCESSES.until(() -> "the survivors " + survivors + " snapshot and purge their logs past index " + victimLogEnd
                         + " (now " + purgeState(cluster, survivors) + ")", Duration.ofSeconds(60),
                         () -> survivors.stream().allMatch(m -> cluster.snapshotIndex(m) > victimLogEnd
                                 && cluster.firstLogIndex(m).orElse(0) > victimLogEnd + 1));
@@ -83,11 +85,11 @@ class SnapshotCatchUpTest {
 
             // A final write, after which nothing renews or expires (the load's leases were revoked;
             // this lease is long and never renewed), so every member must settle on one revision.
-            TenureProcess leaderMember = cluster.member(cluster.leader());
+            MemberProcess leaderMember = cluster.member(cluster.leader());
             long lease = leaderMember.blocking().leaseGrant(LeaseGrantRequest.newBuilder().setClientId("final").setTtl(300).build()).getId();
             LockResponse last = leaderMember.blocking().lock(LockRequest.newBuilder().setName("snap/final").setLeaseId(lease).build());
             assertThat(last.getAcquired()).isTrue();
-            Map<String, StatusResponse> settled = Await.value("all members at one revision >= " + last.getFencingToken(),
+            Map<String, StatusResponse> settled = Await.PROCESSES.value("all members at one revision >= " + last.getFencingToken(),
                     Duration.ofSeconds(120), () -> {
                         Map<String, StatusResponse> all = cluster.statuses();
                         if (all.size() < 3) {

@@ -5,6 +5,8 @@ import io.grpc.stub.ClientResponseObserver;
 import io.tenure.proto.v1.Event;
 import io.tenure.proto.v1.WatchRequest;
 import io.tenure.proto.v1.WatchResponse;
+import io.tenure.testing.Await;
+import io.tenure.testing.MemberProcess;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -54,8 +56,8 @@ final class Watcher implements AutoCloseable {
     }
 
     /** Watches {@code key} (a prefix when {@code prefix}) on {@code member} from {@code startRevision} (0 = from now). */
-    static Watcher open(TenureProcess member, String key, boolean prefix, long startRevision) {
-        Watcher watcher = new Watcher("watch of " + key + (prefix ? "*" : "") + " on " + member.name + " from revision " + startRevision);
+    static Watcher open(MemberProcess member, String key, boolean prefix, long startRevision) {
+        Watcher watcher = new Watcher("watch of " + key + (prefix ? "*" : "") + " on " + member.name() + " from revision " + startRevision);
         member.async().watch(new ClientResponseObserver<WatchRequest, WatchResponse>() {
             @Override
             public void beforeStart(ClientCallStreamObserver<WatchRequest> stream) {
@@ -97,13 +99,13 @@ final class Watcher implements AutoCloseable {
 
     /** Waits until the member confirmed the watch (or the stream ended, which the caller then sees). */
     Watcher awaitCreated(Duration limit) {
-        Await.until(description + " is created", limit, () -> created || !events.isEmpty() || ended());
+        Await.PROCESSES.until(description + " is created", limit, () -> created || !events.isEmpty() || ended());
         return this;
     }
 
     /** Waits for the first event (from the start) that matches; fails if the stream ends first. */
     Seen await(String what, Duration limit, Predicate<Seen> match) {
-        return Await.value(what + " (" + description + ")", limit, () -> {
+        return Await.PROCESSES.value(what + " (" + description + ")", limit, () -> {
             for (Seen seen : events) {
                 if (match.test(seen)) {
                     return seen;

@@ -1,14 +1,16 @@
 package io.tenure.testing;
 
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.tenure.client.TenureClient;
+import io.tenure.proto.v1.ClusterServiceGrpc;
+import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.ResponseHeader;
 import io.tenure.proto.v1.StatusResponse;
 import io.tenure.server.ServerConfig;
 import io.tenure.server.TenureServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,7 +27,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.LockSupport;
+import java.util.function.UnaryOperator;
 
 /**
  * Real Tenure members (the same server as {@code tenure server}: Raft, fsynced log, snapshots)
@@ -45,50 +47,50 @@ import java.util.concurrent.locks.LockSupport;
  * from {@link #endpoints()} reach it again. Lease TTLs below the server's minimum are refused:
  * 1 s with one member, 30 election timeouts with several ({@link Builder#electionTimeout}; 250 ms
  * here by default, so 7.5 s).
+ *
+ * <p>For the server's own tests it also gives what they look at from the inside: each member's
+ * {@link #server(int) TenureServer} and {@link #config(int) ServerConfig}, raw gRPC stubs
+ * ({@link #blocking(int)}, {@link #async(int)}, {@link #admin(int)}), members configured by a
+ * {@linkplain Builder#config tweak} of their {@code ServerConfig} (a data directory of one's own, limits,
+ * peers, ports), a start that does not wait for a leader ({@link Builder#waitForLeader}), and a
+ * member that {@linkplain #startJoining() joins} the running cluster.
  */
 public final class TenureCluster implements AutoCloseable {
     /** The election timeout of a cluster of several members unless the builder sets another. */
     public static final Duration DEFAULT_ELECTION_TIMEOUT = Duration.ofMillis(250);
 
-    private final List<ServerConfig> configs;
-    private final TenureServer[] servers;
+    private final List<ServerConfig> configs = new CopyOnWriteArrayList<>();
+    private final List<TenureServer> servers = new ArrayList<>();
+    private final List<ManagedChannel> channels = new ArrayList<>();
+    private final Builder builder;
     private final Path dataDir;
     private final boolean ownsDataDir;
     private final Duration startTimeout;
+    private final Await.Polling leaderWait;
     private final List<TenureClient> clients = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
 
     private TenureCluster(Builder builder) throws IOException {
+        this.builder = builder;
         this.ownsDataDir = builder.dataDir == null;
         this.dataDir = ownsDataDir ? Files.createTempDirectory("tenure-test-") : builder.dataDir;
         this.startTimeout = builder.startTimeout;
+        this.leaderWait = Await.every(Duration.ofMillis(10)).failingWith(IllegalStateException::new);
         int size = builder.members;
         Map<String, String> peers = new LinkedHashMap<>();
-        List<Integer> clientPorts = new ArrayList<>();
-        List<Integer> httpPorts = new ArrayList<>();
-        int[] ports = freePorts(3 * size);
+        int[] ports = FreePorts.take(3 * size);
         for (int i = 0; i < size; i++) {
-            peers.put(memberName(i), "127.0.0.1:" + ports[3 * i]);
-            clientPorts.add(ports[3 * i + 1]);
-            httpPorts.add(ports[3 * i + 2]);
+            peers.put(defaultName(i), "127.0.0.1:" + ports[3 * i]);
         }
-        List<ServerConfig> list = new ArrayList<>();
         for (int i = 0; i < size; i++) {
-            ServerConfig config = ServerConfig.defaults()
-                    .withMemberName(memberName(i))
-                    .withDataDir(dataDir.resolve(memberName(i)))
-                    .withClientPort(clientPorts.get(i))
-                    .withHttpPort(httpPorts.get(i))
-                    .withSnapshotEvery(builder.snapshotEvery);
+            ServerConfig config = baseConfig(i, ports[3 * i + 1], ports[3 * i + 2]);
             if (size > 1) {
                 config = config.withPeers(peers).withElectionTimeout(builder.electionTimeout);
             } else {
-                config = config.withPeerPort(Integer.parseInt(peers.get(memberName(i)).split(":")[1]));
+                config = config.withPeerPort(ports[3 * i]);
             }
-            list.add(config);
+            add(builder.config.apply(config));
         }
-        this.configs = List.copyOf(list);
-        this.servers = new TenureServer[size];
     }
 
     /** Starts {@code members} members with the defaults and waits until they have a leader. */
@@ -103,31 +105,56 @@ public final class TenureCluster implements AutoCloseable {
     /** The members' client endpoints ({@code 127.0.0.1:port}), in member order. */
     public List<String> endpoints() {
         List<String> endpoints = new ArrayList<>();
-        for (ServerConfig config : configs) {
-            endpoints.add(config.host() + ":" + config.clientPort());
+        for (int i = 0; i < configs.size(); i++) {
+            endpoints.add(endpoint(i));
         }
         return endpoints;
     }
 
     /** The HTTP endpoint ({@code http://127.0.0.1:port}) of member {@code index}: JSON API, /metrics, /healthz, /readyz. */
     public String httpEndpoint(int index) {
-        ServerConfig config = configs.get(index);
-        return "http://" + config.host() + ":" + config.httpPort();
+        return "http://" + configs.get(index).host() + ":" + httpPort(index);
     }
 
     /** The client endpoint of member {@code index}. */
     public String endpoint(int index) {
-        ServerConfig config = configs.get(index);
-        return config.host() + ":" + config.clientPort();
+        return configs.get(index).host() + ":" + clientPort(index);
+    }
+
+    /** The client port of member {@code index}: the bound one while it runs (a configured 0 picks one at each start). */
+    public synchronized int clientPort(int index) {
+        TenureServer server = servers.get(index);
+        return server != null ? server.clientPort() : configs.get(index).clientPort();
+    }
+
+    /** The HTTP port of member {@code index}, as {@link #clientPort}. */
+    public synchronized int httpPort(int index) {
+        TenureServer server = servers.get(index);
+        return server != null ? server.httpPort() : configs.get(index).httpPort();
     }
 
     public int size() {
         return configs.size();
     }
 
-    /** The name of member {@code index} ({@code n1}, {@code n2}, ...). */
+    /** The name of member {@code index} ({@code n1}, {@code n2}, ... unless a {@linkplain Builder#config tweak} named it). */
     public String memberName(int index) {
-        return "n" + (index + 1);
+        return configs.get(index).memberName();
+    }
+
+    /** The index of the member named {@code memberName}. */
+    public int indexOf(String memberName) {
+        for (int i = 0; i < configs.size(); i++) {
+            if (configs.get(i).memberName().equals(memberName)) {
+                return i;
+            }
+        }
+        throw new IllegalArgumentException("no member " + memberName);
+    }
+
+    /** The settings member {@code index} runs with. */
+    public ServerConfig config(int index) {
+        return configs.get(index);
     }
 
     /** The smallest lease TTL the members accept. */
@@ -148,12 +175,41 @@ public final class TenureCluster implements AutoCloseable {
     }
 
     /** The running server of member {@code index}, or null while it is stopped. */
-    public TenureServer server(int index) {
-        return servers[index];
+    public synchronized TenureServer server(int index) {
+        return servers.get(index);
     }
 
     public synchronized boolean isRunning(int index) {
-        return servers[index] != null;
+        return servers.get(index) != null;
+    }
+
+    /**
+     * A plaintext gRPC channel to member {@code index}'s client port, made on first use and shut
+     * down when the member stops (after the member, so that calls in flight are cut by the member).
+     */
+    public synchronized ManagedChannel channel(int index) {
+        ManagedChannel channel = channels.get(index);
+        if (channel == null) {
+            ServerConfig config = configs.get(index);
+            channel = NettyChannelBuilder.forAddress(config.host(), clientPort(index)).usePlaintext().build();
+            channels.set(index, channel);
+        }
+        return channel;
+    }
+
+    /** A blocking stub of member {@code index}'s lock service with a 30 s deadline. */
+    public LockServiceGrpc.LockServiceBlockingStub blocking(int index) {
+        return LockServiceGrpc.newBlockingStub(channel(index)).withDeadlineAfter(30, TimeUnit.SECONDS);
+    }
+
+    /** An asynchronous stub of member {@code index}'s lock service (no deadline). */
+    public LockServiceGrpc.LockServiceStub async(int index) {
+        return LockServiceGrpc.newStub(channel(index));
+    }
+
+    /** A blocking stub of member {@code index}'s cluster (membership) service with a 30 s deadline. */
+    public ClusterServiceGrpc.ClusterServiceBlockingStub admin(int index) {
+        return ClusterServiceGrpc.newBlockingStub(channel(index)).withDeadlineAfter(30, TimeUnit.SECONDS);
     }
 
     /**
@@ -163,33 +219,74 @@ public final class TenureCluster implements AutoCloseable {
      * @throws IllegalStateException if no leader is known in time
      */
     public int leader() {
-        long deadline = System.nanoTime() + startTimeout.toNanos();
-        while (true) {
+        return leaderWait.value("a leader known to the running members", startTimeout, () -> {
             int leader = knownLeader();
-            if (leader >= 0) {
-                return leader;
-            }
-            if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException("no leader known to the running members within " + startTimeout);
-            }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
-        }
+            return leader >= 0 ? leader : null;
+        });
     }
 
     /** Stops member {@code index} (as a crash would, but closing its files); no-op when stopped. */
-    public synchronized void stop(int index) {
-        TenureServer server = servers[index];
-        servers[index] = null;
+    public void stop(int index) {
+        TenureServer server;
+        ManagedChannel channel;
+        synchronized (this) {
+            server = servers.get(index);
+            channel = channels.get(index);
+            servers.set(index, null);
+            channels.set(index, null);
+        }
         if (server != null) {
             server.close();
         }
+        if (channel != null) {
+            channel.shutdownNow();
+        }
     }
 
-    /** Starts member {@code index} again from its data directory, on the same ports. */
+    /** Starts member {@code index} again from its data directory, on the same ports, and waits for a leader. */
     public void restart(int index) {
         stop(index);
         startMembers(List.of(index));
-        awaitLeader();
+        leader();
+    }
+
+    /** Starts the stopped member {@code index} from its data directory, without waiting for a leader. */
+    public void startMember(int index) {
+        if (isRunning(index)) {
+            throw new IllegalStateException(memberName(index) + " is running");
+        }
+        startMembers(List.of(index));
+    }
+
+    /**
+     * Starts a new member, {@code n<size+1>}, to join the running cluster ({@code join}): its peers
+     * are the current configuration, as a running member knows it, and itself. It knows no leader
+     * (and {@link #leader()} finds none) until a member adds it with {@code MemberAdd}.
+     *
+     * @return its index
+     */
+    public int startJoining() {
+        Map<String, String> peers = new LinkedHashMap<>();
+        TenureServer running = null;
+        synchronized (this) {
+            for (TenureServer server : servers) {
+                running = running != null ? running : server;
+            }
+        }
+        if (running == null) {
+            throw new IllegalStateException("no member runs: nothing to join");
+        }
+        for (io.tenure.proto.v1.Member member : running.member().members()) {
+            peers.put(member.getName(), member.getPeerAddress());
+        }
+        int index = configs.size();
+        int[] ports = FreePorts.take(3);
+        peers.put(defaultName(index), "127.0.0.1:" + ports[0]);
+        ServerConfig config = baseConfig(index, ports[1], ports[2]).withPeers(peers).withJoin(true)
+                .withElectionTimeout(configs.get(0).electionTimeout());
+        add(builder.config.apply(config));
+        startMembers(List.of(index));
+        return index;
     }
 
     /** Stops every member, closes the clients made by {@link #newClient()} and deletes the data directory it created. */
@@ -202,12 +299,31 @@ public final class TenureCluster implements AutoCloseable {
         for (TenureClient client : clients) {
             client.close();
         }
-        for (int i = 0; i < servers.length; i++) {
+        for (int i = 0; i < configs.size(); i++) {
             stop(i);
         }
         if (ownsDataDir) {
             deleteTree(dataDir);
         }
+    }
+
+    private static String defaultName(int index) {
+        return "n" + (index + 1);
+    }
+
+    private ServerConfig baseConfig(int index, int clientPort, int httpPort) {
+        return ServerConfig.defaults()
+                .withMemberName(defaultName(index))
+                .withDataDir(dataDir.resolve(defaultName(index)))
+                .withClientPort(clientPort)
+                .withHttpPort(httpPort)
+                .withSnapshotEvery(builder.snapshotEvery);
+    }
+
+    private synchronized void add(ServerConfig config) {
+        configs.add(config);
+        servers.add(null);
+        channels.add(null);
     }
 
     private TenureCluster startAll() {
@@ -217,8 +333,10 @@ public final class TenureCluster implements AutoCloseable {
         }
         try {
             startMembers(all);
-            awaitLeader();
-        } catch (RuntimeException e) {
+            if (builder.waitForLeader) {
+                leader();
+            }
+        } catch (RuntimeException | Error e) {
             close();
             throw e;
         }
@@ -242,7 +360,7 @@ public final class TenureCluster implements AutoCloseable {
             try {
                 TenureServer server = entry.getValue().get(startTimeout.toMillis(), TimeUnit.MILLISECONDS);
                 synchronized (this) {
-                    servers[entry.getKey()] = server;
+                    servers.set(entry.getKey(), server);
                 }
             } catch (ExecutionException e) {
                 throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
@@ -253,10 +371,6 @@ public final class TenureCluster implements AutoCloseable {
                 throw new IllegalStateException("interrupted while starting the members", e);
             }
         }
-    }
-
-    private void awaitLeader() {
-        leader();
     }
 
     /** The leader every running member agrees on and that runs here, or -1. */
@@ -272,36 +386,12 @@ public final class TenureCluster implements AutoCloseable {
             }
             leader = status.getLeader();
         }
-        for (int i = 0; leader != null && i < servers.length; i++) {
-            if (servers[i] != null && memberName(i).equals(leader) && servers[i].member().leaderReady()) {
+        for (int i = 0; leader != null && i < servers.size(); i++) {
+            if (servers.get(i) != null && memberName(i).equals(leader) && servers.get(i).member().leaderReady()) {
                 return i;
             }
         }
         return -1;
-    }
-
-    /** {@code n} distinct free ports: every socket stays open until all are chosen, so none repeats. */
-    private static int[] freePorts(int n) {
-        List<ServerSocket> held = new ArrayList<>();
-        try {
-            int[] ports = new int[n];
-            for (int i = 0; i < n; i++) {
-                ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-                held.add(socket);
-                ports[i] = socket.getLocalPort();
-            }
-            return ports;
-        } catch (IOException e) {
-            throw new UncheckedIOException("no free port on 127.0.0.1", e);
-        } finally {
-            for (ServerSocket socket : held) {
-                try {
-                    socket.close();
-                } catch (IOException ignored) {
-                    // closing a listening socket that accepted nothing does not fail in practice
-                }
-            }
-        }
     }
 
     private static void deleteTree(Path root) {
@@ -331,6 +421,8 @@ public final class TenureCluster implements AutoCloseable {
         private Path dataDir;
         private long snapshotEvery = ServerConfig.DEFAULT_SNAPSHOT_EVERY;
         private Duration startTimeout = Duration.ofSeconds(60);
+        private UnaryOperator<ServerConfig> config = c -> c;
+        private boolean waitForLeader = true;
 
         private Builder() {
         }
@@ -350,7 +442,7 @@ public final class TenureCluster implements AutoCloseable {
             return this;
         }
 
-        /** Where the members keep their data (default: a temporary directory deleted on close). */
+        /** Where the members keep their data, each in {@code DIR/NAME} (default: a temporary directory deleted on close). */
         public Builder dataDir(Path dataDir) {
             this.dataDir = Objects.requireNonNull(dataDir, "dataDir");
             return this;
@@ -368,7 +460,30 @@ public final class TenureCluster implements AutoCloseable {
             return this;
         }
 
-        /** Starts the members and waits until one leads. */
+        /**
+         * Changes each member's settings after the cluster's own (name, data directory, free ports,
+         * peers, election timeout, snapshot threshold): for example limits, a shutdown timeout, a
+         * data directory of the test's own ({@code c -> c.withDataDir(dir)} for one member), or port 0
+         * to let the member pick its ports at each start. {@link ServerConfig#memberName()} tells the
+         * members apart; a new name is the member's name here too.
+         */
+        public Builder config(UnaryOperator<ServerConfig> tweak) {
+            UnaryOperator<ServerConfig> before = this.config;
+            Objects.requireNonNull(tweak, "tweak");
+            this.config = c -> tweak.apply(before.apply(c));
+            return this;
+        }
+
+        /**
+         * Whether {@link #start()} waits until the members have a leader (default true); false for a
+         * member that cannot have one (its peers never start).
+         */
+        public Builder waitForLeader(boolean waitForLeader) {
+            this.waitForLeader = waitForLeader;
+            return this;
+        }
+
+        /** Starts the members and waits until one leads (unless told not to wait). */
         public TenureCluster start() {
             try {
                 return new TenureCluster(this).startAll();

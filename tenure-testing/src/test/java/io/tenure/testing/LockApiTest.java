@@ -324,10 +324,6 @@ class LockApiTest {
     }
 
     private static void awaitWaiters(TenureClient client, String name, int count) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (client.describe(name).waiters().size() < count) {
-            assertThat(System.nanoTime() - deadline).as("waiters of " + name + " within 10 s").isNegative();
-            Thread.onSpinWait();
-        }
+        Await.until(count + " waiters of " + name, Duration.ofSeconds(10), () -> client.describe(name).waiters().size() >= count);
     }
 }

@@ -1,7 +1,6 @@
 package io.tenure.it.net;
 
-import io.tenure.it.ChildJava;
-
+import io.tenure.testing.ChildJava;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

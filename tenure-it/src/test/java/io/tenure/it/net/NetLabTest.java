@@ -1,7 +1,5 @@
 package io.tenure.it.net;
 
-import io.tenure.it.ChildJava;
-
 import io.tenure.client.LockDescription;
 import io.tenure.client.LockHandle;
 import io.tenure.client.TenureClient;
@@ -9,6 +7,9 @@ import io.tenure.client.UnavailableException;
 import io.tenure.it.net.EchoAgent.Outcome;
 import io.tenure.it.net.EchoAgent.Probe;
 import io.tenure.proto.v1.StatusResponse;
+import io.tenure.testing.Await;
+import io.tenure.testing.ChildJava;
+import io.tenure.testing.MemberProcess;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -30,7 +31,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -235,22 +235,22 @@ class NetLabTest {
     void anIsolatedLeaderIsReplacedServesNothingAndRejoinsWhenHealed(@TempDir Path work) throws Exception {
         requirePartitions();
         try (NetLab lab = NetLab.create(3)) {
-            List<NetMember> members = NetMember.cluster(lab, work, List.of());
-            Thread stopOnExit = new Thread(() -> members.forEach(NetMember::beginClose), "netlab-test-members-cleanup");
+            List<MemberProcess> members = NetMember.cluster(lab, work, List.of());
+            Thread stopOnExit = new Thread(() -> members.forEach(MemberProcess::beginClose), "netlab-test-members-cleanup");
             Runtime.getRuntime().addShutdownHook(stopOnExit);
             try {
-                for (NetMember member : members) {
+                for (MemberProcess member : members) {
                     member.launch();
                 }
-                for (NetMember member : members) {
-                    member.awaitServing(START_LIMIT);
+                for (MemberProcess member : members) {
+                    member.awaitServing(START_LIMIT, true);
                 }
                 String leader = awaitLeader(members, null);
-                NetMember old = member(members, leader);
-                List<String> majority = members.stream().filter(m -> m != old).map(NetMember::endpoint).collect(Collectors.toList());
+                MemberProcess old = member(members, leader);
+                List<String> majority = members.stream().filter(m -> m != old).map(MemberProcess::endpoint).collect(Collectors.toList());
 
                 long before;
-                try (TenureClient client = client(members.stream().map(NetMember::endpoint).collect(Collectors.toList()), Duration.ofSeconds(10));
+                try (TenureClient client = client(members.stream().map(MemberProcess::endpoint).collect(Collectors.toList()), Duration.ofSeconds(10));
                      LockHandle lock = client.lock("netlab/before").acquire(Duration.ofSeconds(30))) {
                     before = lock.fencingToken();
                 }
@@ -258,7 +258,7 @@ class NetLabTest {
                 long isolatedAt = System.nanoTime();
                 lab.isolate(leader);
                 String next = awaitLeader(members, leader);
-                System.out.printf("NetLabTest: isolated leader %s; %s leads after %d ms%n", leader, next, millisSince(isolatedAt));
+                System.out.printf("NetLabTest: isolated leader %s; %s leads after %d ms%n", leader, next, Await.millisSince(isolatedAt));
                 assertThat(tcpConnects(old.endpoint())).as("clients still reach the isolated " + leader).isTrue();
 
                 try (TenureClient client = client(majority, Duration.ofSeconds(20));
@@ -284,7 +284,7 @@ class NetLabTest {
                         StatusResponse status = old.statusOrNull();
                         return status != null && status.getLeader().equals(next) && status.getAppliedIndex() >= commit ? status : null;
                     });
-                    System.out.printf("NetLabTest: healed; %s follows %s and caught up after %d ms%n", leader, next, millisSince(healedAt));
+                    System.out.printf("NetLabTest: healed; %s follows %s and caught up after %d ms%n", leader, next, Await.millisSince(healedAt));
                     try (TenureClient rejoined = client(List.of(old.endpoint()), Duration.ofSeconds(20))) {
                         LockDescription seen = rejoined.describe("netlab/during");
                         assertThat(seen.held()).as("the lock granted during the partition, read through " + leader).isTrue();
@@ -292,12 +292,12 @@ class NetLabTest {
                     }
                 }
             } catch (Throwable failure) {
-                for (NetMember member : members) {
-                    System.out.println("----- last 40 lines of " + member.logFile + "\n" + member.tail(40));
+                for (MemberProcess member : members) {
+                    System.out.println("----- last 40 lines of " + member.logFile() + "\n" + member.tail(40));
                 }
                 throw failure;
             } finally {
-                for (NetMember member : members) {
+                for (MemberProcess member : members) {
                     member.close();
                 }
                 try {
@@ -414,7 +414,7 @@ class NetLabTest {
 
     // ---- members -------------------------------------------------------------------------
 
-    private static NetMember member(List<NetMember> members, String name) {
+    private static MemberProcess member(List<MemberProcess> members, String name) {
         return members.stream().filter(m -> m.name().equals(name)).findFirst().orElseThrow();
     }
 
@@ -422,10 +422,10 @@ class NetLabTest {
      * Waits until a member other than {@code not} says it leads and a majority name it leader in
      * the same term (members that do not answer within 2 s count against it); returns its name.
      */
-    private static String awaitLeader(List<NetMember> members, String not) {
+    private static String awaitLeader(List<MemberProcess> members, String not) {
         return await("a leader agreed by a majority" + (not == null ? "" : ", not " + not), not == null ? START_LIMIT : ELECTION_LIMIT, () -> {
             Map<String, StatusResponse> answers = new LinkedHashMap<>();
-            for (NetMember member : members) {
+            for (MemberProcess member : members) {
                 StatusResponse status = member.statusOrNull();
                 if (status != null) {
                     answers.put(member.name(), status);
@@ -446,15 +446,11 @@ class NetLabTest {
         });
     }
 
-    private static long millisSince(long nanoTime) {
-        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - nanoTime);
-    }
-
     private static TenureClient client(List<String> endpoints, Duration requestTimeout) {
         return TenureClient.builder().endpoints(endpoints).requestTimeout(requestTimeout).clientId("netlab-test").build();
     }
 
     private static <T> T await(String what, Duration limit, Supplier<T> probe) {
-        return io.tenure.it.Await.value(what, limit, probe);
+        return Await.PROCESSES.value(what, limit, probe);
     }
 }

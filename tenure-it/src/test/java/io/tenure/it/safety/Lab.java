@@ -1,7 +1,7 @@
 package io.tenure.it.safety;
 
 import io.tenure.it.Cluster;
-import io.tenure.it.TenureProcess;
+import io.tenure.testing.MemberProcess;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -92,7 +92,7 @@ final class Lab {
      */
     long relaunch(List<String> names) throws IOException {
         for (String name : names) {
-            TenureProcess member = cluster.member(name);
+            MemberProcess member = cluster.member(name);
             if (!member.isAlive()) {
                 member.launch();
             }

@@ -5,7 +5,7 @@ import io.tenure.client.NotFoundException;
 import io.tenure.client.TenureClient;
 import io.tenure.client.UnavailableException;
 import io.tenure.it.Cluster;
-import io.tenure.it.TenureProcess;
+import io.tenure.testing.MemberProcess;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -107,7 +107,7 @@ final class MemberFaults {
         String target = lab.pick(cluster.names());
         String offset = lab.pick(ClockSkew.OFFSETS);
         Duration hold = lab.between(Duration.ofSeconds(10), Duration.ofSeconds(15));
-        TenureProcess member = cluster.member(target);
+        MemberProcess member = cluster.member(target);
         long at = System.nanoTime();
         cluster.kill9(target);
         member.environment(ClockSkew.environment(library, offset));
@@ -133,23 +133,23 @@ final class MemberFaults {
      * slot kept free for it.
      */
     void changeMembership() throws Exception {
-        TenureProcess joining = cluster.prepareJoin();
-        lab.everMembers.add(joining.name);
-        lab.links.assign(joining.name, joining.host(), joining.clientPort);
+        MemberProcess joining = cluster.prepareJoin();
+        lab.everMembers.add(joining.name());
+        lab.links.assign(joining.name(), joining.host(), joining.clientPort());
         long addAt = System.nanoTime();
         joining.launch();
         joining.awaitServing(Cluster.START_LIMIT, false);
-        lab.log.start(Fault.F9, joining.name, "MemberAdd " + joining.name + " at " + joining.peerAddress(), addAt);
-        admin(client -> client.addMember(joining.name, joining.peerAddress()));
-        cluster.added(joining.name);
+        lab.log.start(Fault.F9, joining.name(), "MemberAdd " + joining.name() + " at " + joining.peerAddress(), addAt);
+        admin(client -> client.addMember(joining.name(), joining.peerAddress()));
+        cluster.added(joining.name());
         if (lab.network != null) {
-            lab.network.joined(joining.name, joining.peerAddress());
+            lab.network.joined(joining.name(), joining.peerAddress());
         }
-        cluster.awaitCaughtUp(joining.name);
-        lab.log.end(Fault.F9, joining.name, "added; caught up " + Waits.millisSince(addAt) + " ms after its start", System.nanoTime());
+        cluster.awaitCaughtUp(joining.name());
+        lab.log.end(Fault.F9, joining.name(), "added; caught up " + Waits.millisSince(addAt) + " ms after its start", System.nanoTime());
 
         String leader = cluster.leader();
-        List<String> candidates = cluster.names().stream().filter(n -> !n.equals(joining.name)).toList();
+        List<String> candidates = cluster.names().stream().filter(n -> !n.equals(joining.name())).toList();
         String removed = lab.random.nextInt(3) == 0 ? leader : lab.pick(candidates.stream().filter(n -> !n.equals(leader)).toList());
         long removeAt = System.nanoTime();
         lab.log.start(Fault.F9, removed, "MemberRemove " + removed + (removed.equals(leader) ? " (the leader)" : ""), removeAt);

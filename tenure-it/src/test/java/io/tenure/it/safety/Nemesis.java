@@ -1,7 +1,7 @@
 package io.tenure.it.safety;
 
 import io.tenure.it.Cluster;
-import io.tenure.it.TenureProcess;
+import io.tenure.testing.MemberProcess;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -200,7 +200,7 @@ final class Nemesis implements AutoCloseable {
         }
         for (String member : Set.copyOf(lab.skewedMembers)) {
             attempt("restart " + member + " with the true clock", () -> {
-                TenureProcess process = lab.cluster.member(member);
+                MemberProcess process = lab.cluster.member(member);
                 process.kill9();
                 process.environment(Map.of());
             });

@@ -24,9 +24,9 @@ import io.tenure.core.kernel.Effect;
 import io.tenure.it.safety.CheckOutcome.Status;
 import io.tenure.it.safety.Op.Kind;
 import io.tenure.it.safety.Op.Outcome;
-import io.tenure.server.ServerConfig;
-import io.tenure.server.TenureServer;
 import io.tenure.server.raft.AuditLog;
+import io.tenure.testing.Await;
+import io.tenure.testing.TenureCluster;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -377,8 +377,8 @@ class SafetyCheckerTest {
     @Test
     void aRealMembersAuditLogRoundTripsThroughTheChecker() throws Exception {
         Path runDir = Files.createDirectories(tmp.resolve("real"));
-        ServerConfig config = ServerConfig.defaults().withDataDir(tmp.resolve("data")).withClientPort(0).withPeerPort(0)
-                .withHttpPort(0).withAuditLog(runDir.resolve("members/n1/audit.jsonl"));
+        TenureCluster.Builder member = TenureCluster.builder().dataDir(tmp.resolve("data"))
+                .config(c -> c.withAuditLog(runDir.resolve("members/n1/audit.jsonl")));
         List<Op> history = new CopyOnWriteArrayList<>();
         List<ResourceWrite> resource = new ArrayList<>();
         int cycles = 140;
@@ -386,7 +386,7 @@ class SafetyCheckerTest {
         CountDownLatch allEvents = new CountDownLatch(2 * cycles + 3);
         long[] ids = {0};
         long start = System.nanoTime();
-        try (TenureServer server = TenureServer.start(config);
+        try (TenureCluster server = member.start();
              TenureClient c1 = client(server, "c1");
              TenureClient c2 = client(server, "c2")) {
             c1.watch("k1", 0, new WatchListener() {
@@ -472,8 +472,8 @@ class SafetyCheckerTest {
         assertThat(verdict.outcome(9).evidence()).contains("1 streams, " + (2 * cycles + 3) + " events");
     }
 
-    private static TenureClient client(TenureServer server, String clientId) {
-        return TenureClient.builder().endpoints(List.of("127.0.0.1:" + server.clientPort())).clientId(clientId).build();
+    private static TenureClient client(TenureCluster server, String clientId) {
+        return TenureClient.builder().endpoints(server.endpoints()).clientId(clientId).build();
     }
 
     /** An acknowledged operation, completing now. */
@@ -484,10 +484,6 @@ class SafetyCheckerTest {
 
     /** Waits (polling the server, bounded) until someone queues for {@code key}. */
     private static void awaitQueued(TenureClient client, String key) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (client.describe(key).waiters().isEmpty()) {
-            assertThat(System.nanoTime() - deadline).as("a waiter queued for " + key).isNegative();
-            Thread.onSpinWait();
-        }
+        Await.until("a waiter queued for " + key, Duration.ofSeconds(20), () -> !client.describe(key).waiters().isEmpty());
     }
 }

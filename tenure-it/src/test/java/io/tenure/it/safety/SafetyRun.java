@@ -1,7 +1,7 @@
 package io.tenure.it.safety;
 
 import io.tenure.it.Cluster;
-import io.tenure.it.TenureProcess;
+import io.tenure.testing.ChildJava;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -121,7 +121,7 @@ public final class SafetyRun {
         ClientLinks links = new ClientLinks(config.members() + 1);
         toClose.add(links);
         for (String name : cluster.names()) {
-            links.assign(name, cluster.member(name).host(), cluster.member(name).clientPort);
+            links.assign(name, cluster.member(name).host(), cluster.member(name).clientPort());
         }
         NemesisLog log = new NemesisLog(runDir.resolve("nemesis.jsonl"));
         toClose.add(log);
@@ -191,7 +191,7 @@ public final class SafetyRun {
 
     private static Process startClient(SafetyConfig config, Path runDir, String name, int number, List<String> endpoints,
                                        String resource) throws IOException {
-        List<String> command = new ArrayList<>(TenureProcess.javaCommand(SafetyWorker.class.getName()));
+        List<String> command = new ArrayList<>(ChildJava.command(SafetyWorker.class.getName()));
         command.set(1, CLIENT_HEAP);
         command.addAll(List.of("--name", name, "--number", Integer.toString(number), "--role", config.roleOf(number),
                 "--run-dir", runDir.toString(), "--endpoints", String.join(",", endpoints), "--resource", resource,

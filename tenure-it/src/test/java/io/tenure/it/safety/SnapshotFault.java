@@ -4,10 +4,10 @@ import io.tenure.client.Lease;
 import io.tenure.client.LockHandle;
 import io.tenure.client.TenureClient;
 import io.tenure.it.Cluster;
-import io.tenure.it.TenureProcess;
 import io.tenure.it.safety.History.Pending;
 import io.tenure.it.safety.Op.Kind;
 import io.tenure.proto.v1.StatusResponse;
+import io.tenure.testing.MemberProcess;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -53,7 +53,7 @@ final class SnapshotFault implements AutoCloseable {
         long entries = fill(survivors, () -> survivors.stream().allMatch(m -> cluster.snapshotIndex(m) > victimLogEnd
                 && cluster.firstLogIndex(m).orElse(0) > victimLogEnd + 1));
 
-        TenureProcess member = cluster.member(victim);
+        MemberProcess member = cluster.member(victim);
         long restartAt = System.nanoTime();
         member.launch();
         String marker = awaitInstall(member, victim, ownSnapshot);
@@ -68,18 +68,18 @@ final class SnapshotFault implements AutoCloseable {
     }
 
     /** Waits (polling every 10 ms: the install is short) for a sign that the member is installing a snapshot. */
-    private String awaitInstall(TenureProcess member, String victim, long ownSnapshot) {
-        long deadline = System.nanoTime() + INSTALL_LIMIT.toNanos();
-        while (System.nanoTime() - deadline < 0 && member.isAlive()) {
+    private String awaitInstall(MemberProcess member, String victim, long ownSnapshot) {
+        String[] seen = {null};
+        Waits.within(INSTALL_LIMIT, Duration.ofMillis(10), () -> {
             long snapshot = cluster.snapshotIndex(victim);
             if (snapshot > ownSnapshot) {
                 boolean loaded = member.logSinceStart().contains("event=snapshot_loaded index=" + snapshot);
-                return "a snapshot from the leader (index " + snapshot + ") was on disk"
+                seen[0] = "a snapshot from the leader (index " + snapshot + ") was on disk"
                         + (loaded ? " and already loaded" : ", not yet loaded: during the install");
             }
-            LockSupport.parkNanos(10_000_000);
-        }
-        return "no install was seen within " + INSTALL_LIMIT.toSeconds() + " s";
+            return seen[0] != null || !member.isAlive();
+        });
+        return seen[0] != null ? seen[0] : "no install was seen within " + INSTALL_LIMIT.toSeconds() + " s";
     }
 
     /** Lock/unlock cycles on filler keys through the survivors until {@code done}; how many. */

@@ -1,15 +1,13 @@
 package io.tenure.server.http;
 
-import io.tenure.server.Await;
+import io.tenure.testing.Await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tenure.server.http.HttpMember.Reply;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import io.tenure.testing.TenureExtension;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -24,19 +22,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code /metrics} parses as Prometheus text (format 0.0.4), and its counters move as HTTP operations happen. */
 class HttpMetricsTest {
-    @TempDir
-    static Path dataDir;
-    static HttpMember member;
-
-    @BeforeAll
-    static void start() throws Exception {
-        member = HttpMember.start(dataDir);
-    }
-
-    @AfterAll
-    static void stop() {
-        member.close();
-    }
+    @RegisterExtension
+    static final TenureExtension tenure = TenureExtension.members(1);
+    static final HttpMember member = HttpMember.of(tenure::cluster);
 
     private static final String NAME = "[a-zA-Z_:][a-zA-Z0-9_:]*";
     private static final String LABEL_VALUE = "\"(?:[^\"\\\\\\n]|\\\\[\\\\\"n])*\"";
@@ -149,7 +137,7 @@ class HttpMetricsTest {
      * future completes, which may be a moment after the HTTP answer was written.
      */
     private static void awaitSample(String key, double expected) {
-        Await.until(Duration.ofSeconds(10), key + " = " + expected, () -> value(scrape(), key) == expected);
+        Await.until(key + " = " + expected, Duration.ofSeconds(10), () -> value(scrape(), key) == expected);
     }
 
     @Test

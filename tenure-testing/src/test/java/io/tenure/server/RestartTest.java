@@ -1,17 +1,23 @@
 package io.tenure.server;
 
 import io.tenure.core.lock.LockView;
+import io.tenure.proto.v1.LeaseGrantRequest;
 import io.tenure.proto.v1.LeaseTimeToLiveRequest;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
+import io.tenure.testing.Await;
+import io.tenure.testing.TenureCluster;
+import org.assertj.core.api.AbstractThrowableAssert;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -22,20 +28,40 @@ class RestartTest {
     @TempDir
     Path dataDir;
 
-    private ServerConfig config() {
-        return ServerConfig.defaults().withHttpPort(0).withDataDir(dataDir).withClientPort(0).withPeerPort(0).withSnapshotEvery(100);
+    /** One member whose data directory is {@code dataDir} itself, taking a snapshot every 100 entries. */
+    private UnaryOperator<ServerConfig> config() {
+        return c -> c.withDataDir(dataDir).withSnapshotEvery(100);
+    }
+
+    /** As {@link #config()}, with the server's default snapshot threshold. */
+    private UnaryOperator<ServerConfig> plain() {
+        return c -> c.withDataDir(dataDir);
+    }
+
+    private static TenureCluster start(UnaryOperator<ServerConfig> config) {
+        return TenureCluster.builder().config(config).start();
+    }
+
+    /** A start refused with an {@link IOException}, which the cluster hands on as the cause. */
+    private static AbstractThrowableAssert<?, ? extends Throwable> assertStartRefused(UnaryOperator<ServerConfig> config) {
+        return assertThatThrownBy(() -> start(config)).isInstanceOf(UncheckedIOException.class)
+                .cause().isInstanceOf(IOException.class);
+    }
+
+    private static long grantLease(TenureCluster m, String clientId, long ttlMillis) {
+        return m.blocking(0).leaseGrant(LeaseGrantRequest.newBuilder().setClientId(clientId).setTtlMs(ttlMillis).build()).getId();
     }
 
     /** Fills the member with 150 held locks (a snapshot at 100 entries) and one queued waiter. */
-    private long fill(RunningMember m, long holder, long waiter) {
+    private long fill(TenureCluster m, long holder, long waiter) {
         long maxToken = 0;
         for (int i = 0; i < 150; i++) {
-            LockResponse r = m.blocking().lock(LockRequest.newBuilder().setName("key-" + i).setLeaseId(holder).build());
+            LockResponse r = m.blocking(0).lock(LockRequest.newBuilder().setName("key-" + i).setLeaseId(holder).build());
             maxToken = Math.max(maxToken, r.getFencingToken());
         }
-        m.async().lock(LockRequest.newBuilder().setName("key-0").setLeaseId(waiter).setTimeoutMs(-1).build(), new NoReply<>());
-        Await.until(java.time.Duration.ofSeconds(10), "the waiter queues",
-                () -> m.server.member().locks().describe("key-0").waiters().size() == 1);
+        m.async(0).lock(LockRequest.newBuilder().setName("key-0").setLeaseId(waiter).setTimeoutMs(-1).build(), new NoReply<>());
+        Await.until("the waiter queues", java.time.Duration.ofSeconds(10),
+                () -> m.server(0).member().locks().describe("key-0").waiters().size() == 1);
         return maxToken;
     }
 
@@ -45,33 +71,33 @@ class RestartTest {
         long waiter;
         long maxToken;
         LockView before;
-        try (RunningMember m = RunningMember.start(config())) {
-            holder = m.grantLease("holder", 120_000);
-            waiter = m.grantLease("waiter", 120_000);
+        try (TenureCluster m = start(config())) {
+            holder = grantLease(m, "holder", 120_000);
+            waiter = grantLease(m, "waiter", 120_000);
             maxToken = fill(m, holder, waiter);
-            before = m.server.member().locks().describe("key-77");
+            before = m.server(0).member().locks().describe("key-77");
         }
         assertThat(snapshots()).as("a snapshot was taken past the threshold").isNotEmpty();
 
-        try (RunningMember m = RunningMember.start(config())) {
-            LockView after = m.server.member().locks().describe("key-77");
+        try (TenureCluster m = start(config())) {
+            LockView after = m.server(0).member().locks().describe("key-77");
             assertThat(after.leaseId()).isEqualTo(holder);
             assertThat(after.fencingToken()).isEqualTo(before.fencingToken());
-            assertThat(m.server.member().locks().describe("key-0").waiters())
+            assertThat(m.server(0).member().locks().describe("key-0").waiters())
                     .extracting(LockView.Waiter::leaseId).containsExactly(waiter);
-            assertThat(m.blocking().leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setId(holder).build()).getTtlMs())
+            assertThat(m.blocking(0).leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setId(holder).build()).getTtlMs())
                     .as("a restarted member counts the TTL from its restart").isGreaterThan(100_000);
-            long fresh = m.grantLease("fresh", 60_000);
-            LockResponse next = m.blocking().lock(LockRequest.newBuilder().setName("brand-new").setLeaseId(fresh).build());
+            long fresh = grantLease(m, "fresh", 60_000);
+            LockResponse next = m.blocking(0).lock(LockRequest.newBuilder().setName("brand-new").setLeaseId(fresh).build());
             assertThat(next.getFencingToken()).isGreaterThan(maxToken);
         }
     }
 
     @Test
     void aCorruptSnapshotStopsStartUpWithAClearMessage() throws Exception {
-        try (RunningMember m = RunningMember.start(config())) {
-            long holder = m.grantLease("holder", 120_000);
-            long waiter = m.grantLease("waiter", 120_000);
+        try (TenureCluster m = start(config())) {
+            long holder = grantLease(m, "holder", 120_000);
+            long waiter = grantLease(m, "waiter", 120_000);
             fill(m, holder, waiter);
         }
         Path snapshot = snapshots().get(0);
@@ -81,18 +107,17 @@ class RestartTest {
             f.seek(f.length() / 2);
             f.write(b ^ 0xff);
         }
-        assertThatThrownBy(() -> RunningMember.start(config()))
-                .isInstanceOf(IOException.class)
+        assertStartRefused(config())
                 .hasMessageContaining("snapshot")
                 .hasMessageContaining("corrupt");
     }
 
     @Test
     void aTruncatedLogStopsStartUp() throws Exception {
-        try (RunningMember m = RunningMember.start(ServerConfig.defaults().withHttpPort(0).withDataDir(dataDir).withClientPort(0).withPeerPort(0))) {
-            long holder = m.grantLease("holder", 120_000);
+        try (TenureCluster m = start(plain())) {
+            long holder = grantLease(m, "holder", 120_000);
             for (int i = 0; i < 20; i++) {
-                m.blocking().lock(LockRequest.newBuilder().setName("key-" + i).setLeaseId(holder).build());
+                m.blocking(0).lock(LockRequest.newBuilder().setName("key-" + i).setLeaseId(holder).build());
             }
         }
         Path segment = logSegments().get(0);
@@ -101,20 +126,17 @@ class RestartTest {
             f.seek(size / 3);
             f.write(new byte[] {(byte) 0xde, (byte) 0xad, (byte) 0xbe, (byte) 0xef, 1, 2, 3, 4});
         }
-        assertThatThrownBy(() -> RunningMember.start(ServerConfig.defaults().withHttpPort(0).withDataDir(dataDir).withClientPort(0).withPeerPort(0)))
-                .isInstanceOf(IOException.class)
-                .hasMessageContaining("cannot start member n1")
-                ;
+        assertStartRefused(plain())
+                .hasMessageContaining("cannot start member n1");
     }
 
     @Test
     void aLogCutShortLosesNoAcknowledgedLockSilently() throws Exception {
-        ServerConfig plain = ServerConfig.defaults().withHttpPort(0).withDataDir(dataDir).withClientPort(0).withPeerPort(0);
         long holder;
-        try (RunningMember m = RunningMember.start(plain)) {
-            holder = m.grantLease("holder", 120_000);
+        try (TenureCluster m = start(plain())) {
+            holder = grantLease(m, "holder", 120_000);
             for (int i = 0; i < 20; i++) {
-                m.blocking().lock(LockRequest.newBuilder().setName("key-" + i).setLeaseId(holder).build());
+                m.blocking(0).lock(LockRequest.newBuilder().setName("key-" + i).setLeaseId(holder).build());
             }
         }
         Path segment = logSegments().get(logSegments().size() - 1);
@@ -122,12 +144,12 @@ class RestartTest {
             f.setLength(nonZeroLength(segment) / 2);
         }
         // Either start-up refuses the damaged log, or every acknowledged lock is still there.
-        try (RunningMember m = RunningMember.start(plain)) {
+        try (TenureCluster m = start(plain())) {
             for (int i = 0; i < 20; i++) {
-                assertThat(m.server.member().locks().describe("key-" + i)).as("key-" + i).isNotNull();
+                assertThat(m.server(0).member().locks().describe("key-" + i)).as("key-" + i).isNotNull();
             }
-        } catch (IOException refused) {
-            assertThat(refused).hasMessageContaining("cannot start member n1");
+        } catch (UncheckedIOException refused) {
+            assertThat(refused.getCause()).isInstanceOf(IOException.class).hasMessageContaining("cannot start member n1");
         }
     }
 
@@ -142,12 +164,11 @@ class RestartTest {
 
     @Test
     void aDataDirectoryOfAnotherMemberIsRefusedUntouched() throws Exception {
-        try (RunningMember m = RunningMember.start(config())) {
-            m.grantLease("someone", 60_000);
+        try (TenureCluster m = start(config())) {
+            grantLease(m, "someone", 60_000);
         }
         String identity = Files.readString(dataDir.resolve("member.properties"));
-        assertThatThrownBy(() -> RunningMember.start(config().withMemberName("n2")))
-                .isInstanceOf(IOException.class)
+        assertStartRefused(c -> config().apply(c).withMemberName("n2"))
                 .hasMessageContaining("belongs to member 'n1', not 'n2'");
         assertThat(Files.readString(dataDir.resolve("member.properties"))).isEqualTo(identity);
     }
@@ -160,19 +181,19 @@ class RestartTest {
     @Test
     void aSnapshotAheadOfTheLogIsLoadedAndTheLogBehindItIsDropped(@TempDir Path older) throws Exception {
         long holder;
-        try (RunningMember m = RunningMember.start(config())) {
-            holder = m.grantLease("holder", 120_000);
+        try (TenureCluster m = start(config())) {
+            holder = grantLease(m, "holder", 120_000);
             for (int i = 0; i < 20; i++) {
-                m.blocking().lock(LockRequest.newBuilder().setName("early-" + i).setLeaseId(holder).build());
+                m.blocking(0).lock(LockRequest.newBuilder().setName("early-" + i).setLeaseId(holder).build());
             }
         }
         copyTree(dataDir, older);
         long lateToken;
-        try (RunningMember m = RunningMember.start(config())) {
+        try (TenureCluster m = start(config())) {
             for (int i = 0; i < 150; i++) {
-                m.blocking().lock(LockRequest.newBuilder().setName("late-" + i).setLeaseId(holder).build());
+                m.blocking(0).lock(LockRequest.newBuilder().setName("late-" + i).setLeaseId(holder).build());
             }
-            lateToken = m.server.member().locks().describe("late-0").fencingToken();
+            lateToken = m.server(0).member().locks().describe("late-0").fencingToken();
         }
         List<Path> taken = snapshots();
         assertThat(taken).as("a snapshot past the threshold").isNotEmpty();
@@ -189,14 +210,14 @@ class RestartTest {
             }
         }
 
-        ServerConfig olderConfig = config().withDataDir(older);
-        try (RunningMember m = RunningMember.start(olderConfig)) {
-            assertThat(m.server.member().locks().describe("late-0").fencingToken()).as("state from the snapshot").isEqualTo(lateToken);
-            assertThat(m.server.member().locks().describe("early-3").leaseId()).isEqualTo(holder);
-            m.blocking().lock(LockRequest.newBuilder().setName("after-restart").setLeaseId(holder).build());
+        UnaryOperator<ServerConfig> olderConfig = c -> config().apply(c).withDataDir(older);
+        try (TenureCluster m = start(olderConfig)) {
+            assertThat(m.server(0).member().locks().describe("late-0").fencingToken()).as("state from the snapshot").isEqualTo(lateToken);
+            assertThat(m.server(0).member().locks().describe("early-3").leaseId()).isEqualTo(holder);
+            m.blocking(0).lock(LockRequest.newBuilder().setName("after-restart").setLeaseId(holder).build());
         }
-        try (RunningMember m = RunningMember.start(olderConfig)) {
-            assertThat(m.server.member().locks().describe("after-restart").leaseId()).as("a write after the repair survives a restart")
+        try (TenureCluster m = start(olderConfig)) {
+            assertThat(m.server(0).member().locks().describe("after-restart").leaseId()).as("a write after the repair survives a restart")
                     .isEqualTo(holder);
         }
     }

@@ -8,6 +8,7 @@ import io.grpc.stub.StreamObserver;
 import io.tenure.core.kernel.LeaseView;
 import io.tenure.core.lock.LockView;
 import io.tenure.proto.v1.Event;
+import io.tenure.proto.v1.LeaseGrantRequest;
 import io.tenure.proto.v1.LeaseKeepAliveRequest;
 import io.tenure.proto.v1.LeaseKeepAliveResponse;
 import io.tenure.proto.v1.LeaseRevokeRequest;
@@ -24,6 +25,8 @@ import io.tenure.proto.v1.TryLockResponse;
 import io.tenure.proto.v1.UnlockRequest;
 import io.tenure.proto.v1.WatchRequest;
 import io.tenure.proto.v1.WatchResponse;
+import io.tenure.testing.Await;
+import io.tenure.testing.TenureCluster;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -48,11 +51,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class SingleMemberTest {
     @TempDir
     Path dataDir;
-    RunningMember member;
+    TenureCluster member;
 
     @BeforeEach
-    void start() throws Exception {
-        member = RunningMember.start(dataDir);
+    void start() {
+        member = TenureCluster.builder().dataDir(dataDir).start();
     }
 
     @AfterEach
@@ -60,12 +63,16 @@ class SingleMemberTest {
         member.close();
     }
 
+    private long grantLease(String clientId, long ttlMillis) {
+        return member.blocking(0).leaseGrant(LeaseGrantRequest.newBuilder().setClientId(clientId).setTtlMs(ttlMillis).build()).getId();
+    }
+
     private LockResponse lock(String name, long lease, long timeoutMs) {
-        return member.blocking().lock(LockRequest.newBuilder().setName(name).setLeaseId(lease).setTimeoutMs(timeoutMs).build());
+        return member.blocking(0).lock(LockRequest.newBuilder().setName(name).setLeaseId(lease).setTimeoutMs(timeoutMs).build());
     }
 
     private void unlock(String name, long lease, long token) {
-        member.blocking().unlock(UnlockRequest.newBuilder().setKey(name).setLeaseId(lease).setFencingToken(token).build());
+        member.blocking(0).unlock(UnlockRequest.newBuilder().setKey(name).setLeaseId(lease).setFencingToken(token).build());
     }
 
     @Test
@@ -79,7 +86,7 @@ class SingleMemberTest {
             for (int c = 0; c < clients; c++) {
                 int client = c;
                 done.add(pool.submit(() -> {
-                    long lease = member.grantLease("client-" + client, 60_000);
+                    long lease = grantLease("client-" + client, 60_000);
                     for (int i = 0; i < cycles; i++) {
                         LockResponse granted = lock("hot", lease, -1);
                         assertThat(granted.getAcquired()).isTrue();
@@ -100,13 +107,13 @@ class SingleMemberTest {
         assertThat(register.overlaps()).as("overlapping holders").isZero();
         assertThat(register.refusals()).as("stale tokens refused by the fenced register").isZero();
         assertThat(register.value()).isEqualTo((long) clients * cycles);
-        assertThat(member.server.member().locks().describe("hot")).isNull();
+        assertThat(member.server(0).member().locks().describe("hot")).isNull();
     }
 
     @Test
     void lockWithTimeoutReturnsNotAcquiredAndLeavesNoWaiter() {
-        long holder = member.grantLease("holder", 60_000);
-        long waiter = member.grantLease("waiter", 60_000);
+        long holder = grantLease("holder", 60_000);
+        long waiter = grantLease("waiter", 60_000);
         LockResponse held = lock("jobs/nightly", holder, 0);
         assertThat(held.getAcquired()).isTrue();
 
@@ -115,41 +122,41 @@ class SingleMemberTest {
         assertThat(timedOut.getAcquired()).isFalse();
         assertThat(timedOut.getFencingToken()).isZero();
         assertThat(timedOut.getHolder()).isEqualTo("holder");
-        LockView view = member.server.member().locks().describe("jobs/nightly");
+        LockView view = member.server(0).member().locks().describe("jobs/nightly");
         assertThat(view.leaseId()).isEqualTo(holder);
         assertThat(view.waiters()).isEmpty();
-        assertThat(member.server.member().waits().count()).isZero();
+        assertThat(member.server(0).member().waits().count()).isZero();
     }
 
     @Test
     void tryLockNeverWaitsAndNamesTheHolder() {
-        long a = member.grantLease("a", 60_000);
-        long b = member.grantLease("b", 60_000);
-        TryLockResponse first = member.blocking().tryLock(TryLockRequest.newBuilder().setName("k").setLeaseId(a).build());
-        TryLockResponse second = member.blocking().tryLock(TryLockRequest.newBuilder().setName("k").setLeaseId(b).build());
-        TryLockResponse again = member.blocking().tryLock(TryLockRequest.newBuilder().setName("k").setLeaseId(a).build());
+        long a = grantLease("a", 60_000);
+        long b = grantLease("b", 60_000);
+        TryLockResponse first = member.blocking(0).tryLock(TryLockRequest.newBuilder().setName("k").setLeaseId(a).build());
+        TryLockResponse second = member.blocking(0).tryLock(TryLockRequest.newBuilder().setName("k").setLeaseId(b).build());
+        TryLockResponse again = member.blocking(0).tryLock(TryLockRequest.newBuilder().setName("k").setLeaseId(a).build());
         assertThat(first.getAcquired()).isTrue();
         assertThat(second.getAcquired()).isFalse();
         assertThat(second.getHolder()).isEqualTo("a");
         assertThat(again.getAcquired()).isTrue();
         assertThat(again.getFencingToken()).as("reentrant: the same grant").isEqualTo(first.getFencingToken());
-        assertThat(member.server.member().locks().describe("k").waiters()).isEmpty();
+        assertThat(member.server(0).member().locks().describe("k").waiters()).isEmpty();
     }
 
     @Test
     void anExpiredLeaseFreesItsLockAndTheNextWaiterGetsALargerToken() throws Exception {
-        long mortal = member.grantLease("mortal", 1_000);
-        long next = member.grantLease("next", 60_000);
+        long mortal = grantLease("mortal", 1_000);
+        long next = grantLease("next", 60_000);
         LockResponse first = lock("leader-duty", mortal, 0);
         assertThat(first.getAcquired()).isTrue();
 
         // Nobody keeps `mortal` alive: the leader expires it through the log about a second later.
-        LockResponse second = member.blocking().withDeadlineAfter(20, TimeUnit.SECONDS)
+        LockResponse second = member.blocking(0).withDeadlineAfter(20, TimeUnit.SECONDS)
                 .lock(LockRequest.newBuilder().setName("leader-duty").setLeaseId(next).setTimeoutMs(-1).build());
 
         assertThat(second.getAcquired()).isTrue();
         assertThat(second.getFencingToken()).isGreaterThan(first.getFencingToken());
-        LeaseTimeToLiveResponse gone = member.blocking().leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setId(mortal).build());
+        LeaseTimeToLiveResponse gone = member.blocking(0).leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setId(mortal).build());
         assertThat(gone.getTtl()).isEqualTo(-1);
         assertThatThrownBy(() -> unlock("leader-duty", mortal, first.getFencingToken()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class,
@@ -158,10 +165,10 @@ class SingleMemberTest {
 
     @Test
     void keepAlivesHoldALeasePastItsTtl() throws Exception {
-        long lease = member.grantLease("kept", 1_000);
+        long lease = grantLease("kept", 1_000);
         assertThat(lock("kept-lock", lease, 0).getAcquired()).isTrue();
         BlockingQueue<LeaseKeepAliveResponse> acks = new LinkedBlockingQueue<>();
-        StreamObserver<LeaseKeepAliveRequest> stream = member.async().leaseKeepAlive(new StreamObserver<>() {
+        StreamObserver<LeaseKeepAliveRequest> stream = member.async(0).leaseKeepAlive(new StreamObserver<>() {
             @Override public void onNext(LeaseKeepAliveResponse r) { acks.add(r); }
             @Override public void onError(Throwable t) { }
             @Override public void onCompleted() { }
@@ -185,8 +192,8 @@ class SingleMemberTest {
         stream.onNext(LeaseKeepAliveRequest.newBuilder().setId(123456789L).build());
         assertThat(acks.poll(5, TimeUnit.SECONDS).getTtl()).as("unknown lease answers ttl 0").isZero();
         stream.onCompleted();
-        assertThat(member.server.member().locks().describe("kept-lock").leaseId()).isEqualTo(lease);
-        LeaseTimeToLiveResponse ttl = member.blocking().leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setId(lease).setKeys(true).build());
+        assertThat(member.server(0).member().locks().describe("kept-lock").leaseId()).isEqualTo(lease);
+        LeaseTimeToLiveResponse ttl = member.blocking(0).leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setId(lease).setKeys(true).build());
         assertThat(ttl.getKeysList()).containsExactly("kept-lock");
         assertThat(ttl.getGrantedTtlMs()).isEqualTo(1_000);
         assertThat(ttl.getClientId()).isEqualTo("kept");
@@ -194,16 +201,16 @@ class SingleMemberTest {
 
     @Test
     void aKeepAliveForSeveralLeasesIsAnsweredOnceListingEach() throws Exception {
-        long a = member.grantLease("a", 60_000);
-        long b = member.grantLease("b", 30_000);
+        long a = grantLease("a", 60_000);
+        long b = grantLease("b", 30_000);
         BlockingQueue<LeaseKeepAliveResponse> acks = new LinkedBlockingQueue<>();
         CompletableFuture<Throwable> ended = new CompletableFuture<>();
-        StreamObserver<LeaseKeepAliveRequest> stream = member.async().leaseKeepAlive(new StreamObserver<>() {
+        StreamObserver<LeaseKeepAliveRequest> stream = member.async(0).leaseKeepAlive(new StreamObserver<>() {
             @Override public void onNext(LeaseKeepAliveResponse r) { acks.add(r); }
             @Override public void onError(Throwable t) { ended.complete(t); }
             @Override public void onCompleted() { ended.complete(null); }
         });
-        long renewedBefore = member.server.member().stateMachine().read(s -> s.lease(a).renewedAt());
+        long renewedBefore = member.server(0).member().stateMachine().read(s -> s.lease(a).renewedAt());
 
         stream.onNext(LeaseKeepAliveRequest.newBuilder().setId(a).addIds(b).addIds(424242L).build());
 
@@ -211,7 +218,7 @@ class SingleMemberTest {
         assertThat(ack).isNotNull();
         assertThat(ack.getRenewedIdsList()).containsExactly(a, b, 424242L);
         assertThat(ack.getRenewedTtlMsList()).as("an unknown lease answers 0").containsExactly(60_000L, 30_000L, 0L);
-        long renewedAfter = member.server.member().stateMachine().read(s -> s.lease(a).renewedAt());
+        long renewedAfter = member.server(0).member().stateMachine().read(s -> s.lease(a).renewedAt());
         assertThat(renewedAfter).isGreaterThan(renewedBefore);
 
         LeaseKeepAliveRequest.Builder tooMany = LeaseKeepAliveRequest.newBuilder();
@@ -224,14 +231,14 @@ class SingleMemberTest {
             assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
             assertThat(e.getStatus().getDescription()).contains("ids").contains("10000");
         });
-        LeaseView stillThere = member.server.member().stateMachine().read(s -> s.lease(b));
+        LeaseView stillThere = member.server(0).member().stateMachine().read(s -> s.lease(b));
         assertThat(stillThere).as("nothing stored is lost").isNotNull();
     }
 
     /** A parked Lock call of {@code lease} on {@code name}, cancellable as a client going away would be. */
     private Context.CancellableContext parkedCall(String name, long lease, long timeoutMs, CompletableFuture<LockResponse> answer) {
         Context.CancellableContext call = Context.current().withCancellation();
-        call.run(() -> member.async().lock(LockRequest.newBuilder().setName(name).setLeaseId(lease).setTimeoutMs(timeoutMs).build(),
+        call.run(() -> member.async(0).lock(LockRequest.newBuilder().setName(name).setLeaseId(lease).setTimeoutMs(timeoutMs).build(),
                 new StreamObserver<>() {
                     @Override public void onNext(LockResponse r) { answer.complete(r); }
                     @Override public void onError(Throwable t) { answer.completeExceptionally(t); }
@@ -242,87 +249,87 @@ class SingleMemberTest {
 
     @Test
     void aWaiterWhoseCallerGoesAwayKeepsItsPlaceForTheRetriedCall() throws Exception {
-        long holder = member.grantLease("holder", 60_000);
-        long waiter = member.grantLease("waiter", 60_000);
+        long holder = grantLease("holder", 60_000);
+        long waiter = grantLease("waiter", 60_000);
         long token = lock("q", holder, 0).getFencingToken();
 
         Context.CancellableContext first = parkedCall("q", waiter, -1, new CompletableFuture<>());
-        Await.until(Duration.ofSeconds(10), "the waiter's first call waits in the queue",
-                () -> member.server.member().locks().describe("q").waiters().size() == 1);
+        Await.until("the waiter's first call waits in the queue", Duration.ofSeconds(10),
+                () -> member.server(0).member().locks().describe("q").waiters().size() == 1);
         // The client re-attaches its wait (as after a failover), then its first call goes away.
         CompletableFuture<LockResponse> retried = new CompletableFuture<>();
         parkedCall("q", waiter, -1, retried);
-        Await.until(Duration.ofSeconds(10), "both calls are parked", () -> member.server.member().waits().count() == 2);
+        Await.until("both calls are parked", Duration.ofSeconds(10), () -> member.server(0).member().waits().count() == 2);
         first.cancel(null);
-        Await.until(Duration.ofSeconds(10), "the cancelled call is forgotten", () -> member.server.member().waits().count() == 1);
-        assertThat(member.server.member().locks().describe("q").waiters()).as("the lease keeps its place")
+        Await.until("the cancelled call is forgotten", Duration.ofSeconds(10), () -> member.server(0).member().waits().count() == 1);
+        assertThat(member.server(0).member().locks().describe("q").waiters()).as("the lease keeps its place")
                 .extracting(w -> w.leaseId()).containsExactly(waiter);
 
         unlock("q", holder, token);
         LockResponse granted = retried.get(10, TimeUnit.SECONDS);
         assertThat(granted.getAcquired()).isTrue();
         assertThat(granted.getFencingToken()).isGreaterThan(token);
-        LockView now = member.server.member().locks().describe("q");
+        LockView now = member.server(0).member().locks().describe("q");
         assertThat(now.leaseId()).as("the retried call's grant is held").isEqualTo(waiter);
         assertThat(now.fencingToken()).isEqualTo(granted.getFencingToken());
     }
 
     @Test
     void lockCancelWithdrawsAWaitAndAnswersItsParkedCall() throws Exception {
-        long holder = member.grantLease("holder", 60_000);
-        long waiter = member.grantLease("waiter", 60_000);
+        long holder = grantLease("holder", 60_000);
+        long waiter = grantLease("waiter", 60_000);
         long token = lock("c", holder, 0).getFencingToken();
         CompletableFuture<LockResponse> parked = new CompletableFuture<>();
         parkedCall("c", waiter, -1, parked);
-        Await.until(Duration.ofSeconds(10), "the waiter waits", () -> member.server.member().locks().describe("c").waiters().size() == 1);
+        Await.until("the waiter waits", Duration.ofSeconds(10), () -> member.server(0).member().locks().describe("c").waiters().size() == 1);
 
-        LockCancelResponse cancelled = member.blocking().lockCancel(LockCancelRequest.newBuilder().setName("c").setLeaseId(waiter).build());
+        LockCancelResponse cancelled = member.blocking(0).lockCancel(LockCancelRequest.newBuilder().setName("c").setLeaseId(waiter).build());
         assertThat(cancelled.getAcquired()).isFalse();
         assertThat(cancelled.getFencingToken()).isZero();
         assertThat(parked.get(10, TimeUnit.SECONDS).getAcquired()).as("the parked call is answered").isFalse();
-        assertThat(member.server.member().locks().describe("c").waiters()).isEmpty();
-        assertThat(member.server.member().waits().count()).isZero();
+        assertThat(member.server(0).member().locks().describe("c").waiters()).isEmpty();
+        assertThat(member.server(0).member().waits().count()).isZero();
 
         unlock("c", holder, token);
-        assertThat(member.server.member().locks().describe("c")).as("nobody inherits the lock").isNull();
+        assertThat(member.server(0).member().locks().describe("c")).as("nobody inherits the lock").isNull();
         // Cancelling again, or a wait that never was, changes nothing.
-        assertThat(member.blocking().lockCancel(LockCancelRequest.newBuilder().setName("c").setLeaseId(waiter).build()).getAcquired()).isFalse();
+        assertThat(member.blocking(0).lockCancel(LockCancelRequest.newBuilder().setName("c").setLeaseId(waiter).build()).getAcquired()).isFalse();
     }
 
     @Test
     void lockCancelAfterTheGrantSaysSoAndKeepsTheLock() {
-        long lease = member.grantLease("holder", 60_000);
+        long lease = grantLease("holder", 60_000);
         long token = lock("won", lease, 0).getFencingToken();
-        LockCancelResponse answer = member.blocking().lockCancel(LockCancelRequest.newBuilder().setName("won").setLeaseId(lease).build());
+        LockCancelResponse answer = member.blocking(0).lockCancel(LockCancelRequest.newBuilder().setName("won").setLeaseId(lease).build());
         assertThat(answer.getAcquired()).isTrue();
         assertThat(answer.getFencingToken()).isEqualTo(token);
-        assertThat(member.server.member().locks().describe("won").fencingToken()).isEqualTo(token);
-        expect(Status.Code.INVALID_ARGUMENT, "name", () -> member.blocking().lockCancel(LockCancelRequest.newBuilder().setName("").setLeaseId(lease).build()));
+        assertThat(member.server(0).member().locks().describe("won").fencingToken()).isEqualTo(token);
+        expect(Status.Code.INVALID_ARGUMENT, "name", () -> member.blocking(0).lockCancel(LockCancelRequest.newBuilder().setName("").setLeaseId(lease).build()));
     }
 
     @Test
     void aTryByALeaseThatAlreadyWaitsAnswersAtOnceAndKeepsItsPlace() throws Exception {
-        long holder = member.grantLease("holder", 60_000);
-        long waiter = member.grantLease("waiter", 60_000);
+        long holder = grantLease("holder", 60_000);
+        long waiter = grantLease("waiter", 60_000);
         lock("t", holder, 0);
         parkedCall("t", waiter, -1, new CompletableFuture<>());
-        Await.until(Duration.ofSeconds(10), "the waiter waits", () -> member.server.member().locks().describe("t").waiters().size() == 1);
+        Await.until("the waiter waits", Duration.ofSeconds(10), () -> member.server(0).member().locks().describe("t").waiters().size() == 1);
 
-        TryLockResponse tried = member.blocking().tryLock(TryLockRequest.newBuilder().setName("t").setLeaseId(waiter).build());
+        TryLockResponse tried = member.blocking(0).tryLock(TryLockRequest.newBuilder().setName("t").setLeaseId(waiter).build());
         assertThat(tried.getAcquired()).isFalse();
         assertThat(tried.getHolder()).isEqualTo("holder");
-        assertThat(member.server.member().locks().describe("t").waiters()).extracting(w -> w.leaseId()).containsExactly(waiter);
+        assertThat(member.server(0).member().locks().describe("t").waiters()).extracting(w -> w.leaseId()).containsExactly(waiter);
     }
 
     @Test
     void revokingALeaseHandsItsLockToTheNextWaiter() throws Exception {
-        long first = member.grantLease("first", 60_000);
-        long second = member.grantLease("second", 60_000);
+        long first = grantLease("first", 60_000);
+        long second = grantLease("second", 60_000);
         long token = lock("r", first, 0).getFencingToken();
         CompletableFuture<LockResponse> waiting = CompletableFuture.supplyAsync(() -> lock("r", second, -1));
-        Await.until(Duration.ofSeconds(10), "second waits", () -> member.server.member().locks().describe("r").waiters().size() == 1);
+        Await.until("second waits", Duration.ofSeconds(10), () -> member.server(0).member().locks().describe("r").waiters().size() == 1);
 
-        member.blocking().leaseRevoke(LeaseRevokeRequest.newBuilder().setId(first).build());
+        member.blocking(0).leaseRevoke(LeaseRevokeRequest.newBuilder().setId(first).build());
 
         LockResponse granted = waiting.get(10, TimeUnit.SECONDS);
         assertThat(granted.getAcquired()).isTrue();
@@ -332,12 +339,12 @@ class SingleMemberTest {
     @Test
     void watchSeesPutOnAcquireAndDeleteOnReleaseInOrderAndReplaysFromARevision() throws Exception {
         BlockingQueue<WatchResponse> live = new LinkedBlockingQueue<>();
-        StreamObserver<WatchRequest> watch = member.async().watch(collector(live));
+        StreamObserver<WatchRequest> watch = member.async(0).watch(collector(live));
         watch.onNext(WatchRequest.newBuilder().setKey("w").setWatchId(1).setPrevKv(true).build());
         assertThat(live.poll(10, TimeUnit.SECONDS).getCreated()).isTrue();
 
-        long lease = member.grantLease("watched-holder", 60_000);
-        LockResponse granted = member.blocking().lock(LockRequest.newBuilder().setName("w").setLeaseId(lease)
+        long lease = grantLease("watched-holder", 60_000);
+        LockResponse granted = member.blocking(0).lock(LockRequest.newBuilder().setName("w").setLeaseId(lease)
                 .setMetadata(ByteString.copyFromUtf8("migration 42")).build());
         unlock("w", lease, granted.getFencingToken());
 
@@ -353,7 +360,7 @@ class SingleMemberTest {
         watch.onCompleted();
 
         BlockingQueue<WatchResponse> replayed = new LinkedBlockingQueue<>();
-        StreamObserver<WatchRequest> again = member.async().watch(collector(replayed));
+        StreamObserver<WatchRequest> again = member.async(0).watch(collector(replayed));
         again.onNext(WatchRequest.newBuilder().setKey("w").setWatchId(7).setStartRevision(put.getKv().getModRevision()).build());
         assertThat(replayed.poll(10, TimeUnit.SECONDS).getCreated()).isTrue();
         List<Event> history = take(replayed, 2);
@@ -364,42 +371,42 @@ class SingleMemberTest {
 
     @Test
     void badInputIsRefusedWithAStatusNamingTheProblemAndChangesNothing() {
-        long lease = member.grantLease("owner", 60_000);
-        long other = member.grantLease("other", 60_000);
+        long lease = grantLease("owner", 60_000);
+        long other = grantLease("other", 60_000);
         long token = lock("guarded", lease, 0).getFencingToken();
         long revision = status().getRevision();
 
         expect(Status.Code.INVALID_ARGUMENT, "name", () -> lock("", lease, 0));
         expect(Status.Code.INVALID_ARGUMENT, "name", () -> lock("x".repeat(1025), lease, 0));
-        expect(Status.Code.INVALID_ARGUMENT, "metadata", () -> member.blocking().lock(LockRequest.newBuilder()
+        expect(Status.Code.INVALID_ARGUMENT, "metadata", () -> member.blocking(0).lock(LockRequest.newBuilder()
                 .setName("guarded").setLeaseId(lease).setMetadata(ByteString.copyFrom(new byte[64 * 1024 + 1])).build()));
         expect(Status.Code.INVALID_ARGUMENT, "timeout_ms", () -> lock("guarded", other, -2));
-        expect(Status.Code.INVALID_ARGUMENT, "ttl", () -> member.grantLease("zero", 0));
-        expect(Status.Code.INVALID_ARGUMENT, "ttl", () -> member.grantLease("negative", -5));
-        expect(Status.Code.INVALID_ARGUMENT, "ttl", () -> member.grantLease("forever", 365L * 24 * 3600 * 1000));
+        expect(Status.Code.INVALID_ARGUMENT, "ttl", () -> grantLease("zero", 0));
+        expect(Status.Code.INVALID_ARGUMENT, "ttl", () -> grantLease("negative", -5));
+        expect(Status.Code.INVALID_ARGUMENT, "ttl", () -> grantLease("forever", 365L * 24 * 3600 * 1000));
         expect(Status.Code.NOT_FOUND, "lease", () -> lock("guarded", 424242, 0));
         expect(Status.Code.FAILED_PRECONDITION, "stale", () -> unlock("guarded", lease, token - 1));
         expect(Status.Code.FAILED_PRECONDITION, "not held by lease", () -> unlock("guarded", other, token));
         expect(Status.Code.NOT_FOUND, "lease", () -> unlock("guarded", 424242, token));
-        expect(Status.Code.NOT_FOUND, "lease", () -> member.blocking().leaseRevoke(LeaseRevokeRequest.newBuilder().setId(999).build()));
+        expect(Status.Code.NOT_FOUND, "lease", () -> member.blocking(0).leaseRevoke(LeaseRevokeRequest.newBuilder().setId(999).build()));
 
-        LockView view = member.server.member().locks().describe("guarded");
+        LockView view = member.server(0).member().locks().describe("guarded");
         assertThat(view.leaseId()).isEqualTo(lease);
         assertThat(view.fencingToken()).isEqualTo(token);
         assertThat(view.waiters()).isEmpty();
-        int leases = member.server.member().stateMachine().read(s -> s.leaseCount());
+        int leases = member.server(0).member().stateMachine().read(s -> s.leaseCount());
         assertThat(leases).isEqualTo(2);
         assertThat(status().getRevision()).as("rejections change no state, only the applied position").isGreaterThanOrEqualTo(revision);
     }
 
     @Test
     void statusNamesTheLeaderAndTheAppliedIndex() {
-        member.grantLease("status-check", 60_000); // the first entry of a fresh log is index 0, Raft's own
+        grantLease("status-check", 60_000); // the first entry of a fresh log is index 0, Raft's own
         StatusResponse status = status();
         assertThat(status.getLeader()).isEqualTo("n1");
         assertThat(status.getMemberName()).isEqualTo("n1");
         assertThat(status.getMemberId()).isEqualTo(MemberInfo.idOf("n1"));
-        assertThat(status.getLeaderEndpoint()).isEqualTo("127.0.0.1:" + member.server.clientPort());
+        assertThat(status.getLeaderEndpoint()).isEqualTo("127.0.0.1:" + member.server(0).clientPort());
         assertThat(status.getRaftTerm()).isPositive();
         assertThat(status.getAppliedIndex()).isPositive();
         assertThat(status.getCommitIndex()).isGreaterThanOrEqualTo(status.getAppliedIndex());
@@ -407,7 +414,7 @@ class SingleMemberTest {
     }
 
     private StatusResponse status() {
-        return member.blocking().status(StatusRequest.getDefaultInstance());
+        return member.blocking(0).status(StatusRequest.getDefaultInstance());
     }
 
     private static void expect(Status.Code code, String messagePart, Runnable call) {

@@ -1,16 +1,14 @@
 package io.tenure.server.http;
 
-import io.tenure.server.Await;
+import io.tenure.testing.Await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tenure.core.kernel.LeaseView;
 import io.tenure.server.http.HttpMember.Reply;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import io.tenure.testing.TenureExtension;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,22 +24,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * (each test uses its own lock names).
  */
 class HttpLockApiTest {
-    @TempDir
-    static Path dataDir;
-    static HttpMember member;
-
-    @BeforeAll
-    static void start() throws Exception {
-        member = HttpMember.start(dataDir);
-    }
-
-    @AfterAll
-    static void stop() {
-        member.close();
-    }
+    @RegisterExtension
+    static final TenureExtension tenure = TenureExtension.members(1);
+    static final HttpMember member = HttpMember.of(tenure::cluster);
 
     private static long leasesOf(String owner) {
-        return member.server.member().stateMachine().read(s -> s.leases()).stream()
+        return member.server().member().stateMachine().read(s -> s.leases()).stream()
                 .map(LeaseView::clientId).filter(owner::equals).count();
     }
 
@@ -139,10 +127,10 @@ class HttpLockApiTest {
         assertThat(leasesOf("prober")).as("the refused acquire's lease is revoked").isZero();
 
         CompletableFuture<Reply> first = member.acquireAsync("hint", "queued-1", 10_000, 60_000);
-        Await.until(Duration.ofSeconds(30), "queued-1 waits", () -> waitersOf("hint").equals(List.of("queued-1")));
+        Await.until("queued-1 waits", Duration.ofSeconds(30), () -> waitersOf("hint").equals(List.of("queued-1")));
         long h1 = member.acquire("hint", "prober", 5_000, 0).json().get("recommended_retry_ms").asLong();
         CompletableFuture<Reply> second = member.acquireAsync("hint", "queued-2", 10_000, 60_000);
-        Await.until(Duration.ofSeconds(30), "queued-2 waits", () -> waitersOf("hint").size() == 2);
+        Await.until("queued-2 waits", Duration.ofSeconds(30), () -> waitersOf("hint").size() == 2);
         JsonNode refusal2 = member.acquire("hint", "prober", 5_000, 0).json();
         long h2 = refusal2.get("recommended_retry_ms").asLong();
 
@@ -161,9 +149,9 @@ class HttpLockApiTest {
     void waitingAcquiresAreGrantedInFifoOrderWithIncreasingTokens() throws Exception {
         JsonNode a = member.acquire("fifo/job", "a", 10_000, 0).json();
         CompletableFuture<Reply> b = member.acquireAsync("fifo/job", "b", 10_000, 30_000);
-        Await.until(Duration.ofSeconds(30), "b waits", () -> waitersOf("fifo/job").equals(List.of("b")));
+        Await.until("b waits", Duration.ofSeconds(30), () -> waitersOf("fifo/job").equals(List.of("b")));
         CompletableFuture<Reply> c = member.acquireAsync("fifo/job", "c", 10_000, 30_000);
-        Await.until(Duration.ofSeconds(30), "c waits behind b", () -> waitersOf("fifo/job").equals(List.of("b", "c")));
+        Await.until("c waits behind b", Duration.ofSeconds(30), () -> waitersOf("fifo/job").equals(List.of("b", "c")));
         JsonNode queue = lockState("fifo/job").get("waiters");
         assertThat(queue.get(0).get("joined_revision").asLong()).isLessThan(queue.get(1).get("joined_revision").asLong());
         assertThat(queue.get(0).get("lease_id").asLong()).isPositive();
@@ -207,12 +195,12 @@ class HttpLockApiTest {
     void aWaitLongerThanTheTtlKeepsItsLeaseAliveUntilGranted() throws Exception {
         JsonNode holder = member.acquire("long-wait", "holder", 10_000, 0).json();
         CompletableFuture<Reply> waiter = member.acquireAsync("long-wait", "patient", 1_000, 30_000);
-        Await.until(Duration.ofSeconds(30), "patient waits", () -> waitersOf("long-wait").equals(List.of("patient")));
+        Await.until("patient waits", Duration.ofSeconds(30), () -> waitersOf("long-wait").equals(List.of("patient")));
         long lease = lockState("long-wait").get("waiters").get(0).get("lease_id").asLong();
         // The front end renews the waiting lease every TTL/3: four renewals span more than its 1 s TTL.
         java.util.Set<Long> renewals = new java.util.HashSet<>();
-        Await.until(Duration.ofSeconds(30), "four renewals of the waiting lease", () -> {
-            long at = member.server.member().stateMachine().read(s -> s.renewedAt(lease));
+        Await.until("four renewals of the waiting lease", Duration.ofSeconds(30), () -> {
+            long at = member.server().member().stateMachine().read(s -> s.renewedAt(lease));
             assertThat(at).as("the waiting lease is alive").isPositive();
             renewals.add(at);
             return renewals.size() >= 5;
@@ -231,9 +219,9 @@ class HttpLockApiTest {
         JsonNode holder = member.acquire("fresh-grant", "holder", 10_000, 0).json();
         // A 30 s lease is renewed every 10 s while it waits; 2 s into the wait it has about 28 s left.
         CompletableFuture<Reply> waiter = member.acquireAsync("fresh-grant", "waiter", 30_000, 30_000);
-        Await.until(Duration.ofSeconds(30), "waiter waits", () -> waitersOf("fresh-grant").equals(List.of("waiter")));
+        Await.until("waiter waits", Duration.ofSeconds(30), () -> waitersOf("fresh-grant").equals(List.of("waiter")));
         long lease = lockState("fresh-grant").get("waiters").get(0).get("lease_id").asLong();
-        Await.until(Duration.ofSeconds(10), "the waiting lease has under 28 s left",
+        Await.until("the waiting lease has under 28 s left", Duration.ofSeconds(10),
                 () -> member.get("/v1/leases/" + lease).json().get("ttl_remaining_ms").asLong() < 28_000);
 
         member.release(holder);
@@ -248,7 +236,7 @@ class HttpLockApiTest {
     void renewExtendsTheRemainingTtl() {
         JsonNode grant = member.acquire("renew/me", "renewer", 3_000, 0).json();
         long lease = grant.get("lease_id").asLong();
-        Await.until(Duration.ofSeconds(10), "the lease's remaining TTL drops below 2.4 s",
+        Await.until("the lease's remaining TTL drops below 2.4 s", Duration.ofSeconds(10),
                 () -> member.get("/v1/leases/" + lease).json().get("ttl_remaining_ms").asLong() < 2_400);
 
         Reply renewed = member.renew(grant);
@@ -369,7 +357,7 @@ class HttpLockApiTest {
         assertThat(grant.json().get("lock").asText()).isEqualTo(name);
         assertThat(grant.json().get("owner_id").asText()).isEqualTo("ünïcode-owner");
         assertThat(lockState(name).get("lock").asText()).isEqualTo(name);
-        assertThat(member.server.member().locks().describe(name)).isNotNull();
+        assertThat(member.server().member().locks().describe(name)).isNotNull();
         JsonNode listed = member.get("/v1/locks?prefix=" + encoded("équipe/")).json().get("locks");
         assertThat(listed).hasSize(1);
         assertThat(listed.get(0).get("lock").asText()).isEqualTo(name);
@@ -408,7 +396,7 @@ class HttpLockApiTest {
     void aLeaseShowsItsOwnerTtlAndTheLocksItHoldsAndWaitsFor() throws Exception {
         JsonNode holder = member.acquire("lease/view", "viewer", 10_000, 0).json();
         CompletableFuture<Reply> waiting = member.acquireAsync("lease/view", "queued", 7_000, 30_000);
-        Await.until(Duration.ofSeconds(30), "queued waits", () -> waitersOf("lease/view").equals(List.of("queued")));
+        Await.until("queued waits", Duration.ofSeconds(30), () -> waitersOf("lease/view").equals(List.of("queued")));
         long waitingLease = lockState("lease/view").get("waiters").get(0).get("lease_id").asLong();
 
         Reply held = member.get("/v1/leases/" + holder.get("lease_id").asLong());
@@ -449,7 +437,7 @@ class HttpLockApiTest {
         assertThat(s.get("members")).hasSize(1);
         assertThat(s.get("members").get(0).get("name").asText()).isEqualTo("n1");
         assertThat(s.get("members").get(0).get("leader").asBoolean()).isTrue();
-        assertThat(s.get("members").get(0).get("client_endpoint").asText()).endsWith(":" + member.server.clientPort());
+        assertThat(s.get("members").get(0).get("client_endpoint").asText()).endsWith(":" + member.server().clientPort());
     }
 
     /** The error body: exactly error, message and (when given) field, plus extras for held. */

@@ -13,6 +13,8 @@ import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.StatusRequest;
 import io.tenure.proto.v1.UnlockRequest;
+import io.tenure.testing.Await;
+import io.tenure.testing.TenureCluster;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -23,48 +25,52 @@ class LimitsTest {
     @TempDir
     Path dir;
 
-    private static ServerConfig config(Path dir, ServerLimits limits) {
-        return ServerConfig.defaults().withHttpPort(0).withDataDir(dir).withClientPort(0).withPeerPort(0).withLimits(limits);
+    private static TenureCluster start(Path dir, ServerLimits limits) {
+        return TenureCluster.builder().dataDir(dir).config(c -> c.withLimits(limits)).start();
+    }
+
+    private static long grantLease(TenureCluster m, String clientId, long ttlMillis) {
+        return m.blocking(0).leaseGrant(LeaseGrantRequest.newBuilder().setClientId(clientId).setTtlMs(ttlMillis).build()).getId();
     }
 
     @Test
     void leasesPerClientLocksPerClientAndWaitersPerLock() throws Exception {
         ServerLimits limits = ServerLimits.defaults().withMaxLeasesPerClient(2).withMaxLocksPerClient(2).withMaxWaitersPerLock(1);
-        try (RunningMember m = RunningMember.start(config(dir, limits))) {
-            long a1 = m.grantLease("a", 30_000);
-            long a2 = m.grantLease("a", 30_000);
-            assertRefused(() -> m.grantLease("a", 30_000), "max-leases-per-client", "client id 'a'");
-            long b = m.grantLease("b", 30_000); // another client is not affected
+        try (TenureCluster m = start(dir, limits)) {
+            long a1 = grantLease(m, "a", 30_000);
+            long a2 = grantLease(m, "a", 30_000);
+            assertRefused(() -> grantLease(m, "a", 30_000), "max-leases-per-client", "client id 'a'");
+            long b = grantLease(m, "b", 30_000); // another client is not affected
 
             lock(m, "k1", a1, 0);
             lock(m, "k2", a1, 0);
             assertRefused(() -> lock(m, "k3", a2, 0), "max-locks-per-client", "client id 'a'");
             assertThat(lock(m, "k1", a1, 0).getAcquired()).as("a retry of a held lock is never refused").isTrue();
 
-            long c = m.grantLease("c", 30_000);
-            var waiting = m.async();
+            long c = grantLease(m, "c", 30_000);
+            var waiting = m.async(0);
             waiting.lock(LockRequest.newBuilder().setName("k1").setLeaseId(b).setTimeoutMs(-1).build(), new io.grpc.stub.StreamObserver<>() {
                 public void onNext(LockResponse r) { }
                 public void onError(Throwable t) { }
                 public void onCompleted() { }
             });
-            Await.until(java.time.Duration.ofSeconds(10), "b waits for k1", () -> m.server.member().locks().describe("k1").waiters().size() == 1);
+            Await.until("b waits for k1", java.time.Duration.ofSeconds(10), () -> m.server(0).member().locks().describe("k1").waiters().size() == 1);
             assertRefused(() -> lock(m, "k1", c, 5_000), "max-waiters-per-lock", "lock 'k1'");
             assertThat(lock(m, "k1", c, 0).getAcquired()).as("a try without waiting is not a waiter").isFalse();
 
             // Freed capacity is usable again, and the member serves everyone throughout.
-            m.blocking().unlock(UnlockRequest.newBuilder().setKey("k2").setLeaseId(a1)
-                    .setFencingToken(m.server.member().locks().describe("k2").fencingToken()).build());
+            m.blocking(0).unlock(UnlockRequest.newBuilder().setKey("k2").setLeaseId(a1)
+                    .setFencingToken(m.server(0).member().locks().describe("k2").fencingToken()).build());
             assertThat(lock(m, "k3", a2, 0).getAcquired()).isTrue();
-            assertThat(m.blocking().status(StatusRequest.getDefaultInstance()).getLeader()).isEqualTo("n1");
+            assertThat(m.blocking(0).status(StatusRequest.getDefaultInstance()).getLeader()).isEqualTo("n1");
         }
     }
 
     @Test
     void connectionsBeyondTheLimitAreToldWhy() throws Exception {
-        try (RunningMember m = RunningMember.start(config(dir, ServerLimits.defaults().withMaxConnections(1)))) {
-            assertThat(m.blocking().status(StatusRequest.getDefaultInstance()).getLeader()).isEqualTo("n1");
-            ManagedChannel second = NettyChannelBuilder.forAddress("127.0.0.1", m.server.clientPort()).usePlaintext().build();
+        try (TenureCluster m = start(dir, ServerLimits.defaults().withMaxConnections(1))) {
+            assertThat(m.blocking(0).status(StatusRequest.getDefaultInstance()).getLeader()).isEqualTo("n1");
+            ManagedChannel second = NettyChannelBuilder.forAddress("127.0.0.1", m.server(0).clientPort()).usePlaintext().build();
             try {
                 assertThatThrownBy(() -> LockServiceGrpc.newBlockingStub(second).withDeadlineAfter(10, TimeUnit.SECONDS)
                         .status(StatusRequest.getDefaultInstance()))
@@ -72,7 +78,7 @@ class LimitsTest {
                             assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
                             assertThat(e.getStatus().getDescription()).contains("--max-connections").contains("1 client connections");
                         });
-                assertThat(m.blocking().status(StatusRequest.getDefaultInstance()).getLeader()).as("the first connection is still served").isEqualTo("n1");
+                assertThat(m.blocking(0).status(StatusRequest.getDefaultInstance()).getLeader()).as("the first connection is still served").isEqualTo("n1");
             } finally {
                 second.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             }
@@ -80,27 +86,12 @@ class LimitsTest {
     }
 
     @Test
-    void theRequestRateGuardRefusesBeyondItsRateButNotKeepAlives() {
-        long[] now = {0};
-        RequestRateGuard guard = new RequestRateGuard(3, () -> now[0]);
-        assertThat(guard.tryAdmit()).isTrue();
-        assertThat(guard.tryAdmit()).isTrue();
-        assertThat(guard.tryAdmit()).isTrue();
-        assertThat(guard.tryAdmit()).isFalse();
-        assertThat(guard.refusal().getMessage()).contains("--max-requests-per-second").contains("3 requests per second");
-        now[0] = TimeUnit.MILLISECONDS.toNanos(334);
-        assertThat(guard.tryAdmit()).as("a third of a second refills one").isTrue();
-        assertThat(guard.tryAdmit()).isFalse();
-        assertThat(new RequestRateGuard(0, () -> 0).tryAdmit()).as("0 = no guard").isTrue();
-    }
-
-    @Test
     void overTheRateAMemberRefusesCallsWithTheLimitsName() throws Exception {
-        try (RunningMember m = RunningMember.start(config(dir, ServerLimits.defaults().withMaxRequestsPerSecond(5)))) {
+        try (TenureCluster m = start(dir, ServerLimits.defaults().withMaxRequestsPerSecond(5))) {
             StatusRuntimeException refused = null;
             for (int i = 0; i < 50 && refused == null; i++) {
                 try {
-                    m.blocking().status(StatusRequest.getDefaultInstance());
+                    m.blocking(0).status(StatusRequest.getDefaultInstance());
                 } catch (StatusRuntimeException e) {
                     refused = e;
                 }
@@ -111,8 +102,8 @@ class LimitsTest {
         }
     }
 
-    private static LockResponse lock(RunningMember m, String name, long lease, long timeoutMs) {
-        return m.blocking().lock(LockRequest.newBuilder().setName(name).setLeaseId(lease).setTimeoutMs(timeoutMs).build());
+    private static LockResponse lock(TenureCluster m, String name, long lease, long timeoutMs) {
+        return m.blocking(0).lock(LockRequest.newBuilder().setName(name).setLeaseId(lease).setTimeoutMs(timeoutMs).build());
     }
 
     private static void assertRefused(org.assertj.core.api.ThrowableAssert.ThrowingCallable call, String limit, String names) {

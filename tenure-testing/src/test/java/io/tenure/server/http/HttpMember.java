@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tenure.server.ServerConfig;
 import io.tenure.server.TenureServer;
+import io.tenure.testing.TenureCluster;
 
 import java.io.IOException;
 import java.net.URI;
@@ -15,29 +16,51 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
-/** A real member on 127.0.0.1 with ephemeral ports, and an HTTP client for its JSON API. */
+/**
+ * An HTTP client for the JSON API of a real member: member 0 of a {@link TenureCluster}, either one
+ * started here and closed with this ({@link #start}) or one a {@link io.tenure.testing.TenureExtension}
+ * runs for the test class ({@link #of}).
+ */
 final class HttpMember implements AutoCloseable {
     static final ObjectMapper JSON = new ObjectMapper();
 
-    final TenureServer server;
+    private final Supplier<TenureCluster> cluster;
+    private final boolean owned;
     final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(10)).build();
 
-    private HttpMember(TenureServer server) {
-        this.server = server;
+    private HttpMember(Supplier<TenureCluster> cluster, boolean owned) {
+        this.cluster = cluster;
+        this.owned = owned;
     }
 
-    static ServerConfig config(Path dataDir) {
-        return ServerConfig.defaults().withHttpPort(0).withDataDir(dataDir).withClientPort(0).withPeerPort(0);
+    /** A client of the member that {@code members} runs (looked up at each use, so it may start later). */
+    static HttpMember of(Supplier<TenureCluster> members) {
+        return new HttpMember(members, false);
     }
 
-    static HttpMember start(Path dataDir) throws IOException {
-        return start(config(dataDir));
+    /** Starts one member keeping its data under {@code dataDir}; {@link #close()} stops it. */
+    static HttpMember start(Path dataDir) {
+        return start(dataDir, c -> c);
     }
 
-    static HttpMember start(ServerConfig config) throws IOException {
-        return new HttpMember(TenureServer.start(config));
+    /** As {@link #start(Path)}, with the member's settings changed by {@code config}. */
+    static HttpMember start(Path dataDir, UnaryOperator<ServerConfig> config) {
+        return start(TenureCluster.builder().dataDir(dataDir).config(config));
+    }
+
+    /** Starts what {@code members} describes and talks to its first member; {@link #close()} stops them. */
+    static HttpMember start(TenureCluster.Builder members) {
+        TenureCluster started = members.start();
+        return new HttpMember(() -> started, true);
+    }
+
+    /** The member's server, to look at it from the inside. */
+    TenureServer server() {
+        return cluster.get().server(0);
     }
 
     /** One answer: status, headers and body (parsed when it is JSON). */
@@ -65,7 +88,7 @@ final class HttpMember implements AutoCloseable {
     }
 
     URI uri(String path) {
-        return URI.create("http://127.0.0.1:" + server.httpPort() + path);
+        return URI.create(cluster.get().httpEndpoint(0) + path);
     }
 
     Reply get(String path) {
@@ -100,7 +123,7 @@ final class HttpMember implements AutoCloseable {
      * escape); answers the raw status line, headers and body.
      */
     String raw(String method, String path) {
-        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.httpPort())) {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server().httpPort())) {
             socket.setSoTimeout(30_000);
             socket.getOutputStream().write((method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n"
                     + "Connection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
@@ -166,6 +189,8 @@ final class HttpMember implements AutoCloseable {
 
     @Override
     public void close() {
-        server.close();
+        if (owned) {
+            cluster.get().close();
+        }
     }
 }

@@ -21,7 +21,7 @@ class HttpLimitsTest {
     @Test
     void waitersPerLockAndLeasesPerClientAnswer429() throws Exception {
         ServerLimits limits = ServerLimits.defaults().withMaxLeasesPerClient(1);
-        try (HttpMember member = HttpMember.start(HttpMember.config(dir).withLimits(limits))) {
+        try (HttpMember member = HttpMember.start(dir, c -> c.withLimits(limits))) {
             Reply first = member.post("/v1/locks/l1/acquire", "{\"owner_id\":\"w\",\"ttl_ms\":30000}");
             assertThat(first.status()).isEqualTo(200);
             Reply second = member.post("/v1/locks/l2/acquire", "{\"owner_id\":\"w\",\"ttl_ms\":30000}");
@@ -35,7 +35,7 @@ class HttpLimitsTest {
 
     @Test
     void overTheRequestRateTheApiAnswers429ButHealthAndMetricsStillAnswer() throws Exception {
-        try (HttpMember member = HttpMember.start(HttpMember.config(dir).withLimits(ServerLimits.defaults().withMaxRequestsPerSecond(3)))) {
+        try (HttpMember member = HttpMember.start(dir, c -> c.withLimits(ServerLimits.defaults().withMaxRequestsPerSecond(3)))) {
             Reply refused = null;
             for (int i = 0; i < 50 && refused == null; i++) {
                 Reply r = member.get("/v1/locks/rate");
@@ -52,11 +52,11 @@ class HttpLimitsTest {
 
     @Test
     void aConnectionBeyondTheLimitIsToldWhyAndClosed() throws Exception {
-        try (HttpMember member = HttpMember.start(HttpMember.config(dir).withLimits(ServerLimits.defaults().withMaxConnections(1)));
-             Socket held = new Socket("127.0.0.1", member.server.httpPort())) {
+        try (HttpMember member = HttpMember.start(dir, c -> c.withLimits(ServerLimits.defaults().withMaxConnections(1)));
+             Socket held = new Socket("127.0.0.1", member.server().httpPort())) {
             // The first connection stays open (keep-alive) and is served.
             assertThat(exchange(held, false)).startsWith("HTTP/1.1 404").contains("not_found");
-            try (Socket extra = new Socket("127.0.0.1", member.server.httpPort())) {
+            try (Socket extra = new Socket("127.0.0.1", member.server().httpPort())) {
                 String answer = exchange(extra, true);
                 assertThat(answer).startsWith("HTTP/1.1 429").contains("limit_exceeded").contains("--max-connections");
             }

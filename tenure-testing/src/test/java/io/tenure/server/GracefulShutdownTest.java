@@ -3,7 +3,6 @@ package io.tenure.server;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import io.tenure.proto.v1.DescribeRequest;
 import io.tenure.proto.v1.LeaseGrantRequest;
@@ -20,15 +19,14 @@ import io.tenure.proto.v1.UnlockRequest;
 import io.tenure.proto.v1.Waiter;
 import io.tenure.proto.v1.WatchRequest;
 import io.tenure.proto.v1.WatchResponse;
+import io.tenure.testing.Await;
+import io.tenure.testing.TenureCluster;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,20 +54,20 @@ class GracefulShutdownTest {
 
     @TempDir
     Path dir;
-    final Map<String, TenureServer> members = new LinkedHashMap<>();
-    final Map<String, ManagedChannel> channels = new LinkedHashMap<>();
+    TenureCluster cluster;
 
     @AfterEach
     void stop() {
-        channels.values().forEach(ManagedChannel::shutdownNow);
-        members.values().forEach(TenureServer::close);
+        if (cluster != null) {
+            cluster.close();
+        }
     }
 
     @Test
     void theLeaderHandsOverWithinAnElectionTimeoutAndKeepsLocksAndQueuePlaces() throws Exception {
         startCluster();
-        String leader = awaitValue(Duration.ofSeconds(30), "a leader every member names", this::agreedLeader);
-        List<String> followers = members.keySet().stream().filter(n -> !n.equals(leader)).toList();
+        String leader = Await.value("a leader every member names", Duration.ofSeconds(30), this::agreedLeader);
+        List<String> followers = names().stream().filter(n -> !n.equals(leader)).toList();
         String f1 = followers.get(0);
         String f2 = followers.get(1);
 
@@ -79,23 +77,23 @@ class GracefulShutdownTest {
 
         // On the leader: a parked wait, a keep-alive stream and a watch stream.
         Recorder<LockResponse> parked = new Recorder<>();
-        LockServiceGrpc.newStub(channels.get(leader)).lock(
+        LockServiceGrpc.newStub(channel(leader)).lock(
                 LockRequest.newBuilder().setName("kept").setLeaseId(waiter).setTimeoutMs(-1).build(), parked);
-        Await.until(Duration.ofSeconds(10), "the waiter parks on " + leader,
-                () -> members.get(leader).member().waits().count() == 1);
+        Await.until("the waiter parks on " + leader, Duration.ofSeconds(10),
+                () -> server(leader).member().waits().count() == 1);
         long joined = describe(f1, "kept").getWaiters(0).getJoinedRevision();
         Recorder<LeaseKeepAliveResponse> keepAlive = new Recorder<>();
-        StreamObserver<LeaseKeepAliveRequest> keepAlives = LockServiceGrpc.newStub(channels.get(leader)).leaseKeepAlive(keepAlive);
+        StreamObserver<LeaseKeepAliveRequest> keepAlives = LockServiceGrpc.newStub(channel(leader)).leaseKeepAlive(keepAlive);
         keepAlives.onNext(LeaseKeepAliveRequest.newBuilder().setId(holder).build());
-        Await.until(Duration.ofSeconds(10), "a keep-alive acknowledged", () -> !keepAlive.values.isEmpty());
+        Await.until("a keep-alive acknowledged", Duration.ofSeconds(10), () -> !keepAlive.values.isEmpty());
         Recorder<WatchResponse> watch = new Recorder<>();
-        LockServiceGrpc.newStub(channels.get(leader)).watch(watch)
+        LockServiceGrpc.newStub(channel(leader)).watch(watch)
                 .onNext(WatchRequest.newBuilder().setKey("kept").setWatchId(1).build());
-        Await.until(Duration.ofSeconds(10), "the watch is created", () -> watch.values.stream().anyMatch(WatchResponse::getCreated));
+        Await.until("the watch is created", Duration.ofSeconds(10), () -> watch.values.stream().anyMatch(WatchResponse::getCreated));
 
         long started = System.nanoTime();
-        CompletableFuture<Boolean> shutdown = CompletableFuture.supplyAsync(() -> members.get(leader).shutdownGracefully());
-        String next = awaitValue(ELECTION_TIMEOUT.multipliedBy(3), "a leader other than " + leader + " named by " + f1, () -> {
+        CompletableFuture<Boolean> shutdown = CompletableFuture.supplyAsync(() -> server(leader).shutdownGracefully());
+        String next = Await.value("a leader other than " + leader + " named by " + f1, ELECTION_TIMEOUT.multipliedBy(3), () -> {
             String seen = leaderSeenBy(f1);
             return seen != null && !seen.equals(leader) ? seen : null;
         });
@@ -137,28 +135,28 @@ class GracefulShutdownTest {
 
     @Test
     void aDrainingMemberRefusesNewCallsAndAStoppedSingleMemberKeepsEveryLock() throws Exception {
-        ServerConfig config = ServerConfig.defaults().withHttpPort(0).withDataDir(dir.resolve("single"))
-                .withClientPort(0).withPeerPort(0).withShutdownTimeout(Duration.ofSeconds(10));
+        TenureCluster.Builder config = TenureCluster.builder().dataDir(dir.resolve("single"))
+                .config(c -> c.withShutdownTimeout(Duration.ofSeconds(10)));
         Map<String, Long> tokens = new LinkedHashMap<>();
         long holder;
         long waiter;
         long joined;
-        try (RunningMember single = RunningMember.start(config)) {
-            holder = single.grantLease("holder", TTL_MS);
-            waiter = single.grantLease("waiter", TTL_MS);
+        try (TenureCluster single = config.start()) {
+            holder = grantLease(single, "holder", TTL_MS);
+            waiter = grantLease(single, "waiter", TTL_MS);
             for (int i = 0; i < 20; i++) {
                 String key = "single/" + i;
-                tokens.put(key, single.blocking().lock(LockRequest.newBuilder().setName(key).setLeaseId(holder).build()).getFencingToken());
+                tokens.put(key, single.blocking(0).lock(LockRequest.newBuilder().setName(key).setLeaseId(holder).build()).getFencingToken());
             }
             Recorder<LockResponse> parked = new Recorder<>();
-            single.async().lock(LockRequest.newBuilder().setName("single/0").setLeaseId(waiter).setTimeoutMs(-1).build(), parked);
-            Await.until(Duration.ofSeconds(10), "the waiter parks", () -> single.server.member().waits().count() == 1);
-            joined = single.blocking().describe(DescribeRequest.newBuilder().setName("single/0").build())
+            single.async(0).lock(LockRequest.newBuilder().setName("single/0").setLeaseId(waiter).setTimeoutMs(-1).build(), parked);
+            Await.until("the waiter parks", Duration.ofSeconds(10), () -> single.server(0).member().waits().count() == 1);
+            joined = single.blocking(0).describe(DescribeRequest.newBuilder().setName("single/0").build())
                     .getLock().getWaiters(0).getJoinedRevision();
 
             // Draining alone (the first step of a shutdown): new calls are refused, with the reason.
-            single.server.member().startDraining();
-            assertThatThrownBy(() -> single.blocking().status(StatusRequest.getDefaultInstance()))
+            single.server(0).member().startDraining();
+            assertThatThrownBy(() -> single.blocking(0).status(StatusRequest.getDefaultInstance()))
                     .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
                         assertThat(e.getStatus().getDescription()).contains("shutting down, retry another member");
@@ -166,78 +164,61 @@ class GracefulShutdownTest {
             assertThat(parked.values).as("a call admitted before keeps waiting").isEmpty();
             assertThat(parked.error).isNull();
 
-            assertThat(single.server.shutdownGracefully()).isTrue();
+            assertThat(single.server(0).shutdownGracefully()).isTrue();
             assertThat(parked.awaitError().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-            assertThat(single.server.failure()).isNull();
+            assertThat(single.server(0).failure()).isNull();
         }
 
-        try (RunningMember restarted = RunningMember.start(config)) {
+        try (TenureCluster restarted = config.start()) {
             for (Map.Entry<String, Long> held : tokens.entrySet()) {
-                TryLockResponse again = restarted.blocking().tryLock(TryLockRequest.newBuilder()
+                TryLockResponse again = restarted.blocking(0).tryLock(TryLockRequest.newBuilder()
                         .setName(held.getKey()).setLeaseId(holder).build());
                 assertThat(again.getAcquired()).as(held.getKey() + " still held by its lease").isTrue();
                 assertThat(again.getFencingToken()).as(held.getKey() + " keeps its token").isEqualTo(held.getValue());
             }
-            LockState first = restarted.blocking().describe(DescribeRequest.newBuilder().setName("single/0").build()).getLock();
+            LockState first = restarted.blocking(0).describe(DescribeRequest.newBuilder().setName("single/0").build()).getLock();
             assertThat(first.getWaitersList()).extracting(Waiter::getLeaseId, Waiter::getJoinedRevision)
                     .as("the waiter handed back at shutdown kept its place")
                     .containsExactly(org.assertj.core.groups.Tuple.tuple(waiter, joined));
         }
     }
 
-    private void startCluster() throws Exception {
-        Map<String, String> peers = new LinkedHashMap<>();
-        int[] ports = FreePorts.take(3);
-        List<String> names = List.of("n1", "n2", "n3");
-        for (int i = 0; i < names.size(); i++) {
-            peers.put(names.get(i), "127.0.0.1:" + ports[i]);
-        }
-        List<CompletableFuture<TenureServer>> starting = new ArrayList<>();
-        for (String name : peers.keySet()) {
-            ServerConfig config = ServerConfig.defaults().withHttpPort(0).withMemberName(name).withDataDir(dir.resolve(name))
-                    .withClientPort(0).withPeers(peers).withElectionTimeout(ELECTION_TIMEOUT)
-                    .withShutdownTimeout(Duration.ofSeconds(10));
-            starting.add(CompletableFuture.supplyAsync(() -> {
-                try {
-                    return TenureServer.start(config);
-                } catch (IOException e) {
-                    throw new IllegalStateException(e);
-                }
-            }));
-        }
-        for (CompletableFuture<TenureServer> s : starting) {
-            TenureServer server = s.get(60, TimeUnit.SECONDS);
-            String name = server.member().status(io.tenure.proto.v1.ResponseHeader.getDefaultInstance()).getMemberName();
-            members.put(name, server);
-            channels.put(name, NettyChannelBuilder.forAddress("127.0.0.1", server.clientPort()).usePlaintext().build());
-        }
+    private void startCluster() {
+        cluster = TenureCluster.builder().members(3).dataDir(dir).electionTimeout(ELECTION_TIMEOUT)
+                .config(c -> c.withShutdownTimeout(Duration.ofSeconds(10))).start();
+    }
+
+    private List<String> names() {
+        return List.of("n1", "n2", "n3");
+    }
+
+    private TenureServer server(String name) {
+        return cluster.server(cluster.indexOf(name));
+    }
+
+    private ManagedChannel channel(String name) {
+        return cluster.channel(cluster.indexOf(name));
     }
 
     /** The leader as the member's Raft division knows it (no read barrier, so it answers during a hand-over). */
     private String leaderSeenBy(String name) {
-        return members.get(name).member().members().stream().filter(io.tenure.proto.v1.Member::getLeader)
+        return server(name).member().members().stream().filter(io.tenure.proto.v1.Member::getLeader)
                 .map(io.tenure.proto.v1.Member::getName).findFirst().orElse(null);
     }
 
     /** A leader that every member names and that has applied an entry of its term, or null. */
     private String agreedLeader() {
         String first = leaderSeenBy("n1");
-        boolean agreed = first != null && members.keySet().stream().allMatch(n -> first.equals(leaderSeenBy(n)));
-        return agreed && members.get(first).member().leaderReady() ? first : null;
+        boolean agreed = first != null && names().stream().allMatch(n -> first.equals(leaderSeenBy(n)));
+        return agreed && server(first).member().leaderReady() ? first : null;
     }
 
-    /** Waits until {@code probe} returns non-null and returns it. */
-    private static <T> T awaitValue(Duration limit, String what, java.util.function.Supplier<T> probe) {
-        java.util.concurrent.atomic.AtomicReference<T> found = new java.util.concurrent.atomic.AtomicReference<>();
-        Await.until(limit, what, () -> {
-            found.set(probe.get());
-            return found.get() != null;
-        });
-        return found.get();
+    private static long grantLease(TenureCluster m, String clientId, long ttlMillis) {
+        return m.blocking(0).leaseGrant(LeaseGrantRequest.newBuilder().setClientId(clientId).setTtlMs(ttlMillis).build()).getId();
     }
 
     private LockServiceGrpc.LockServiceBlockingStub stub(String member) {
-        return LockServiceGrpc.newBlockingStub(channels.get(member)).withDeadlineAfter(30, TimeUnit.SECONDS);
+        return LockServiceGrpc.newBlockingStub(channel(member)).withDeadlineAfter(30, TimeUnit.SECONDS);
     }
 
     private LockState describe(String member, String name) {
@@ -267,7 +248,7 @@ class GracefulShutdownTest {
         }
 
         Status awaitError() {
-            Await.until(Duration.ofSeconds(10), "the call ends with an error", () -> error != null || completed);
+            Await.until("the call ends with an error", Duration.ofSeconds(10), () -> error != null || completed);
             assertThat(completed).as("ended with an error, not completed").isFalse();
             return error;
         }

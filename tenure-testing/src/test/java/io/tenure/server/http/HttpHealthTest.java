@@ -1,12 +1,14 @@
 package io.tenure.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.tenure.server.ServerConfig;
+import io.tenure.testing.FreePorts;
+import io.tenure.testing.TenureCluster;
 import io.tenure.server.http.HttpMember.Reply;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -34,7 +36,7 @@ class HttpHealthTest {
             assertThat(r.get("leader").asText()).isEqualTo("n1");
             assertThat(r.get("applied_index").asLong()).isPositive().isGreaterThanOrEqualTo(r.get("commit_index").asLong());
 
-            member.server.member().startDraining();
+            member.server().member().startDraining();
             Reply draining = member.get("/readyz");
 
             assertThat(draining.status()).isEqualTo(503);
@@ -47,11 +49,11 @@ class HttpHealthTest {
     void aMemberWithoutALeaderIsHealthyButNotReadyAndAnswers503WithRetryAfter() throws Exception {
         // n2 never starts: n1 can never win an election, so it knows no leader.
         Map<String, String> peers = new LinkedHashMap<>();
-        int[] ports = io.tenure.server.FreePorts.take(2);
+        int[] ports = FreePorts.take(2);
         peers.put("n1", "127.0.0.1:" + ports[0]);
         peers.put("n2", "127.0.0.1:" + ports[1]);
-        ServerConfig config = HttpMember.config(dir).withPeers(peers);
-        try (HttpMember member = HttpMember.start(config)) {
+        try (HttpMember member = HttpMember.start(TenureCluster.builder().dataDir(dir).config(c -> c.withPeers(peers))
+                .waitForLeader(false))) {
             Reply healthy = member.get("/healthz");
             Reply ready = member.get("/readyz");
             Reply read = member.get("/v1/locks/anything");
@@ -73,8 +75,8 @@ class HttpHealthTest {
     void theHttpPortIsBoundAndReleasedWithTheMember() throws Exception {
         int port;
         try (HttpMember member = HttpMember.start(dir)) {
-            port = member.server.httpPort();
-            assertThat(port).isPositive().isNotEqualTo(member.server.clientPort());
+            port = member.server().httpPort();
+            assertThat(port).isPositive().isNotEqualTo(member.server().clientPort());
         }
         try (ServerSocket again = new ServerSocket(port, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
             assertThat(again.getLocalPort()).isEqualTo(port);
@@ -82,7 +84,8 @@ class HttpHealthTest {
         int taken;
         try (ServerSocket busy = new ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
             taken = busy.getLocalPort();
-            org.assertj.core.api.Assertions.assertThatThrownBy(() -> HttpMember.start(HttpMember.config(dir.resolve("other")).withHttpPort(taken)))
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> HttpMember.start(dir.resolve("other"), c -> c.withHttpPort(taken)))
+                    .isInstanceOf(UncheckedIOException.class).cause()
                     .isInstanceOf(IOException.class).hasMessageContaining("HTTP").hasMessageContaining(String.valueOf(taken));
         }
     }

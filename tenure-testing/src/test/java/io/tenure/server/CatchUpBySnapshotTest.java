@@ -6,18 +6,14 @@ import io.tenure.proto.v1.LeaseGrantRequest;
 import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.StatusRequest;
 import io.tenure.proto.v1.StatusResponse;
-import org.junit.jupiter.api.AfterEach;
+import io.tenure.testing.Await;
+import io.tenure.testing.TenureCluster;
+import io.tenure.testing.TenureExtension;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -30,43 +26,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 class CatchUpBySnapshotTest {
     static final long SNAPSHOT_EVERY = 100;
 
-    @TempDir
-    Path dir;
-    final Map<String, ServerConfig> configs = new LinkedHashMap<>();
-    final Map<String, TenureServer> members = new LinkedHashMap<>();
-
-    @AfterEach
-    void stop() {
-        members.values().forEach(TenureServer::close);
-    }
+    /** Three members with the server's election timeout, a snapshot every {@value #SNAPSHOT_EVERY} entries. */
+    @RegisterExtension
+    final TenureExtension tenure = TenureExtension.of(TenureCluster.builder().members(3)
+            .electionTimeout(ServerConfig.DEFAULT_ELECTION_TIMEOUT).snapshotEvery(SNAPSHOT_EVERY));
 
     @Test
     void aLeaderRestartedAtTheNewLeadersLogStartCatchesUpBySnapshot() throws Exception {
-        Map<String, String> peers = new LinkedHashMap<>();
-        int[] ports = FreePorts.take(3);
         List<String> names = List.of("n1", "n2", "n3");
-        for (int i = 0; i < names.size(); i++) {
-            peers.put(names.get(i), "127.0.0.1:" + ports[i]);
-        }
-        List<CompletableFuture<TenureServer>> starting = new ArrayList<>();
-        for (String name : names) {
-            ServerConfig config = ServerConfig.defaults().withHttpPort(0).withMemberName(name).withDataDir(dir.resolve(name))
-                    .withClientPort(0).withPeers(peers).withSnapshotEvery(SNAPSHOT_EVERY);
-            configs.put(name, config);
-            starting.add(CompletableFuture.supplyAsync(() -> start(config)));
-        }
-        for (CompletableFuture<TenureServer> s : starting) {
-            TenureServer server = s.get(60, TimeUnit.SECONDS);
-            members.put(server.member().memberName(), server);
-        }
+        TenureCluster cluster = tenure.cluster();
         String first = awaitLeader(names);
         grantLeases(first, 5);
-        long firstLast = members.get(first).member().commitIndex();
+        long firstLast = server(first).member().commitIndex();
 
-        members.remove(first).close();
+        cluster.stop(cluster.indexOf(first));
         List<String> rest = names.stream().filter(n -> !n.equals(first)).toList();
         String next = awaitLeader(rest);
-        Member leader = members.get(next).member();
+        Member leader = server(next).member();
         // Write until the new leader has taken a snapshot and purged every entry the old leader
         // had: its log then starts right after them, where the old leader's next index points.
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -79,10 +55,10 @@ class CatchUpBySnapshotTest {
         assertThat(logStart).as("the stopped leader's next index is the new log start, not below it")
                 .isLessThanOrEqualTo(firstLast + 2);
 
-        TenureServer back = start(configs.get(first));
-        members.put(first, back);
+        cluster.startMember(cluster.indexOf(first));
+        TenureServer back = server(first);
         // Watched in-process: a Status call is a read, and each read commits a barrier entry.
-        Await.until(Duration.ofSeconds(30), first + " applies index " + commit + " (log start " + logStart + ")",
+        Await.until(first + " applies index " + commit + " (log start " + logStart + ")", Duration.ofSeconds(30),
                 () -> appliedIndex(back) >= commit);
         // One of the survivors: under load, leadership may have moved between them meanwhile.
         String named = statusOf(back).getLeader();
@@ -90,19 +66,15 @@ class CatchUpBySnapshotTest {
         assertThat(back.member().logStartIndex()).as("its log now starts after the installed snapshot").isGreaterThan(firstLast);
     }
 
-    private static TenureServer start(ServerConfig config) {
-        try {
-            return TenureServer.start(config);
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
+    private TenureServer server(String name) {
+        return tenure.cluster().server(tenure.cluster().indexOf(name));
     }
 
     private String awaitLeader(List<String> among) {
         String[] leader = new String[1];
-        Await.until(Duration.ofSeconds(30), "a leader among " + among, () -> {
+        Await.until("a leader among " + among, Duration.ofSeconds(30), () -> {
             for (String name : among) {
-                TenureServer s = members.get(name);
+                TenureServer s = server(name);
                 if (s != null && s.member().leaderReady()) {
                     leader[0] = name;
                     return true;
@@ -114,7 +86,7 @@ class CatchUpBySnapshotTest {
     }
 
     private void grantLeases(String member, int count) {
-        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", members.get(member).clientPort()).usePlaintext().build();
+        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server(member).clientPort()).usePlaintext().build();
         try {
             LockServiceGrpc.LockServiceBlockingStub stub = LockServiceGrpc.newBlockingStub(channel);
             for (int i = 0; i < count; i++) {

@@ -4,15 +4,13 @@ import io.tenure.server.RequestIds;
 
 import io.tenure.core.kernel.LeaseView;
 import io.tenure.server.http.HttpMember.Reply;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import io.tenure.testing.TenureExtension;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.ByteArrayInputStream;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 
 import static io.tenure.server.http.HttpLockApiTest.assertError;
 import static io.tenure.server.http.HttpMember.body;
@@ -20,19 +18,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** Every error path of the HTTP API: each answers its status with {@code {"error", "message", "field"}}. */
 class HttpErrorsTest {
-    @TempDir
-    static Path dataDir;
-    static HttpMember member;
-
-    @BeforeAll
-    static void start() throws Exception {
-        member = HttpMember.start(dataDir);
-    }
-
-    @AfterAll
-    static void stop() {
-        member.close();
-    }
+    @RegisterExtension
+    static final TenureExtension tenure = TenureExtension.members(1);
+    static final HttpMember member = HttpMember.of(tenure::cluster);
 
     private static Reply acquire(String body) {
         return member.post("/v1/locks/errors/acquire", body);
@@ -86,7 +74,7 @@ class HttpErrorsTest {
                 400, "invalid_argument", "wait_ms");
         assertError(acquire(body("owner_id", "ranges", "ttl_ms", 5_000, "metadata", "m".repeat(64 * 1024 + 1))),
                 400, "invalid_argument", "metadata");
-        long leases = member.server.member().stateMachine().read(s -> s.leases()).stream()
+        long leases = member.server().member().stateMachine().read(s -> s.leases()).stream()
                 .map(LeaseView::clientId).filter("ranges"::equals).count();
         assertThat(leases).isZero();
         assertThat(member.get("/v1/locks/errors").status()).isEqualTo(404);
