@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
-import io.grpc.stub.StreamObserver;
 import io.tenure.client.LockDescription;
 import io.tenure.client.TenureClient;
 import io.tenure.proto.v1.LockRequest;
@@ -12,6 +11,7 @@ import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.UnlockRequest;
 import io.tenure.testing.Await;
+import io.tenure.testing.Waiters;
 import io.tenure.testing.TenureExtension;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -78,26 +78,7 @@ class ClientCommandsTest {
 
     /** Queues {@code lease} for {@code name} (waiting until granted), and waits until the queue shows it. */
     static CompletableFuture<LockResponse> queue(String name, long lease) {
-        CompletableFuture<LockResponse> granted = new CompletableFuture<>();
-        LockServiceGrpc.newStub(channel).lock(LockRequest.newBuilder().setName(name).setLeaseId(lease).setTimeoutMs(-1).build(),
-                new StreamObserver<>() {
-                    @Override
-                    public void onNext(LockResponse value) {
-                        granted.complete(value);
-                    }
-
-                    @Override
-                    public void onError(Throwable t) {
-                        granted.completeExceptionally(t);
-                    }
-
-                    @Override
-                    public void onCompleted() {
-                    }
-                });
-        Await.until(name + " has waiter " + lease, Duration.ofSeconds(30),
-                () -> client.describe(name).waiters().stream().anyMatch(w -> w.leaseId() == lease));
-        return granted;
+        return Waiters.queue(channel, name, lease, Duration.ofSeconds(30));
     }
 
     /** The value of the first {@code name: value} line. */

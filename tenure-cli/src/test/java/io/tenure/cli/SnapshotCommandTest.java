@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
-import io.grpc.stub.StreamObserver;
 import io.tenure.client.LockDescription;
 import io.tenure.client.TenureClient;
 import io.tenure.proto.v1.LeaseGrantRequest;
@@ -14,7 +13,7 @@ import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.server.TenureServer;
-import io.tenure.testing.Await;
+import io.tenure.testing.Waiters;
 import io.tenure.testing.TenureCluster;
 import io.tenure.testing.TenureExtension;
 import java.io.IOException;
@@ -73,22 +72,7 @@ class SnapshotCommandTest {
     }
 
     void queue(TenureClient client, String name, long lease) {
-        LockServiceGrpc.newStub(channel).lock(LockRequest.newBuilder().setName(name).setLeaseId(lease).setTimeoutMs(-1).build(),
-                new StreamObserver<>() {
-                    @Override
-                    public void onNext(LockResponse value) {
-                    }
-
-                    @Override
-                    public void onError(Throwable t) {
-                    }
-
-                    @Override
-                    public void onCompleted() {
-                    }
-                });
-        Await.until(name + " has waiter " + lease, Duration.ofSeconds(30),
-                () -> client.describe(name).waiters().stream().anyMatch(w -> w.leaseId() == lease));
+        Waiters.queue(channel, name, lease, Duration.ofSeconds(30));
     }
 
     @Test

@@ -1,7 +1,6 @@
 package io.tenure.it;
 
 import com.google.protobuf.ByteString;
-import io.grpc.stub.StreamObserver;
 import io.tenure.core.TenureState;
 import io.tenure.proto.v1.DescribeRequest;
 import io.tenure.proto.v1.LeaseTimeToLiveRequest;
@@ -14,6 +13,7 @@ import io.tenure.testing.Await;
 import io.tenure.testing.ChildJava;
 import io.tenure.testing.FreePorts;
 import io.tenure.testing.MemberProcess;
+import io.tenure.testing.Waiters;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -88,22 +88,7 @@ class SnapshotBackupTest {
 
     /** Queues {@code lease} for {@code name} with no time limit; returns once the member shows it waiting. */
     private static void queue(MemberProcess member, String name, long lease) {
-        member.async().lock(LockRequest.newBuilder().setName(name).setLeaseId(lease).setTimeoutMs(-1).build(),
-                new StreamObserver<>() {
-                    @Override
-                    public void onNext(LockResponse value) {
-                    }
-
-                    @Override
-                    public void onError(Throwable t) {
-                    }
-
-                    @Override
-                    public void onCompleted() {
-                    }
-                });
-        Await.PROCESSES.until(name + " has waiter " + lease, Cluster.ELECTION_LIMIT,
-                () -> describe(member, name).getWaitersList().stream().anyMatch(w -> w.getLeaseId() == lease));
+        Waiters.queue(member.channel(), name, lease, Cluster.ELECTION_LIMIT);
     }
 
     private static LockState describe(MemberProcess member, String name) {

@@ -128,6 +128,16 @@ public final class Member implements TenureStateMachine.Listener {
         return clusterId;
     }
 
+    /** The header of every gRPC answer: the cluster, this member, its revision and term. */
+    public ResponseHeader header() {
+        return ResponseHeader.newBuilder()
+                .setClusterId(clusterId)
+                .setMemberId(memberId)
+                .setRevision(revision())
+                .setRaftTerm(term())
+                .build();
+    }
+
     /** This member's name (its {@code --id}). */
     public String memberName() {
         return config.memberName();

@@ -5,8 +5,8 @@ import io.tenure.proto.v1.LeaseGrantRequest;
 import io.tenure.proto.v1.LeaseTimeToLiveRequest;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
-import io.tenure.testing.Await;
 import io.tenure.testing.TenureCluster;
+import io.tenure.testing.Waiters;
 import org.assertj.core.api.AbstractThrowableAssert;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -59,9 +59,7 @@ class RestartTest {
             LockResponse r = m.blocking(0).lock(LockRequest.newBuilder().setName("key-" + i).setLeaseId(holder).build());
             maxToken = Math.max(maxToken, r.getFencingToken());
         }
-        m.async(0).lock(LockRequest.newBuilder().setName("key-0").setLeaseId(waiter).setTimeoutMs(-1).build(), new NoReply<>());
-        Await.until("the waiter queues", java.time.Duration.ofSeconds(10),
-                () -> m.server(0).member().locks().describe("key-0").waiters().size() == 1);
+        Waiters.queue(m.channel(0), "key-0", waiter, java.time.Duration.ofSeconds(10));
         return maxToken;
     }
 
@@ -245,11 +243,5 @@ class RestartTest {
         try (Stream<Path> files = Files.walk(dataDir)) {
             return files.filter(p -> p.getFileName().toString().startsWith("log_")).sorted().toList();
         }
-    }
-
-    private static final class NoReply<T> implements io.grpc.stub.StreamObserver<T> {
-        @Override public void onNext(T value) { }
-        @Override public void onError(Throwable t) { }
-        @Override public void onCompleted() { }
     }
 }

@@ -70,7 +70,7 @@ public final class Kernel {
         this.context = new ApplyContext(leases, events);
         this.primitives = List.copyOf(primitives.apply(leases));
         for (Primitive primitive : this.primitives) {
-            for (CommandType<?> type : primitive.commandTypes()) {
+            for (CommandType<?> type : primitive.kind().commands()) {
                 owners.put(type.type(), primitive);
             }
         }
@@ -79,7 +79,7 @@ public final class Kernel {
     /** The log codec of the kernel's commands and those of {@code primitives}. */
     public static CommandCodec codecOf(List<Primitive> primitives) {
         List<CommandType<?>> types = new ArrayList<>(COMMAND_TYPES);
-        primitives.forEach(p -> types.addAll(p.commandTypes()));
+        primitives.forEach(p -> types.addAll(p.kind().commands()));
         return new CommandCodec(types);
     }
 

@@ -20,15 +20,22 @@ import java.util.TreeSet;
 public interface Primitive {
 
     /**
-     * A short stable name: the kind of its {@link WaitKey}s and the name of its snapshot section.
-     * It is stored in snapshots, so it never changes.
+     * What the primitive is called and how its commands are written: the part that never changes.
+     *
+     * @param name     a short stable name: the kind of its {@link WaitKey}s and the name of its
+     *                 snapshot section; stored in snapshots, so it never changes
+     * @param commands how its commands are written to the log: type tags unique across all
+     *                 primitives (never reused: old logs name their commands by them), and their fields
      */
-    String name();
+    record Kind(String name, List<CommandType<?>> commands) {
+        public Kind {
+            commands = List.copyOf(commands);
+        }
+    }
 
-    /** How its commands are written to the log: type tags unique across all primitives, and their fields. */
-    List<CommandType<?>> commandTypes();
+    Kind kind();
 
-    /** Applies one of its commands (one of {@link #commandTypes()}) at {@code context.position()}. */
+    /** Applies one of its commands (one of {@link Kind#commands()}) at {@code context.position()}. */
     Result apply(ApplyContext context, Command command);
 
     /**

@@ -49,7 +49,7 @@ final class SnapshotFormat {
             try (DataOutputStream sectionOut = new DataOutputStream(section)) {
                 primitive.writeSnapshot(sectionOut);
             }
-            Wire.writeString(out, primitive.name());
+            Wire.writeString(out, primitive.kind().name());
             out.writeInt(section.size());
             section.writeTo(out);
         }
@@ -107,7 +107,7 @@ final class SnapshotFormat {
             int length = Wire.count(in, "section length");
             byte[] bytes = new byte[length];
             in.readFully(bytes);
-            Primitive primitive = kernel.primitives().stream().filter(p -> p.name().equals(name)).findFirst().orElse(null);
+            Primitive primitive = kernel.primitives().stream().filter(p -> p.kind().name().equals(name)).findFirst().orElse(null);
             if (primitive == null) {
                 throw new SnapshotFormatException("snapshot has a section '" + name
                         + "' that this build does not know (was it written by a newer one?)");

@@ -46,16 +46,16 @@ import java.util.TreeMap;
  * even after its lease is gone.
  */
 public final class LockTable implements Primitive {
-    /** The primitive's name: its waits' kind and its snapshot section. */
-    public static final String NAME = "lock";
     /** How many recent releases are remembered, so a retried release succeeds again instead of failing. */
     public static final int RECENT_RELEASES = 16_384;
     /** Strings and byte fields a log entry may carry; commands are checked against {@link Limits} when applied. */
     private static final int MAX_FIELD_BYTES = 1 << 20;
     private static final GrantRule<LockClaim> EXCLUSIVE = GrantRule.exclusive();
 
-    /** Log type tags: never reuse one, old logs name their commands by it. */
-    private static final List<CommandType<?>> COMMAND_TYPES = List.of(
+    /** Its name: the kind of its waits, and its snapshot section. */
+    public static final String NAME = "lock";
+    /** Its name and its commands' log tags (never reuse one). */
+    public static final Kind KIND = new Kind(NAME, List.of(
             new CommandType<>(5, LockAcquire.class, (c, out) -> {
                 Wire.writeString(out, c.key());
                 out.writeLong(c.leaseId());
@@ -71,7 +71,7 @@ public final class LockTable implements Primitive {
                 Wire.writeString(out, c.key());
                 out.writeLong(c.leaseId());
                 out.writeLong(c.fencingToken());
-            }, in -> new LockRelease(Wire.readString(in, MAX_FIELD_BYTES), in.readLong(), in.readLong())));
+            }, in -> new LockRelease(Wire.readString(in, MAX_FIELD_BYTES), in.readLong(), in.readLong()))));
 
     /** A holder's or waiter's claim: its lease and the metadata it asked with. */
     record LockClaim(long leaseId, byte[] metadata) implements Claim {}
@@ -105,13 +105,8 @@ public final class LockTable implements Primitive {
     }
 
     @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public List<CommandType<?>> commandTypes() {
-        return COMMAND_TYPES;
+    public Kind kind() {
+        return KIND;
     }
 
     // Java 17 has no pattern switch; the chain covers every permitted subtype of the sealed LockCommand.

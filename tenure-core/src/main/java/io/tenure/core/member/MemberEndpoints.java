@@ -18,27 +18,21 @@ import java.util.TreeMap;
 
 /** Member name → the client endpoint it announced: how any member names the leader's endpoint. */
 public final class MemberEndpoints implements Primitive {
-    public static final String NAME = "member";
     static final int MAX_MEMBER_CHARS = 64;
     static final int MAX_ENDPOINT_CHARS = 256;
     private static final int MAX_FIELD_BYTES = 1 << 20;
 
-    private static final List<CommandType<?>> COMMAND_TYPES = List.of(
+    public static final Kind KIND = new Kind("member", List.of(
             new CommandType<>(8, MemberEndpoint.class, (c, out) -> {
                 Wire.writeString(out, c.member());
                 Wire.writeString(out, c.clientEndpoint());
-            }, in -> new MemberEndpoint(Wire.readString(in, MAX_FIELD_BYTES), Wire.readString(in, MAX_FIELD_BYTES))));
+            }, in -> new MemberEndpoint(Wire.readString(in, MAX_FIELD_BYTES), Wire.readString(in, MAX_FIELD_BYTES)))));
 
     private final TreeMap<String, String> endpoints = new TreeMap<>();
 
     @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public List<CommandType<?>> commandTypes() {
-        return COMMAND_TYPES;
+    public Kind kind() {
+        return KIND;
     }
 
     @Override

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiPredicate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -45,66 +46,51 @@ class GrantQueueTest {
         }
     }
 
+    /** A test rule made of its three predicates. */
+    record Rule(BiPredicate<Collection<Hold<Ask>>, Ask> fitsWhen, BiPredicate<Ask, Ask> followsWhen,
+                BiPredicate<Ask, Ask> conflictsWhen, boolean strict) implements GrantRule<Ask> {
+        @Override
+        public boolean fits(Collection<Hold<Ask>> holders, Ask claim) {
+            return fitsWhen.test(holders, claim);
+        }
+
+        @Override
+        public boolean mustFollow(Ask earlier, Ask later) {
+            return followsWhen.test(earlier, later);
+        }
+
+        @Override
+        public boolean conflicts(Ask held, Ask claim) {
+            return conflictsWhen.test(held, claim);
+        }
+
+        @Override
+        public boolean strictlyFifo() {
+            return strict;
+        }
+    }
+
     /** N permits; strict FIFO, so a small request does not barge past a large one at the head. */
     static GrantRule<Ask> permits(int n) {
-        return new GrantRule<>() {
-            @Override
-            public boolean fits(Collection<Hold<Ask>> holders, Ask claim) {
-                return holders.stream().mapToInt(h -> h.claim().permits()).sum() + claim.permits() <= n;
-            }
+        return new Rule((holders, claim) -> holders.stream().mapToInt(h -> h.claim().permits()).sum() + claim.permits() <= n,
+                (earlier, later) -> true, (held, claim) -> true, true);
+    }
 
-            @Override
-            public boolean mustFollow(Ask earlier, Ask later) {
-                return true;
-            }
-
-            @Override
-            public boolean conflicts(Ask held, Ask claim) {
-                return true;
-            }
-
-            @Override
-            public boolean strictlyFifo() {
-                return true;
-            }
-        };
+    /** Whether the held claim stands in the way of the claim, where both cover the same bytes and one writes. */
+    private static boolean overlapAndOneWrites(Ask held, Ask claim) {
+        return held.overlaps(claim) && (held.exclusive() || claim.exclusive());
     }
 
     /** Shared readers, one exclusive writer; a reader follows an earlier waiting writer (no writer starvation). */
-    static final GrantRule<Ask> READ_WRITE = new GrantRule<>() {
-        @Override
-        public boolean fits(Collection<Hold<Ask>> holders, Ask claim) {
-            return holders.stream().noneMatch(h -> conflicts(h.claim(), claim));
-        }
-
-        @Override
-        public boolean mustFollow(Ask earlier, Ask later) {
-            return earlier.exclusive() || later.exclusive();
-        }
-
-        @Override
-        public boolean conflicts(Ask held, Ask claim) {
-            return held.exclusive() || claim.exclusive();
-        }
-    };
+    static final GrantRule<Ask> READ_WRITE = new Rule(
+            (holders, claim) -> holders.stream().noneMatch(h -> overlapAndOneWrites(h.claim(), claim)),
+            (earlier, later) -> earlier.exclusive() || later.exclusive(),
+            GrantQueueTest::overlapAndOneWrites, false);
 
     /** Byte ranges: conflicts only where they overlap; a waiter passes earlier waiters it does not overlap. */
-    static final GrantRule<Ask> RANGES = new GrantRule<>() {
-        @Override
-        public boolean fits(Collection<Hold<Ask>> holders, Ask claim) {
-            return holders.stream().noneMatch(h -> conflicts(h.claim(), claim));
-        }
-
-        @Override
-        public boolean mustFollow(Ask earlier, Ask later) {
-            return earlier.overlaps(later) && (earlier.exclusive() || later.exclusive());
-        }
-
-        @Override
-        public boolean conflicts(Ask held, Ask claim) {
-            return held.overlaps(claim) && (held.exclusive() || claim.exclusive());
-        }
-    };
+    static final GrantRule<Ask> RANGES = new Rule(
+            (holders, claim) -> holders.stream().noneMatch(h -> overlapAndOneWrites(h.claim(), claim)),
+            GrantQueueTest::overlapAndOneWrites, GrantQueueTest::overlapAndOneWrites, false);
 
     private List<Long> releaseAndGrant(GrantQueue<Ask> queue, long lease) {
         assertThat(queue.release(lease)).isNotNull();

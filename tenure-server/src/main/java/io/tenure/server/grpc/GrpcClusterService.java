@@ -74,12 +74,7 @@ public final class GrpcClusterService extends ClusterServiceGrpc.ClusterServiceI
     }
 
     private ResponseHeader header() {
-        return ResponseHeader.newBuilder()
-                .setClusterId(member.clusterId())
-                .setMemberId(member.memberId())
-                .setRevision(member.revision())
-                .setRaftTerm(member.term())
-                .build();
+        return member.header();
     }
 
     private void reply(StreamObserver<MemberListResponse> observer, Callable<List<io.tenure.proto.v1.Member>> members) {

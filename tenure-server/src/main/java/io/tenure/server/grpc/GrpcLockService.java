@@ -44,8 +44,6 @@ import io.tenure.proto.v1.Waiter;
 import io.tenure.proto.v1.WatchRequest;
 import io.tenure.proto.v1.WatchResponse;
 import io.tenure.server.Member;
-import io.tenure.server.NotServingException;
-import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.lock.Locks;
 import io.tenure.server.watch.WatchHub;
 
@@ -99,12 +97,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
     }
 
     private ResponseHeader header() {
-        return ResponseHeader.newBuilder()
-                .setClusterId(member.clusterId())
-                .setMemberId(member.memberId())
-                .setRevision(member.revision())
-                .setRaftTerm(member.term())
-                .build();
+        return member.header();
     }
 
     /** Answers a unary call with the response made from {@code result}, or with the status of its failure. */
@@ -484,7 +477,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                 .setMetadata(ByteString.copyFrom(lock.metadata()))
                 .setCreateRevision(lock.createRevision())
                 .setVersion(lock.version())
-                .setHolderTtlRemainingMs(remainingMillis(lock.leaseId()));
+                .setHolderTtlRemainingMs(member.leases().remainingMillis(lock.leaseId()));
         for (LockView.Waiter waiter : lock.waiters()) {
             state.addWaiters(Waiter.newBuilder().setLeaseId(waiter.leaseId()).setClientId(waiter.clientId())
                     .setJoinedRevision(waiter.joinedAt()));
@@ -492,15 +485,6 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
         return state.build();
     }
 
-    /** The holder's remaining TTL on this member, or -1 when this member has no deadline for it yet. */
-    private long remainingMillis(long leaseId) {
-        try {
-            LeaseKeeper.TimeToLive ttl = member.leases().timeToLive(leaseId);
-            return ttl == null ? -1 : ttl.remainingMillis();
-        } catch (NotServingException noDeadlineYet) {
-            return -1;
-        }
-    }
 
     /** A header whose revision is that of the state a read saw. */
     private ResponseHeader header(long revision) {
@@ -524,7 +508,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                         .setId(lease.leaseId())
                         .setClientId(lease.clientId())
                         .setTtlMs(lease.ttlMillis())
-                        .setRemainingMs(remainingMillis(lease.leaseId()))
+                        .setRemainingMs(member.leases().remainingMillis(lease.leaseId()))
                         .setHeld(lease.held().size())
                         .setWaiting(lease.waiting().size())
                         .setGrantedRevision(lease.grantedAt()));

@@ -12,8 +12,6 @@ import io.tenure.core.lock.LockView;
 import io.tenure.proto.v1.ResponseHeader;
 import io.tenure.proto.v1.StatusResponse;
 import io.tenure.server.Member;
-import io.tenure.server.NotServingException;
-import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.lock.Locks;
 import io.tenure.core.lock.LockTable;
 import org.slf4j.Logger;
@@ -131,7 +129,7 @@ final class LockApi {
                     return CompletableFuture.<Answer>failedFuture(error);
                 }
                 if (outcome.acquired()) {
-                    if (remainingMillis(lease) >= granted.ttlMillis() * 19 / 20) {
+                    if (member.leases().remainingMillis(lease) >= granted.ttlMillis() * 19 / 20) {
                         return CompletableFuture.completedFuture(granted(lock, owner, lease, outcome.fencingToken()));
                     }
                     // Granted after a wait that used up over 5% of the TTL: renewed once more, so the
@@ -156,7 +154,7 @@ final class LockApi {
         if (now != null) {
             LeaseView holderLease = member.leases().view(now.leaseId());
             long hold = holderLease == null ? 0 : holderLease.ttlMillis();
-            long remaining = remainingMillis(now.leaseId());
+            long remaining = member.leases().remainingMillis(now.leaseId());
             hint = RetryHint.recommend(remaining < 0 ? hold : remaining, waiters, hold);
         }
         Map<String, Object> extra = new LinkedHashMap<>();
@@ -339,7 +337,7 @@ final class LockApi {
         body.put("owner_id", owner);
         body.put("lease_id", leaseId);
         body.put("fencing_token", token);
-        expiry(body, remainingMillis(leaseId));
+        expiry(body, member.leases().remainingMillis(leaseId));
         return Answer.ok(body);
     }
 
@@ -352,7 +350,7 @@ final class LockApi {
         lock.put("metadata", new String(view.metadata(), StandardCharsets.UTF_8));
         lock.put("create_revision", view.createRevision());
         lock.put("version", view.version());
-        expiry(lock, remainingMillis(view.leaseId()));
+        expiry(lock, member.leases().remainingMillis(view.leaseId()));
         ArrayNode waiters = lock.putArray("waiters");
         for (LockView.Waiter w : view.waiters()) {
             waiters.addObject().put("lease_id", w.leaseId()).put("owner_id", w.clientId()).put("joined_revision", w.joinedAt());
@@ -370,15 +368,6 @@ final class LockApi {
         body.put("expires_at_ms", remainingMillis < 0 ? null : System.currentTimeMillis() + remainingMillis);
     }
 
-    /** The lease's remaining TTL on this member, or -1 when it has no deadline for it (or the lease is gone). */
-    private long remainingMillis(long leaseId) {
-        try {
-            LeaseKeeper.TimeToLive ttl = member.leases().timeToLive(leaseId);
-            return ttl == null ? -1 : ttl.remainingMillis();
-        } catch (NotServingException noDeadlineYet) {
-            return -1;
-        }
-    }
 
     /** Revokes a lease this front end made when it holds and waits for nothing any more. */
     private CompletableFuture<Void> revokeIfIdle(long leaseId, String requestId) {

@@ -284,6 +284,20 @@ public final class LeaseKeeper implements AutoCloseable {
         return new TimeToLive(lease, TimeUnit.NANOSECONDS.toMillis(remaining));
     }
 
+    /**
+     * The lease's remaining TTL on this member's clock in milliseconds, or -1 when this member has
+     * no deadline for it yet (just restarted or caught up) or the lease is gone: for display
+     * beside a holder, where a guess must not stand in for the figure.
+     */
+    public long remainingMillis(long leaseId) {
+        try {
+            TimeToLive ttl = timeToLive(leaseId);
+            return ttl == null ? -1 : ttl.remainingMillis();
+        } catch (NotServingException noDeadlineYet) {
+            return -1;
+        }
+    }
+
     /** Called when this member becomes the ready leader or stops leading. */
     public void leadership(boolean ready) {
         leading = ready;
