@@ -7,6 +7,8 @@ import io.tenure.proto.v1.ClusterServiceGrpc;
 import io.tenure.proto.v1.DescribeRequest;
 import io.tenure.proto.v1.LeaseGrantRequest;
 import io.tenure.proto.v1.LeaseTimeToLiveRequest;
+import io.tenure.proto.v1.LockCancelRequest;
+import io.tenure.proto.v1.LockCancelResponse;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
@@ -136,6 +138,32 @@ class InProcessClusterTest {
         LockResponse granted = waiting.get(10, TimeUnit.SECONDS);
         assertThat(granted.getAcquired()).isTrue();
         assertThat(granted.getFencingToken()).isGreaterThan(token);
+    }
+
+    /**
+     * A withdrawal is applied on every member, and wakes the calls parked for that wait wherever
+     * they are: a Lock parked on a follower ends "not acquired" (naming the holder) as soon as the
+     * lease's LockCancel commits through another member, not when its own timeout passes.
+     */
+    @Test
+    void aWaitParkedOnAFollowerEndsWhenItIsCancelledThroughAnotherMember() throws Exception {
+        String leader = leader();
+        String follower = follower();
+        long holder = stub(leader).leaseGrant(LeaseGrantRequest.newBuilder().setClientId("h").setTtl(60).build()).getId();
+        long waiter = stub(follower).leaseGrant(LeaseGrantRequest.newBuilder().setClientId("w").setTtl(60).build()).getId();
+        stub(leader).lock(LockRequest.newBuilder().setName("c").setLeaseId(holder).build());
+        CompletableFuture<LockResponse> waiting = CompletableFuture.supplyAsync(() ->
+                stub(follower).lock(LockRequest.newBuilder().setName("c").setLeaseId(waiter).setTimeoutMs(60_000).build()));
+        Await.until("the waiter parks on " + follower, Duration.ofSeconds(10), () -> server(follower).member().waits().count() == 1);
+
+        LockCancelResponse cancelled = stub(leader).lockCancel(LockCancelRequest.newBuilder().setName("c").setLeaseId(waiter).build());
+
+        assertThat(cancelled.getAcquired()).isFalse();
+        LockResponse answer = waiting.get(10, TimeUnit.SECONDS);
+        assertThat(answer.getAcquired()).isFalse();
+        assertThat(answer.getHolder()).isEqualTo("h");
+        assertThat(server(follower).member().waits().count()).isZero();
+        assertThat(stub(follower).describe(DescribeRequest.newBuilder().setName("c").build()).getLock().getWaitersList()).isEmpty();
     }
 
     @Test
