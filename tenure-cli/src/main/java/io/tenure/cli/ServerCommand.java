@@ -71,7 +71,8 @@ final class ServerCommand implements Callable<Integer> {
             "max locks per client", "--max-locks-per-client",
             "max waiters per lock", "--max-waiters-per-lock",
             "max requests per second", "--max-requests-per-second",
-            "max http body", "--max-http-body");
+            "max http body", "--max-http-body",
+            "shed after", "--shed-after");
 
     // The defaults, as flag values; ServerOptionsTest checks that they make ServerConfig.defaults().
     // Help shows them as written here, not through picocli's ${DEFAULT-VALUE}, which would show a
@@ -88,6 +89,7 @@ final class ServerCommand implements Callable<Integer> {
     private static final String MAX_WAITERS_PER_LOCK = "10000";
     private static final String MAX_REQUESTS_PER_SECOND = "50000";
     private static final String MAX_HTTP_BODY = "128KiB";
+    private static final String SHED_AFTER = "200ms";
 
     @Spec
     CommandSpec spec;
@@ -192,6 +194,12 @@ final class ServerCommand implements Callable<Integer> {
             description = "Requests this member admits per second over gRPC and HTTP, lease keep-alives and renews not counted; 0 turns the guard off "
                     + "(default: " + MAX_REQUESTS_PER_SECOND + ").")
     int maxRequestsPerSecond;
+
+    @Option(names = "--shed-after", paramLabel = "DURATION", defaultValue = SHED_AFTER, converter = DurationConverter.class,
+            description = "Once new work has waited this long for the log (or renewals a quarter of it), the member sheds new "
+                    + "acquires, grants, reads and watches with RESOURCE_EXHAUSTED / HTTP 429 and a retry hint, and keeps "
+                    + "serving keep-alives first; 10ms to 10m (default: " + SHED_AFTER + ").")
+    Duration shedAfter;
 
     @Option(names = "--max-http-body", paramLabel = "SIZE", defaultValue = MAX_HTTP_BODY, converter = SizeConverter.class,
             description = "The largest HTTP request body, in bytes or with KiB/MiB, at least 1024 "
@@ -299,7 +307,8 @@ final class ServerCommand implements Callable<Integer> {
                         .withMaxLocksPerClient(maxLocksPerClient)
                         .withMaxWaitersPerLock(maxWaitersPerLock)
                         .withMaxRequestsPerSecond(maxRequestsPerSecond)
-                        .withMaxHttpBodyBytes(maxHttpBody))
+                        .withMaxHttpBodyBytes(maxHttpBody)
+                        .withShedAfter(shedAfter))
                 .withAuditLog(auditLog);
         if (peers != null) {
             try {

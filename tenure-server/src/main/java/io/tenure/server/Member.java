@@ -47,6 +47,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final LeaseKeeper leases;
     private final Locks locks;
     private final Waits waits;
+    private final Admission admission;
     private final WatchHub watches;
     private final long clusterId;
     private final long memberId;
@@ -61,7 +62,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final RequestRateGuard rateGuard;
 
     Member(ServerConfig config, RaftServer raft, RaftGroupId groupId, TenureStateMachine stateMachine,
-           Proposer proposer, LeaseKeeper leases, Waits waits, Locks locks, WatchHub watches, ServerMetrics metrics, long clusterId,
+           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, WatchHub watches, ServerMetrics metrics, long clusterId,
            RaftClient admin, Runnable onRaftShutdown,
            java.util.function.Consumer<Throwable> onLogFailure) {
         this.config = config;
@@ -72,6 +73,7 @@ public final class Member implements TenureStateMachine.Listener {
         this.leases = leases;
         this.locks = locks;
         this.waits = waits;
+        this.admission = admission;
         this.watches = watches;
         this.metrics = metrics;
         this.rateGuard = new RequestRateGuard(config.limits().maxRequestsPerSecond(), System::nanoTime);
@@ -105,6 +107,11 @@ public final class Member implements TenureStateMachine.Listener {
 
     public Locks locks() {
         return locks;
+    }
+
+    /** Whether the member takes new work now (it sheds it with a retry hint while it is behind). */
+    public Admission admission() {
+        return admission;
     }
 
     /** The calls parked on this member until the log decides them (lock waits today). */

@@ -10,12 +10,21 @@ package io.tenure.server;
  * @param maxWaitersPerLock   leases queued for one lock (10,000)
  * @param maxRequestsPerSecond requests this member admits per second, keep-alives included; 0 = no guard (50,000)
  * @param maxHttpBodyBytes    the largest HTTP request body (128 KiB: 64 KiB of metadata, escaped)
+ * @param shedAfter           how long new work may wait for the log before the member sheds new
+ *                            requests with a retry hint ({@link Admission}; 200 ms)
  */
 public record ServerLimits(int maxConnections, int maxLeasesPerClient, int maxLocksPerClient, int maxWaitersPerLock,
-                           int maxRequestsPerSecond, int maxHttpBodyBytes) {
+                           int maxRequestsPerSecond, int maxHttpBodyBytes, java.time.Duration shedAfter) {
+
+    /** The limits before {@code shedAfter} existed, with its default. */
+    public ServerLimits(int maxConnections, int maxLeasesPerClient, int maxLocksPerClient, int maxWaitersPerLock,
+                        int maxRequestsPerSecond, int maxHttpBodyBytes) {
+        this(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes,
+                Admission.DEFAULT_SHED_AFTER);
+    }
 
     public static ServerLimits defaults() {
-        return new ServerLimits(10_000, 10_000, 10_000, 10_000, 50_000, 128 * 1024);
+        return new ServerLimits(10_000, 10_000, 10_000, 10_000, 50_000, 128 * 1024, Admission.DEFAULT_SHED_AFTER);
     }
 
     /** @throws IllegalArgumentException naming the first invalid limit */
@@ -27,18 +36,22 @@ public record ServerLimits(int maxConnections, int maxLeasesPerClient, int maxLo
         if (maxRequestsPerSecond < 0) {
             throw new IllegalArgumentException("max requests per second must be 0 (no guard) or positive, got " + maxRequestsPerSecond);
         }
+        if (shedAfter == null || shedAfter.toMillis() < 10 || shedAfter.toMinutes() > 10) {
+            throw new IllegalArgumentException("shed after must be between 10ms and 10m, got " + shedAfter);
+        }
         if (maxHttpBodyBytes < 1024) {
             throw new IllegalArgumentException("max http body must be at least 1024 bytes, got " + maxHttpBodyBytes);
         }
         return this;
     }
 
-    public ServerLimits withMaxConnections(int v) { return new ServerLimits(v, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes); }
-    public ServerLimits withMaxLeasesPerClient(int v) { return new ServerLimits(maxConnections, v, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes); }
-    public ServerLimits withMaxLocksPerClient(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, v, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes); }
-    public ServerLimits withMaxWaitersPerLock(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, v, maxRequestsPerSecond, maxHttpBodyBytes); }
-    public ServerLimits withMaxRequestsPerSecond(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, v, maxHttpBodyBytes); }
-    public ServerLimits withMaxHttpBodyBytes(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, v); }
+    public ServerLimits withMaxConnections(int v) { return new ServerLimits(v, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter); }
+    public ServerLimits withMaxLeasesPerClient(int v) { return new ServerLimits(maxConnections, v, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter); }
+    public ServerLimits withMaxLocksPerClient(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, v, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter); }
+    public ServerLimits withMaxWaitersPerLock(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, v, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter); }
+    public ServerLimits withMaxRequestsPerSecond(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, v, maxHttpBodyBytes, shedAfter); }
+    public ServerLimits withShedAfter(java.time.Duration v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, v); }
+    public ServerLimits withMaxHttpBodyBytes(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, v, shedAfter); }
 
     private static void positive(String what, int value) {
         if (value < 1) {

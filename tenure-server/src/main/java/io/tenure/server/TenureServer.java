@@ -136,18 +136,26 @@ public final class TenureServer implements AutoCloseable {
         this.metrics = new ServerMetrics();
         stateMachine.setMetrics(metrics);
         proposer.onCommitLatency(metrics::committed);
-        this.leases = new LeaseKeeper(proposer, stateMachine, timer, System::nanoTime, config.minTtl(), metrics,
+        Admission admission = new Admission(proposer, metrics, config.limits().shedAfter(), System::nanoTime);
+        this.leases = new LeaseKeeper(proposer, stateMachine, admission, timer, System::nanoTime, config.minTtl(), metrics,
                 config.limits().maxLeasesPerClient());
         Waits waits = new Waits();
-        Locks locks = new Locks(proposer, stateMachine, waits, timer, metrics, config.limits());
+        Locks locks = new Locks(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         this.watches = new WatchHub(stateMachine, delivery);
-        this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, leases, waits, locks, watches, metrics,
+        this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, admission, leases, waits, locks, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), raftAdmin, this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
         metrics.gauges(() -> stateMachine.read(s -> s.primitive(LockTable.class).lockCount()), () -> stateMachine.read(TenureState::leaseCount),
                 () -> stateMachine.read(s -> s.primitive(LockTable.class).waiterCount()), watches::watcherCount, member::term,
                 member::commitIndex, () -> lastAppliedIndex(stateMachine));
+        metrics.overloadGauges(lane -> proposer.waiting(lane(lane)),
+                lane -> proposer.oldestWaitNanos(lane(lane), System.nanoTime()) / 1e9, proposer::entriesInFlight,
+                () -> Math.max(0, member.commitIndex() - lastAppliedIndex(stateMachine)), waits::count);
         this.gate = new CallGate(member::draining, shuttingDownStatus(config.memberName()));
+    }
+
+    private static Proposer.Lane lane(String name) {
+        return name.equals("renewal") ? Proposer.Lane.RENEWAL : Proposer.Lane.WORK;
     }
 
     private static long lastAppliedIndex(TenureStateMachine stateMachine) {

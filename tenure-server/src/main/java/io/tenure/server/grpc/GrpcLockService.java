@@ -44,6 +44,7 @@ import io.tenure.proto.v1.Waiter;
 import io.tenure.proto.v1.WatchRequest;
 import io.tenure.proto.v1.WatchResponse;
 import io.tenure.server.Member;
+import io.tenure.server.Overloaded;
 import io.tenure.server.lock.Locks;
 import io.tenure.server.watch.WatchHub;
 
@@ -327,6 +328,14 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                 if (problem != null) {
                     send(WatchResponse.newBuilder().setHeader(header()).setWatchId(watchId).setCanceled(true)
                             .setCancelReason("INVALID_ARGUMENT: " + problem).build());
+                    return;
+                }
+                try {
+                    member.admission().admit("watch");
+                } catch (Overloaded shed) {
+                    // Ends this watch only; the client reopens it after its backoff.
+                    send(WatchResponse.newBuilder().setHeader(header()).setWatchId(watchId).setCanceled(true)
+                            .setCancelReason("RESOURCE_EXHAUSTED: " + shed.getMessage()).build());
                     return;
                 }
                 boolean prevKv = request.getPrevKv();

@@ -33,6 +33,8 @@ enum ErrorCode {
     PAYLOAD_TOO_LARGE(413, "payload_too_large"),
     /** Over one of the member's limits (leases or locks per client, waiters per lock, connections, request rate); the message names it. */
     LIMIT_EXCEEDED(429, "limit_exceeded"),
+    /** The member is behind and sheds new work; retry after {@code Retry-After} (its {@code retry_after_ms} in the body). */
+    OVERLOADED(429, "overloaded"),
     URI_TOO_LONG(414, "uri_too_long"),
     HEADERS_TOO_LARGE(431, "headers_too_large"),
     /** A bug: the message says what failed. */

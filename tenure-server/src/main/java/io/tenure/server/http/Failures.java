@@ -3,6 +3,7 @@ package io.tenure.server.http;
 import io.tenure.server.Causes;
 import io.tenure.server.LimitExceeded;
 import io.tenure.server.NotServingException;
+import io.tenure.server.Overloaded;
 import io.tenure.server.RequestRejected;
 
 import java.util.Map;
@@ -38,6 +39,10 @@ final class Failures {
                 case ALREADY_EXISTS -> ErrorCode.ALREADY_EXISTS;
             };
             return new Failure(code, r.field() == null ? null : FIELDS.getOrDefault(r.field(), r.field()), r.getMessage());
+        }
+        if (e instanceof Overloaded overloaded) {
+            return new Failure(ErrorCode.OVERLOADED, null, overloaded.getMessage(),
+                    Map.of("retry_after_ms", overloaded.retryAfterMillis()));
         }
         if (e instanceof LimitExceeded limit) {
             return new Failure(ErrorCode.LIMIT_EXCEEDED, null, limit.getMessage());

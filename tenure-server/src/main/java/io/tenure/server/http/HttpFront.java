@@ -353,6 +353,9 @@ public final class HttpFront implements AutoCloseable {
         if (failure.code == ErrorCode.UNAVAILABLE) {
             ctx.header("Retry-After", RETRY_AFTER_SECONDS);
         }
+        if (failure.extra.get("retry_after_ms") instanceof Long hint) {
+            ctx.header("Retry-After", Long.toString(Math.max(1, (hint + 999) / 1000)));
+        }
         if (failure.code == ErrorCode.INTERNAL) {
             LOG.warn("event=http_internal_error method={} path=\"{}\" request_id={} reason=\"{}\"", ctx.method(),
                     ctx.req().getRequestURI(), ctx.attribute(REQUEST_ID), failure.getMessage());

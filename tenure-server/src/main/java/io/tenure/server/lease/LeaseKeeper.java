@@ -8,7 +8,9 @@ import io.tenure.core.kernel.LeaseRevoke;
 import io.tenure.core.kernel.LeaseView;
 import io.tenure.core.Limits;
 import io.tenure.core.lease.LeaseDeadlines;
+import io.tenure.server.Admission;
 import io.tenure.server.NotServingException;
+import io.tenure.server.Overloaded;
 import io.tenure.server.RequestRejected;
 import io.tenure.server.LimitExceeded;
 import io.tenure.server.RequestIds;
@@ -68,10 +70,12 @@ public final class LeaseKeeper implements AutoCloseable {
     private volatile boolean leading;
 
     private final ServerMetrics metrics;
+    private final Admission admission;
     private final int maxLeasesPerClient;
 
-    public LeaseKeeper(Proposer proposer, TenureStateMachine stateMachine, ScheduledExecutorService timer, LongSupplier nanoClock,
-                       java.time.Duration minTtl, ServerMetrics metrics, int maxLeasesPerClient) {
+    public LeaseKeeper(Proposer proposer, TenureStateMachine stateMachine, Admission admission, ScheduledExecutorService timer,
+                       LongSupplier nanoClock, java.time.Duration minTtl, ServerMetrics metrics, int maxLeasesPerClient) {
+        this.admission = admission;
         this.metrics = metrics;
         this.maxLeasesPerClient = maxLeasesPerClient;
         this.minTtlMillis = minTtl.toMillis();
@@ -105,6 +109,11 @@ public final class LeaseKeeper implements AutoCloseable {
         }
         if (requestedId < 0) {
             return CompletableFuture.failedFuture(RequestRejected.invalid("id", "id must not be negative, got " + requestedId));
+        }
+        try {
+            admission.admit("grant");
+        } catch (Overloaded shed) {
+            return CompletableFuture.failedFuture(shed);
         }
         String client = clientId == null ? "" : clientId;
         boolean over = stateMachine.read(s -> (requestedId == 0 || s.lease(requestedId) == null)
@@ -211,7 +220,7 @@ public final class LeaseKeeper implements AutoCloseable {
             }
         }
         long[] ids = slotById.keySet().stream().mapToLong(Long::longValue).toArray();
-        proposer.propose(new LeaseRenew(ids)).whenComplete((applied, error) -> {
+        proposer.propose(new LeaseRenew(ids), Proposer.Lane.RENEWAL).whenComplete((applied, error) -> {
             if (error != null) {
                 requests.forEach(r -> r.ack().completeExceptionally(error));
                 return;
@@ -241,7 +250,7 @@ public final class LeaseKeeper implements AutoCloseable {
      */
     public CompletableFuture<Page> list(long afterId, int limit) {
         int max = Limits.listLimit(limit);
-        return RequestRejected.unless("limit", Limits.checkListLimit("limit", limit)).thenCompose(ok -> proposer.readBarrier())
+        return RequestRejected.unless("limit", Limits.checkListLimit("limit", limit)).thenCompose(ok -> admittedRead())
                 .thenApply(ignored -> stateMachine.read(state -> {
                     // One more than asked, to tell whether there are more.
                     List<LeaseView> leases = state.leases().stream().filter(lease -> lease.leaseId() > afterId).limit(max + 1L).toList();
@@ -254,7 +263,17 @@ public final class LeaseKeeper implements AutoCloseable {
      * lease does not exist. See {@link #timeToLive}.
      */
     public CompletableFuture<TimeToLive> lookup(long leaseId) {
-        return proposer.readBarrier().thenApply(ignored -> timeToLive(leaseId));
+        return admittedRead().thenApply(ignored -> timeToLive(leaseId));
+    }
+
+    /** A read barrier, unless the member sheds reads now. */
+    private CompletableFuture<Void> admittedRead() {
+        try {
+            admission.admit("read");
+        } catch (Overloaded shed) {
+            return CompletableFuture.failedFuture(shed);
+        }
+        return proposer.readBarrier();
     }
 
     /** What a lease has left before this member could expire it. */

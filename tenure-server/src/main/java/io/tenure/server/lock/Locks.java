@@ -11,7 +11,9 @@ import io.tenure.core.lock.LockRelease;
 import io.tenure.core.lock.LockResult;
 import io.tenure.core.lock.LockTable;
 import io.tenure.core.lock.LockView;
+import io.tenure.server.Admission;
 import io.tenure.server.LimitExceeded;
+import io.tenure.server.Overloaded;
 import io.tenure.server.NotServingException;
 import io.tenure.server.RequestIds;
 import io.tenure.server.RequestRejected;
@@ -129,12 +131,14 @@ public final class Locks {
     private final Proposer proposer;
     private final TenureStateMachine stateMachine;
     private final Waits waits;
+    private final Admission admission;
     private final ScheduledExecutorService timer;
     private final ServerMetrics metrics;
     private final ServerLimits limits;
 
-    public Locks(Proposer proposer, TenureStateMachine stateMachine, Waits waits, ScheduledExecutorService timer,
+    public Locks(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
                  ServerMetrics metrics, ServerLimits limits) {
+        this.admission = admission;
         this.proposer = proposer;
         this.stateMachine = stateMachine;
         this.waits = waits;
@@ -165,7 +169,8 @@ public final class Locks {
                 throw RequestRejected.invalid("timeout_ms", "timeout_ms must be -1 (wait until granted), 0 (do not wait) or positive, got " + timeoutMs);
             }
             checkLimits(name, leaseId, timeoutMs != 0);
-        } catch (RequestRejected | LimitExceeded e) {
+            admission.admit("acquire");
+        } catch (RequestRejected | LimitExceeded | Overloaded e) {
             wait.outcome.completeExceptionally(e);
             return wait;
         }
@@ -309,7 +314,7 @@ public final class Locks {
      */
     public CompletableFuture<Snapshot> read(String name) {
         return RequestRejected.unless("name", Limits.checkKey("name", name))
-                .thenCompose(ok -> proposer.readBarrier())
+                .thenCompose(ok -> admittedRead())
                 .thenApply(ignored -> current(name));
     }
 
@@ -332,12 +337,22 @@ public final class Locks {
      */
     public CompletableFuture<Snapshot> list(String prefix, int limit) {
         int max = Limits.listLimit(limit);
-        return RequestRejected.unless("limit", Limits.checkListLimit("limit", limit)).thenCompose(ok -> proposer.readBarrier())
+        return RequestRejected.unless("limit", Limits.checkListLimit("limit", limit)).thenCompose(ok -> admittedRead())
                 .thenApply(ignored -> stateMachine.read(s -> {
                     List<LockView> found = s.primitive(LockTable.class).locks(prefix, max + 1);
                     boolean more = found.size() > max;
                     return new Snapshot(more ? found.subList(0, max) : found, more, s.revision());
                 }));
+    }
+
+    /** A read barrier, unless the member sheds reads now. */
+    private CompletableFuture<Void> admittedRead() {
+        try {
+            admission.admit("read");
+        } catch (Overloaded shed) {
+            return CompletableFuture.failedFuture(shed);
+        }
+        return proposer.readBarrier();
     }
 
     /**

@@ -22,6 +22,9 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code lock_release_total{result}}: released, stale (not the holder, or its lease ended), rejected, unavailable</li>
  *   <li>{@code lock_op_latency_seconds{op}}: a histogram per operation (acquire includes queueing)</li>
  *   <li>{@code lock_expired_total}: leases ended by expiry, as applied from the log</li>
+ *   <li>{@code overload_shed_total{kind}}: new requests shed while the member was behind (acquire, grant, read, watch)</li>
+ *   <li>gauges {@code proposer_waiting{lane}} and {@code proposer_oldest_wait_seconds{lane}} (renewal, work),
+ *       {@code raft_entries_in_flight}, {@code raft_commit_lag_entries}, {@code lock_waits_parked}</li>
  *   <li>gauges {@code locks_held}, {@code leases_active}, {@code lock_waiters}, {@code watchers},
  *       {@code raft_term}, {@code raft_commit_index}, {@code raft_applied_index}</li>
  *   <li>{@code raft_leader_changes_total}, {@code raft_apply_latency_seconds},
@@ -39,6 +42,7 @@ public final class ServerMetrics {
     private final ResultCounter acquires = new ResultCounter("lock_acquire", "Lock acquisitions by result");
     private final ResultCounter renews = new ResultCounter("lock_renew", "Lease renewals (keep-alives, HTTP renews) by result");
     private final ResultCounter releases = new ResultCounter("lock_release", "Lock releases by result");
+    private final ResultCounter shed = new ResultCounter("overload_shed", "New requests shed while the member was behind, by kind", "kind");
     private final Map<String, Timer> opLatency = new ConcurrentHashMap<>();
     private final Counter expired;
     private final Counter leaderChanges;
@@ -65,6 +69,30 @@ public final class ServerMetrics {
         gauge("raft_term", "The current Raft term", term);
         gauge("raft_commit_index", "The Raft commit index this member knows", commitIndex);
         gauge("raft_applied_index", "The last log index this member applied", appliedIndex);
+    }
+
+    /**
+     * The signals of overload: what waits for the log in each lane (renewals go first), how long
+     * the oldest has waited, the entries in flight, how far apply trails the commit index, and the
+     * calls parked until the log decides them.
+     */
+    public void overloadGauges(ToDoubleFunction<String> waiting, ToDoubleFunction<String> oldestWaitSeconds,
+                               Supplier<Number> entriesInFlight, Supplier<Number> commitLag, Supplier<Number> parked) {
+        for (String lane : new String[] {"renewal", "work"}) {
+            Gauge.builder("proposer_waiting", () -> waiting.applyAsDouble(lane)).tag("lane", lane)
+                    .description("Commands waiting for a log entry, by lane (renewals go first)").strongReference(true).register(registry);
+            Gauge.builder("proposer_oldest_wait_seconds", () -> oldestWaitSeconds.applyAsDouble(lane)).tag("lane", lane)
+                    .description("How long the oldest command waiting for a log entry has waited, by lane").strongReference(true)
+                    .register(registry);
+        }
+        gauge("raft_entries_in_flight", "This member's entries submitted to Raft and not yet answered", entriesInFlight);
+        gauge("raft_commit_lag_entries", "Committed log entries this member has not applied yet", commitLag);
+        gauge("lock_waits_parked", "Calls parked on this member until the log decides them", parked);
+    }
+
+    /** A request shed because the member is behind (acquire, grant, read, watch). */
+    public void shed(String kind) {
+        shed.increment(kind);
     }
 
     public void acquire(String result) {
@@ -130,18 +158,24 @@ public final class ServerMetrics {
     private final class ResultCounter {
         private final String name;
         private final String description;
+        private final String label;
         private final Map<String, Counter> byResult = new ConcurrentHashMap<>();
 
         ResultCounter(String name, String description) {
+            this(name, description, "result");
+        }
+
+        ResultCounter(String name, String description, String label) {
             this.name = name;
             this.description = description;
+            this.label = label;
         }
 
         void increment(String result) {
             Counter counter = byResult.get(result);
             if (counter == null) {
                 counter = byResult.computeIfAbsent(result, r -> Counter.builder(name).description(description)
-                        .tag("result", r).register(registry));
+                        .tag(label, r).register(registry));
             }
             counter.increment();
         }

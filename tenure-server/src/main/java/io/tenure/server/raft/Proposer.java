@@ -70,7 +70,15 @@ public final class Proposer {
         void failed(Throwable error);
     }
 
-    private record Pending(byte[] command, Answer answer) {
+    /**
+     * Which queue a proposal waits in. Renewals of kept-alive leases go before all other work,
+     * into the next entry, and may take one entry in flight beyond {@link #MAX_IN_FLIGHT}: a busy
+     * log must not delay the keep-alives that keep what is held (the overload issue's first rule).
+     */
+    public enum Lane { RENEWAL, WORK }
+
+    /** @param queuedAt when it was proposed (monotonic nanoseconds), for the age of the queue */
+    private record Pending(byte[] command, Answer answer, long queuedAt) {
         void fail(Throwable error) {
             answer.failed(error);
         }
@@ -111,7 +119,10 @@ public final class Proposer {
     private final ConcurrentHashMap<Long, List<Pending>> inFlightBatches = new ConcurrentHashMap<>();
 
     private final Object lock = new Object();
+    /** Work waiting for an entry, oldest first. Guarded by lock. */
     private final ArrayDeque<Pending> queue = new ArrayDeque<>();
+    /** Lease renewals waiting for an entry, oldest first; they go first. Guarded by lock. */
+    private final ArrayDeque<Pending> renewals = new ArrayDeque<>();
     private int inFlight;
     private long nextBatch;
     private volatile boolean closed;
@@ -132,22 +143,54 @@ public final class Proposer {
 
     /** Proposes one command; the future completes as the class comment says, on the apply thread. */
     public CompletableFuture<Applied> propose(Command command) {
+        return propose(command, Lane.WORK);
+    }
+
+    /** Proposes one command in {@code lane}; the future completes as the class comment says. */
+    public CompletableFuture<Applied> propose(Command command, Lane lane) {
         FutureAnswer answer = new FutureAnswer();
-        propose(command, answer);
+        propose(command, answer, lane);
         return answer;
     }
 
     /** Proposes one command; {@code answer} is told its outcome (see {@link Answer}). */
     public void propose(Command command, Answer answer) {
-        Pending pending = new Pending(EntryCodec.encode(command), answer);
+        propose(command, answer, Lane.WORK);
+    }
+
+    /** Proposes one command in {@code lane}; {@code answer} is told its outcome. */
+    public void propose(Command command, Answer answer, Lane lane) {
+        Pending pending = new Pending(EntryCodec.encode(command), answer, System.nanoTime());
         if (closed) {
             pending.fail(new NotServingException("the member is shutting down"));
             return;
         }
         synchronized (lock) {
-            queue.add(pending);
+            (lane == Lane.RENEWAL ? renewals : queue).add(pending);
         }
         flush();
+    }
+
+    /** How many proposals of {@code lane} wait for an entry. */
+    public int waiting(Lane lane) {
+        synchronized (lock) {
+            return (lane == Lane.RENEWAL ? renewals : queue).size();
+        }
+    }
+
+    /** How long the oldest proposal of {@code lane} has waited for an entry, in nanoseconds; 0 when none waits. */
+    public long oldestWaitNanos(Lane lane, long now) {
+        synchronized (lock) {
+            Pending oldest = (lane == Lane.RENEWAL ? renewals : queue).peek();
+            return oldest == null ? 0 : Math.max(0, now - oldest.queuedAt);
+        }
+    }
+
+    /** Entries submitted and not yet answered by Raft. */
+    public int entriesInFlight() {
+        synchronized (lock) {
+            return inFlight;
+        }
     }
 
     /**
@@ -235,7 +278,9 @@ public final class Proposer {
         }
         List<Pending> dropped;
         synchronized (lock) {
-            dropped = new ArrayList<>(queue);
+            dropped = new ArrayList<>(renewals);
+            dropped.addAll(queue);
+            renewals.clear();
             queue.clear();
         }
         NotServingException shuttingDown = new NotServingException("the member is shutting down");
@@ -250,21 +295,32 @@ public final class Proposer {
             List<Pending> batch;
             long seq;
             synchronized (lock) {
-                if (queue.isEmpty() || inFlight >= MAX_IN_FLIGHT) {
+                boolean renewalsWait = !renewals.isEmpty();
+                // Work waits for a free slot; renewals may take one more, so they never queue
+                // behind a full pipeline of work.
+                if (inFlight >= MAX_IN_FLIGHT + (renewalsWait ? 1 : 0) || (!renewalsWait && queue.isEmpty())) {
                     return;
                 }
-                batch = new ArrayList<>(Math.min(queue.size(), 256));
-                int bytes = 0;
-                while (!queue.isEmpty() && batch.size() < Entry.MAX_COMMANDS
-                        && (batch.isEmpty() || bytes + queue.peek().command.length <= MAX_ENTRY_BYTES)) {
-                    Pending p = queue.poll();
-                    bytes += p.command.length;
-                    batch.add(p);
+                batch = new ArrayList<>(Math.min(renewals.size() + queue.size(), 256));
+                int[] bytes = {0};
+                take(renewals, batch, bytes);
+                if (inFlight < MAX_IN_FLIGHT) {
+                    take(queue, batch, bytes);
                 }
                 inFlight++;
                 seq = nextBatch++;
             }
             submit(seq, batch);
+        }
+    }
+
+    /** Moves proposals from {@code from} into {@code batch}, oldest first, while the entry has room. */
+    private static void take(ArrayDeque<Pending> from, List<Pending> batch, int[] bytes) {
+        while (!from.isEmpty() && batch.size() < Entry.MAX_COMMANDS
+                && (batch.isEmpty() || bytes[0] + from.peek().command.length <= MAX_ENTRY_BYTES)) {
+            Pending p = from.poll();
+            bytes[0] += p.command.length;
+            batch.add(p);
         }
     }
 
