@@ -19,10 +19,24 @@ import java.util.function.Function;
 final class Endpoints implements AutoCloseable {
     private final List<String> targets;
     private final List<ManagedChannel> channels;
+    /** The channels of the keep-alive streams, one per endpoint, made on first use. */
+    private final ManagedChannel[] keepAliveChannels;
+    private final Function<String, ManagedChannel> keepAliveChannelFactory;
     private final AtomicInteger preferred = new AtomicInteger();
     private volatile boolean closed;
 
     Endpoints(List<String> targets, Function<String, ManagedChannel> channelFactory) {
+        this(targets, channelFactory, channelFactory);
+    }
+
+    /**
+     * @param keepAliveChannelFactory makes the channel that carries an endpoint's keep-alive stream;
+     *                                made on first use
+     */
+    Endpoints(List<String> targets, Function<String, ManagedChannel> channelFactory,
+              Function<String, ManagedChannel> keepAliveChannelFactory) {
+        this.keepAliveChannelFactory = keepAliveChannelFactory;
+        this.keepAliveChannels = new ManagedChannel[targets.size()];
         if (targets.isEmpty()) {
             throw new IllegalArgumentException("at least one endpoint is required");
         }
@@ -51,30 +65,8 @@ final class Endpoints implements AutoCloseable {
 
     /** A plaintext channel to {@code host:port} ({@code [v6addr]:port} for IPv6); connects lazily. */
     static ManagedChannel plaintext(String endpoint) {
-        if (endpoint == null) {
-            throw new IllegalArgumentException("an endpoint is null; each must be host:port");
-        }
-        int colon = endpoint.lastIndexOf(':');
-        if (colon <= 0 || colon == endpoint.length() - 1) {
-            throw new IllegalArgumentException("endpoint '" + endpoint + "' must be host:port");
-        }
-        String host = endpoint.substring(0, colon);
-        if (host.startsWith("[") && host.endsWith("]")) {
-            host = host.substring(1, host.length() - 1);
-        }
-        if (host.isBlank() || host.contains("/") || host.chars().anyMatch(Character::isWhitespace)) {
-            throw new IllegalArgumentException("endpoint '" + endpoint + "' must be host:port, without a scheme or path");
-        }
-        int port;
-        try {
-            port = Integer.parseInt(endpoint.substring(colon + 1));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("endpoint '" + endpoint + "' has a non-numeric port");
-        }
-        if (port < 1 || port > 65535) {
-            throw new IllegalArgumentException("endpoint '" + endpoint + "' has a port outside 1-65535");
-        }
-        return Grpc.newChannelBuilderForAddress(host, port, InsecureChannelCredentials.create())
+        HostAndPort address = HostAndPort.parse(endpoint);
+        return Grpc.newChannelBuilderForAddress(address.host(), address.port(), InsecureChannelCredentials.create())
                 .keepAliveTime(KEEPALIVE_TIME.toNanos(), TimeUnit.NANOSECONDS)
                 .keepAliveTimeout(KEEPALIVE_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS)
                 .keepAliveWithoutCalls(false)
@@ -83,6 +75,36 @@ final class Endpoints implements AutoCloseable {
                 // made: 6 % of the single-client lock rate here.
                 .disableRetry()
                 .build();
+    }
+
+    /** An endpoint's host and port, checked. */
+    record HostAndPort(String host, int port) {
+        static HostAndPort parse(String endpoint) {
+            if (endpoint == null) {
+                throw new IllegalArgumentException("an endpoint is null; each must be host:port");
+            }
+            int colon = endpoint.lastIndexOf(':');
+            if (colon <= 0 || colon == endpoint.length() - 1) {
+                throw new IllegalArgumentException("endpoint '" + endpoint + "' must be host:port");
+            }
+            String host = endpoint.substring(0, colon);
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+            if (host.isBlank() || host.contains("/") || host.chars().anyMatch(Character::isWhitespace)) {
+                throw new IllegalArgumentException("endpoint '" + endpoint + "' must be host:port, without a scheme or path");
+            }
+            int port;
+            try {
+                port = Integer.parseInt(endpoint.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("endpoint '" + endpoint + "' has a non-numeric port");
+            }
+            if (port < 1 || port > 65535) {
+                throw new IllegalArgumentException("endpoint '" + endpoint + "' has a port outside 1-65535");
+            }
+            return new HostAndPort(host, port);
+        }
     }
 
     int size() {
@@ -95,6 +117,25 @@ final class Endpoints implements AutoCloseable {
 
     Channel channel(int index) {
         return channels.get(index);
+    }
+
+    /**
+     * The channel of the keep-alive stream to the endpoint: with the default channels a connection
+     * of its own, whose answers a transport thread of its own handles, so that keep-alives never
+     * queue behind this process's other calls ({@link KeepAliveTransport}).
+     *
+     * @throws IllegalStateException once closed
+     */
+    synchronized Channel keepAliveChannel(int index) {
+        if (closed) {
+            throw new IllegalStateException("the client is closed");
+        }
+        ManagedChannel channel = keepAliveChannels[index];
+        if (channel == null) {
+            channel = keepAliveChannelFactory.apply(targets.get(index));
+            keepAliveChannels[index] = channel;
+        }
+        return channel;
     }
 
     String target(int index) {
@@ -126,17 +167,25 @@ final class Endpoints implements AutoCloseable {
 
     @Override
     public void close() {
-        closed = true;
-        channels.forEach(ManagedChannel::shutdown);
+        List<ManagedChannel> all = new ArrayList<>(channels);
+        synchronized (this) {
+            closed = true;
+            for (ManagedChannel channel : keepAliveChannels) {
+                if (channel != null && !all.contains(channel)) {
+                    all.add(channel);
+                }
+            }
+        }
+        all.forEach(ManagedChannel::shutdown);
         try {
-            for (ManagedChannel channel : channels) {
+            for (ManagedChannel channel : all) {
                 // Bounded: in-flight calls were cancelled by their owners; don't hang a closing JVM.
                 if (!channel.awaitTermination(2, TimeUnit.SECONDS)) {
                     channel.shutdownNow();
                 }
             }
         } catch (InterruptedException e) {
-            channels.forEach(ManagedChannel::shutdownNow);
+            all.forEach(ManagedChannel::shutdownNow);
             Thread.currentThread().interrupt();
         }
     }

@@ -249,6 +249,11 @@ final class FailoverCall<Req, Resp> {
         lastFailure = failure;
         lastEndpoint = endpoint;
         long now = clock.nanoTime();
+        long shedHint = StatusErrors.shedRetryAfterMillis(failure);
+        if (shedHint >= 0 && !endpoints.isClosed()) {
+            retryShed(endpoint, failure, shedHint, now);
+            return;
+        }
         boolean retryable = StatusErrors.worthFailover(failure)
                 // An attempt that ran out of its own deadline while the call has time left: the
                 // member took the call and went silent. Another may answer.
@@ -283,9 +288,35 @@ final class FailoverCall<Req, Resp> {
             attempt(next);
             return;
         }
+        schedule(() -> attempt(next), delay, failure);
+    }
+
+    /**
+     * The member shed the request because it is behind: the same member again after its hint,
+     * stretched by a random part of it (between once and twice the hint), so that the clients it
+     * shed together do not come back together. Within the call's time, or the shed answer stands.
+     */
+    private void retryShed(int endpoint, Throwable failure, long hintMillis, long now) {
+        long hint = TimeUnit.MILLISECONDS.toNanos(Math.max(1, hintMillis));
+        long delay = hint + ThreadLocalRandom.current().nextLong(hint + 1);
+        RuntimeException veto = retryVeto.get();
+        if ((bounded && now + delay + MIN_ATTEMPT.toNanos() - giveUpAtNanos >= 0) || veto != null) {
+            result.completeExceptionally(veto != null ? veto
+                    : StatusErrors.toException(failure, endpoints.target(endpoint), method.getServiceName()));
+            return;
+        }
+        if (log.isDebugEnabled()) {
+            log.debug("{} shed by {} ({}); attempt {} there in {} ms", method.getBareMethodName(), endpoints.target(endpoint),
+                    shortStatus(failure), attempts + 1, TimeUnit.NANOSECONDS.toMillis(delay));
+        }
+        schedule(() -> attempt(endpoint), delay, failure);
+    }
+
+    /** Runs {@code retry} after {@code delay}, cancellable with the call; fails the call when the client is closed. */
+    private void schedule(Runnable retry, long delay, Throwable failure) {
         ScheduledFuture<?> timer;
         try {
-            timer = scheduler.schedule(() -> attempt(next), delay, TimeUnit.NANOSECONDS);
+            timer = scheduler.schedule(retry, delay, TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             result.completeExceptionally(new TenureException("the client was closed while retrying "
                     + method.getBareMethodName() + " (last failure: " + shortStatus(failure) + ")", e));

@@ -172,7 +172,7 @@ final class KeepAliveStreams {
         /** Starts the call; caller holds KeepAliveStreams' monitor. */
         void start() {
             try {
-                LockServiceGrpc.newStub(endpoints.channel(endpoint)).leaseKeepAlive(this);
+                LockServiceGrpc.newStub(endpoints.keepAliveChannel(endpoint)).leaseKeepAlive(this);
             } catch (RuntimeException e) {
                 // No lease is attached yet; the attaching keeper sees ended() and moves on.
                 ended = true;

@@ -1,5 +1,6 @@
 package io.tenure.client;
 
+import io.grpc.Metadata;
 import io.grpc.Status;
 import io.tenure.proto.v1.ClusterServiceGrpc;
 
@@ -53,6 +54,30 @@ final class StatusErrors {
      */
     static boolean worthFailover(Throwable failure) {
         return Status.fromThrowable(failure).getCode() == Status.Code.UNAVAILABLE;
+    }
+
+    /**
+     * The trailer of a request a member shed because it was behind ({@code RESOURCE_EXHAUSTED}):
+     * after how many milliseconds a retry is worth making. Without it, {@code RESOURCE_EXHAUSTED}
+     * is a limit a retry does not lift (too many leases for one client id, a full queue).
+     */
+    static final Metadata.Key<String> RETRY_AFTER_MS = Metadata.Key.of("tenure-retry-after-ms", Metadata.ASCII_STRING_MARSHALLER);
+
+    /** The retry hint of a shed request, in milliseconds, or -1 when the failure is not one. */
+    static long shedRetryAfterMillis(Throwable failure) {
+        if (Status.fromThrowable(failure).getCode() != Status.Code.RESOURCE_EXHAUSTED) {
+            return -1;
+        }
+        Metadata trailers = Status.trailersFromThrowable(failure);
+        String hint = trailers == null ? null : trailers.get(RETRY_AFTER_MS);
+        if (hint == null) {
+            return -1;
+        }
+        try {
+            return Math.max(0, Long.parseLong(hint));
+        } catch (NumberFormatException malformed) {
+            return -1;
+        }
     }
 
     static boolean deadlineExceeded(Throwable failure) {

@@ -110,6 +110,10 @@ public final class TenureClient implements AutoCloseable {
     private final KeepAliveStreams keepAliveStreams;
     private final MonotonicClock clock;
     private final ScheduledExecutorService scheduler;
+    /** Plaintext gRPC to {@code host:port}: the channels unless the builder was given others. */
+    private static final Function<String, ManagedChannel> DEFAULT_CHANNELS = Endpoints::plaintext;
+    /** The keep-alive streams' own connections and thread, with the default channels; else null. */
+    private final KeepAliveTransport keepAliveTransport;
     /** The timers of this client's leases, coalesced per millisecond on {@link #scheduler}. */
     private final LeaseTimers leaseTimers;
     private final boolean ownsScheduler;
@@ -128,7 +132,11 @@ public final class TenureClient implements AutoCloseable {
         this.requestTimeout = builder.requestTimeout;
         this.clientId = builder.clientId;
         this.sessionTtl = builder.sessionTtl;
-        this.endpoints = new Endpoints(builder.endpoints, builder.channelFactory);
+        // Keep-alives get a transport of their own with the default channels; custom channels
+        // (TLS, in-process tests) carry them too.
+        this.keepAliveTransport = builder.channelFactory == DEFAULT_CHANNELS ? new KeepAliveTransport() : null;
+        this.endpoints = new Endpoints(builder.endpoints, builder.channelFactory,
+                keepAliveTransport == null ? builder.channelFactory : keepAliveTransport::channel);
         if (builder.scheduler != null) {
             this.scheduler = builder.scheduler;
             this.ownsScheduler = false;
@@ -819,6 +827,9 @@ public final class TenureClient implements AutoCloseable {
         openLeases.clear();
         openWatches.forEach(Watch::clientClosed);
         endpoints.close();
+        if (keepAliveTransport != null) {
+            keepAliveTransport.close();
+        }
         if (ownsScheduler) {
             scheduler.shutdownNow();
         }
@@ -1025,7 +1036,7 @@ public final class TenureClient implements AutoCloseable {
         private MonotonicClock clock = MonotonicClock.system();
         private ScheduledExecutorService scheduler;
         private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
-        private Function<String, ManagedChannel> channelFactory = Endpoints::plaintext;
+        private Function<String, ManagedChannel> channelFactory = DEFAULT_CHANNELS;
         private String clientId;
         private Duration sessionTtl = DEFAULT_SESSION_TTL;
 
