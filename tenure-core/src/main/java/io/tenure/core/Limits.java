@@ -22,8 +22,8 @@ public final class Limits {
     public static final int DEFAULT_LIST = 1_000;
     /** The most entries one list read may ask for. */
     public static final int MAX_LIST = 10_000;
-    /** The most leases one keep-alive request may renew. */
-    public static final int MAX_KEEPALIVE_IDS = 10_000;
+    /** The most leases one keep-alive request may renew, or one batch grant. */
+    public static final int MAX_BATCH = 10_000;
 
     private Limits() {}
 

@@ -28,12 +28,21 @@ public final class Admission {
     static final long MIN_HINT_MS = 50;
     static final long MAX_HINT_MS = 5_000;
 
-    private final Proposer proposer;
+    /** What waits for the log (the {@link Proposer}'s queues). */
+    public interface Backlog {
+        /** How many proposals of {@code lane} wait for an entry. */
+        int waiting(Lane lane);
+
+        /** How long the oldest proposal of {@code lane} has waited, in nanoseconds; 0 when none waits. */
+        long oldestWaitNanos(Lane lane, long now);
+    }
+
+    private final Backlog proposer;
     private final ServerMetrics metrics;
     private final long shedAfterNanos;
     private final LongSupplier nanoClock;
 
-    public Admission(Proposer proposer, ServerMetrics metrics, Duration shedAfter, LongSupplier nanoClock) {
+    public Admission(Backlog proposer, ServerMetrics metrics, Duration shedAfter, LongSupplier nanoClock) {
         this.proposer = proposer;
         this.metrics = metrics;
         this.shedAfterNanos = shedAfter.toNanos();

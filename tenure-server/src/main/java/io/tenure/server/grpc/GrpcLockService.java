@@ -7,6 +7,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallExecutorSupplier;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.tenure.core.Limits;
 import io.tenure.core.kernel.LeaseView;
 import io.tenure.core.lock.LockView;
 import io.tenure.core.watch.KeyValue;
@@ -14,7 +15,10 @@ import io.tenure.core.watch.WatchEvent;
 import io.tenure.proto.v1.DescribeRequest;
 import io.tenure.proto.v1.DescribeResponse;
 import io.tenure.proto.v1.Event;
+import io.tenure.proto.v1.LeaseGrantBatchRequest;
+import io.tenure.proto.v1.LeaseGrantBatchResponse;
 import io.tenure.proto.v1.LeaseGrantRequest;
+import io.tenure.proto.v1.LeaseGrantResult;
 import io.tenure.proto.v1.LeaseGrantResponse;
 import io.tenure.proto.v1.LeaseKeepAliveRequest;
 import io.tenure.proto.v1.LeaseKeepAliveResponse;
@@ -44,11 +48,14 @@ import io.tenure.proto.v1.Waiter;
 import io.tenure.proto.v1.WatchRequest;
 import io.tenure.proto.v1.WatchResponse;
 import io.tenure.server.Member;
+import io.tenure.server.RequestRejected;
+import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.Overloaded;
 import io.tenure.server.lock.Locks;
 import io.tenure.server.watch.WatchHub;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -75,6 +82,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
             LockServiceGrpc.getUnlockMethod().getFullMethodName(),
             LockServiceGrpc.getLockCancelMethod().getFullMethodName(),
             LockServiceGrpc.getLeaseGrantMethod().getFullMethodName(),
+            LockServiceGrpc.getLeaseGrantBatchMethod().getFullMethodName(),
             LockServiceGrpc.getLeaseRevokeMethod().getFullMethodName(),
             LockServiceGrpc.getLeaseKeepAliveMethod().getFullMethodName());
 
@@ -174,26 +182,87 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     @Override
     public void leaseGrant(LeaseGrantRequest request, StreamObserver<LeaseGrantResponse> observer) {
-        if (request.getTtlMs() < 0 || request.getTtl() < 0) {
-            observer.onError(Statuses.invalid("ttl must be positive, got ttl=" + request.getTtl() + " ttl_ms=" + request.getTtlMs()));
+        LeaseKeeper.GrantRequest grant;
+        try {
+            grant = grantRequest(request);
+        } catch (RequestRejected e) {
+            observer.onError(Statuses.of(e));
             return;
+        }
+        answer(member.leases().grant(grant.requestedId(), grant.ttlMillis(), grant.clientId()), observer,
+                granted -> granted(granted).setHeader(header()).build());
+    }
+
+    @Override
+    public void leaseGrantBatch(LeaseGrantBatchRequest request, StreamObserver<LeaseGrantBatchResponse> observer) {
+        if (request.getGrantsCount() > Limits.MAX_BATCH) {
+            observer.onError(Statuses.invalid("grants: at most " + Limits.MAX_BATCH + " per batch, got " + request.getGrantsCount()));
+            return;
+        }
+        // Each grant malformed on its own is refused on its own; the rest go to the service together.
+        List<Object> parsed = new ArrayList<>(request.getGrantsCount());
+        List<LeaseKeeper.GrantRequest> valid = new ArrayList<>(request.getGrantsCount());
+        for (LeaseGrantRequest grant : request.getGrantsList()) {
+            try {
+                LeaseKeeper.GrantRequest checked = grantRequest(grant);
+                valid.add(checked);
+                parsed.add(checked);
+            } catch (RequestRejected e) {
+                parsed.add(e);
+            }
+        }
+        List<CompletableFuture<LeaseKeeper.Granted>> outcomes;
+        try {
+            outcomes = member.leases().grantAll(valid);
+        } catch (Overloaded shed) {
+            observer.onError(Statuses.of(shed)); // the whole batch: the client retries it after the hint
+            return;
+        }
+        CompletableFuture.allOf(outcomes.toArray(CompletableFuture[]::new)).whenComplete((ignored, error) -> {
+            LeaseGrantBatchResponse.Builder response = LeaseGrantBatchResponse.newBuilder().setHeader(header());
+            int next = 0;
+            for (Object item : parsed) {
+                if (item instanceof RequestRejected refused) {
+                    response.addResults(refusal(refused));
+                    continue;
+                }
+                CompletableFuture<LeaseKeeper.Granted> outcome = outcomes.get(next++);
+                response.addResults(outcome.handle((granted, failure) -> failure == null
+                        ? LeaseGrantResult.newBuilder().setGranted(granted(granted)).build()
+                        : refusal(failure)).join());
+            }
+            observer.onNext(response.build());
+            observer.onCompleted();
+        });
+    }
+
+    /** A LeaseGrant as the service takes it: TTL in seconds or milliseconds, checked. */
+    private static LeaseKeeper.GrantRequest grantRequest(LeaseGrantRequest request) {
+        if (request.getTtlMs() < 0 || request.getTtl() < 0) {
+            throw RequestRejected.invalid("ttl", "ttl must be positive, got ttl=" + request.getTtl() + " ttl_ms=" + request.getTtlMs());
         }
         if (request.getTtlMs() == 0 && request.getTtl() == 0) {
-            observer.onError(Statuses.invalid("ttl (seconds) or ttl_ms must be set to a positive value"));
-            return;
+            throw RequestRejected.invalid("ttl", "ttl (seconds) or ttl_ms must be set to a positive value");
         }
         if (request.getTtlMs() == 0 && request.getTtl() > Long.MAX_VALUE / 1000) {
-            observer.onError(Statuses.invalid("ttl is too large: " + request.getTtl() + " s"));
-            return;
+            throw RequestRejected.invalid("ttl", "ttl is too large: " + request.getTtl() + " s");
         }
         long ttlMillis = request.getTtlMs() > 0 ? request.getTtlMs() : request.getTtl() * 1000;
-        answer(member.leases().grant(request.getId(), ttlMillis, request.getClientId()), observer,
-                granted -> LeaseGrantResponse.newBuilder()
-                        .setHeader(header())
-                        .setId(granted.leaseId())
-                        .setTtl(seconds(granted.ttlMillis()))
-                        .setTtlMs(granted.ttlMillis())
-                        .build());
+        return new LeaseKeeper.GrantRequest(request.getId(), ttlMillis, request.getClientId());
+    }
+
+    private static LeaseGrantResponse.Builder granted(LeaseKeeper.Granted granted) {
+        return LeaseGrantResponse.newBuilder()
+                .setId(granted.leaseId())
+                .setTtl(seconds(granted.ttlMillis()))
+                .setTtlMs(granted.ttlMillis());
+    }
+
+    /** One grant's refusal in a batch: the status a LeaseGrant of it alone would have failed with. */
+    private static LeaseGrantResult refusal(Throwable failure) {
+        io.grpc.Status status = Statuses.of(failure).getStatus();
+        return LeaseGrantResult.newBuilder().setErrorCode(status.getCode().name())
+                .setErrorMessage(status.getDescription() == null ? "" : status.getDescription()).build();
     }
 
     @Override

@@ -22,6 +22,9 @@ import org.slf4j.LoggerFactory;
 
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -95,6 +98,54 @@ public final class LeaseKeeper implements AutoCloseable {
      * returns the same lease.
      */
     public CompletableFuture<Granted> grant(long requestedId, long ttlMillis, String clientId) {
+        try {
+            return grantAll(List.of(new GrantRequest(requestedId, ttlMillis, clientId))).get(0);
+        } catch (Overloaded shed) {
+            return CompletableFuture.failedFuture(shed);
+        }
+    }
+
+    /** One lease asked for: its id (0 = pick one), TTL and client id. */
+    public record GrantRequest(long requestedId, long ttlMillis, String clientId) {}
+
+    /**
+     * Grants several leases, as {@link #grant} does each: one admission for them all (a member
+     * that is behind sheds them together), then each checked and proposed on its own, so one
+     * refused grant does not refuse the others; the log carries them together in its entries.
+     *
+     * @return one outcome per request, in order
+     * @throws Overloaded when the member is behind and sheds them all
+     */
+    public List<CompletableFuture<Granted>> grantAll(List<GrantRequest> requests) {
+        admission.admit("grant");
+        // Whether each would take its client over the limit, read from one state for the whole batch.
+        boolean[] over = stateMachine.read(state -> {
+            boolean[] refused = new boolean[requests.size()];
+            Map<String, Integer> added = new HashMap<>();
+            Set<Long> asked = new HashSet<>();
+            for (int i = 0; i < refused.length; i++) {
+                GrantRequest r = requests.get(i);
+                String client = r.clientId() == null ? "" : r.clientId();
+                if (r.requestedId() != 0 && (state.renewedAt(r.requestedId()) >= 0 || !asked.add(r.requestedId()))) {
+                    continue; // a retried grant of a lease that exists, or is asked for earlier in this batch
+                }
+                refused[i] = state.leaseCount(client) + added.getOrDefault(client, 0) >= maxLeasesPerClient;
+                if (!refused[i]) {
+                    added.merge(client, 1, Integer::sum);
+                }
+            }
+            return refused;
+        });
+        List<CompletableFuture<Granted>> outcomes = new ArrayList<>(requests.size());
+        for (int i = 0; i < requests.size(); i++) {
+            outcomes.add(grantAdmitted(requests.get(i), over[i]));
+        }
+        return outcomes;
+    }
+
+    private CompletableFuture<Granted> grantAdmitted(GrantRequest request, boolean overLimit) {
+        long ttlMillis = request.ttlMillis();
+        long requestedId = request.requestedId();
         String problem = Limits.checkTtl("ttl", ttlMillis);
         if (problem == null && ttlMillis < minTtlMillis) {
             problem = "ttl must be at least " + minTtlMillis + " ms in a cluster (30 election timeouts, so a kept-alive"
@@ -103,29 +154,22 @@ public final class LeaseKeeper implements AutoCloseable {
         if (problem != null) {
             return CompletableFuture.failedFuture(RequestRejected.invalid("ttl", problem));
         }
-        problem = Limits.checkClientId("client_id", clientId);
+        problem = Limits.checkClientId("client_id", request.clientId());
         if (problem != null) {
             return CompletableFuture.failedFuture(RequestRejected.invalid("client_id", problem));
         }
         if (requestedId < 0) {
             return CompletableFuture.failedFuture(RequestRejected.invalid("id", "id must not be negative, got " + requestedId));
         }
-        try {
-            admission.admit("grant");
-        } catch (Overloaded shed) {
-            return CompletableFuture.failedFuture(shed);
-        }
-        String client = clientId == null ? "" : clientId;
-        boolean over = stateMachine.read(s -> (requestedId == 0 || s.lease(requestedId) == null)
-                && s.leaseCount(client) >= maxLeasesPerClient);
-        if (over) {
+        String client = request.clientId() == null ? "" : request.clientId();
+        if (overLimit) {
             return CompletableFuture.failedFuture(new LimitExceeded("max-leases-per-client", "client id '" + client
                     + "' already has " + maxLeasesPerClient + " live leases, the most a client may have (--max-leases-per-client);"
                     + " revoke some or let them expire"));
         }
         long id = requestedId != 0 ? requestedId : newLeaseId();
         String requestId = RequestIds.current();
-        return proposer.propose(new LeaseGrant(id, ttlMillis, clientId == null ? "" : clientId))
+        return proposer.propose(new LeaseGrant(id, ttlMillis, client))
                 .thenApply(applied -> {
                     if (applied.result() instanceof LeaseResult.LeaseGranted g) {
                         LOG.info("event=lease_granted lease={} holder=\"{}\" ttl_ms={} request_id={}", g.leaseId(), client, g.ttlMillis(), requestId);
@@ -178,8 +222,8 @@ public final class LeaseKeeper implements AutoCloseable {
      * travels in one renewal command.
      */
     public CompletableFuture<long[]> keepAliveAll(long[] leaseIds) {
-        if (leaseIds.length > Limits.MAX_KEEPALIVE_IDS) {
-            return CompletableFuture.failedFuture(RequestRejected.invalid("ids", "ids: at most " + Limits.MAX_KEEPALIVE_IDS
+        if (leaseIds.length > Limits.MAX_BATCH) {
+            return CompletableFuture.failedFuture(RequestRejected.invalid("ids", "ids: at most " + Limits.MAX_BATCH
                     + " leases per keep-alive request, got " + leaseIds.length));
         }
         CompletableFuture<long[]> ack = new CompletableFuture<>();

@@ -3,6 +3,7 @@ package io.tenure.server.raft;
 import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.Command;
 import io.tenure.core.kernel.ReadBarrier;
+import io.tenure.server.Admission;
 import io.tenure.server.Causes;
 import io.tenure.server.NotServingException;
 import org.apache.ratis.client.RaftClient;
@@ -49,7 +50,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>A command is encoded once, on the caller's thread, when it is proposed: an entry is then
  * its callers' bytes one after the other, and its size is known exactly.
  */
-public final class Proposer {
+public final class Proposer implements Admission.Backlog {
     private static final Logger LOG = LoggerFactory.getLogger(Proposer.class);
     /** How long a read barrier may take before the read fails as unavailable. */
     static final long READ_BARRIER_TIMEOUT_MS = 3_000;
@@ -171,14 +172,14 @@ public final class Proposer {
         flush();
     }
 
-    /** How many proposals of {@code lane} wait for an entry. */
+    @Override
     public int waiting(Lane lane) {
         synchronized (lock) {
             return (lane == Lane.RENEWAL ? renewals : queue).size();
         }
     }
 
-    /** How long the oldest proposal of {@code lane} has waited for an entry, in nanoseconds; 0 when none waits. */
+    @Override
     public long oldestWaitNanos(Lane lane, long now) {
         synchronized (lock) {
             Pending oldest = (lane == Lane.RENEWAL ? renewals : queue).peek();
