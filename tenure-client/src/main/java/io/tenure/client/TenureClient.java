@@ -112,6 +112,8 @@ public final class TenureClient implements AutoCloseable {
     private final ScheduledExecutorService scheduler;
     /** Plaintext gRPC to {@code host:port}: the channels unless the builder was given others. */
     private static final Function<String, ManagedChannel> DEFAULT_CHANNELS = Endpoints::plaintext;
+    /** Grants asked for together travel in one call. */
+    private final GrantBatches grants;
     /** The keep-alive streams' own connections and thread, with the default channels; else null. */
     private final KeepAliveTransport keepAliveTransport;
     /** The timers of this client's leases, coalesced per millisecond on {@link #scheduler}. */
@@ -153,6 +155,8 @@ public final class TenureClient implements AutoCloseable {
         }
         this.keepAliveStreams = new KeepAliveStreams(endpoints, clock, scheduler);
         this.leaseTimers = new LeaseTimers(clock, scheduler);
+        this.grants = new GrantBatches(request -> unary(LockServiceGrpc.getLeaseGrantMethod(), request),
+                request -> unary(LockServiceGrpc.getLeaseGrantBatchMethod(), request));
     }
 
     /**
@@ -201,8 +205,7 @@ public final class TenureClient implements AutoCloseable {
         // Taken before the first attempt: the server granted no earlier, so the safe window
         // counted from here can only be shorter than the truth, never longer.
         long sentAt = clock.nanoTime();
-        return unary(LockServiceGrpc.getLeaseGrantMethod(), request)
-                .thenApply(granted -> startKeepingAlive(granted, clientId, sentAt));
+        return grants.grant(request).thenApply(granted -> startKeepingAlive(granted, clientId, sentAt));
     }
 
     /**

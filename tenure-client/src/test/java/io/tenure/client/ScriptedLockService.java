@@ -3,7 +3,11 @@ package io.tenure.client;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.grpc.Metadata;
+import io.tenure.proto.v1.LeaseGrantBatchRequest;
+import io.tenure.proto.v1.LeaseGrantBatchResponse;
 import io.tenure.proto.v1.LeaseGrantRequest;
+import io.tenure.proto.v1.LeaseGrantResult;
 import io.tenure.proto.v1.LeaseGrantResponse;
 import io.tenure.proto.v1.LeaseKeepAliveRequest;
 import io.tenure.proto.v1.LeaseKeepAliveResponse;
@@ -63,6 +67,17 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
     volatile Status statusFailure;
     /** When set, LeaseGrant records the request and fails with it. */
     volatile Status grantFailure;
+    /** The next this many LeaseGrant calls are shed: RESOURCE_EXHAUSTED with {@link #shedHintMs} as the retry hint. */
+    final AtomicInteger shedGrants = new AtomicInteger();
+    /** The retry hint of a shed grant, in milliseconds; a negative one sends no hint (a limit, not a shed). */
+    volatile long shedHintMs = 100;
+    /** When true, LeaseGrant calls are kept unanswered until {@link #releaseHeldGrants()}. */
+    volatile boolean holdGrants;
+    private final Queue<Runnable> heldGrants = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    /** LeaseGrantBatch calls received (each grant of a batch is also added to {@link #grants}). */
+    final AtomicInteger grantBatches = new AtomicInteger();
+    /** When true, LeaseGrantBatch answers UNIMPLEMENTED, as a member from before it does. */
+    volatile boolean batchUnimplemented;
     /** When set, LeaseRevoke revokes the lease and then fails with it, as if the answer was lost. */
     volatile Status revokeAnswerLost;
 
@@ -139,9 +154,54 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
             responses.onError(failure.asRuntimeException());
             return;
         }
+        if (shedGrants.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            Metadata trailers = new Metadata();
+            if (shedHintMs >= 0) {
+                trailers.put(StatusErrors.RETRY_AFTER_MS, Long.toString(shedHintMs));
+            }
+            responses.onError(Status.RESOURCE_EXHAUSTED.withDescription("this member is behind").asRuntimeException(trailers));
+            return;
+        }
+        Runnable answer = () -> {
+            responses.onNext(granted(request));
+            responses.onCompleted();
+        };
+        if (holdGrants) {
+            heldGrants.add(answer);
+        } else {
+            answer.run();
+        }
+    }
+
+    /** Answers the grants held so far, oldest first. */
+    void releaseHeldGrants() {
+        Runnable answer;
+        while ((answer = heldGrants.poll()) != null) {
+            answer.run();
+        }
+    }
+
+    private LeaseGrantResponse granted(LeaseGrantRequest request) {
         ttlMsByLease.put(request.getId(), request.getTtlMs());
-        responses.onNext(LeaseGrantResponse.newBuilder()
-                .setId(request.getId()).setTtl(request.getTtl()).setTtlMs(request.getTtlMs()).build());
+        return LeaseGrantResponse.newBuilder().setId(request.getId()).setTtl(request.getTtl()).setTtlMs(request.getTtlMs()).build();
+    }
+
+    /** Grants each lease of the batch, except one asking for a TTL of exactly 1,234 ms, refused as INVALID_ARGUMENT. */
+    @Override
+    public void leaseGrantBatch(LeaseGrantBatchRequest request, StreamObserver<LeaseGrantBatchResponse> responses) {
+        grantBatches.incrementAndGet();
+        if (batchUnimplemented) {
+            responses.onError(Status.UNIMPLEMENTED.withDescription("Method not found: LeaseGrantBatch").asRuntimeException());
+            return;
+        }
+        LeaseGrantBatchResponse.Builder answer = LeaseGrantBatchResponse.newBuilder();
+        for (LeaseGrantRequest grant : request.getGrantsList()) {
+            grants.add(grant);
+            answer.addResults(grant.getTtlMs() == 1_234
+                    ? LeaseGrantResult.newBuilder().setErrorCode("INVALID_ARGUMENT").setErrorMessage("ttl 1234 ms is refused here").build()
+                    : LeaseGrantResult.newBuilder().setGranted(granted(grant)).build());
+        }
+        responses.onNext(answer.build());
         responses.onCompleted();
     }
 

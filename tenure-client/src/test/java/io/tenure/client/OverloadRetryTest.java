@@ -1,0 +1,128 @@
+package io.tenure.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What the SDK does when a member sheds a request because it is behind (RESOURCE_EXHAUSTED with
+ * the {@code tenure-retry-after-ms} trailer): retry on the same member after one to two times the
+ * hint, within the request timeout; and how grants asked for together travel in batches.
+ */
+class OverloadRetryTest {
+    private final InProcessMembers members = new InProcessMembers(2);
+    private final ScriptedLockService first = members.service(0);
+
+    @AfterEach
+    void close() {
+        members.close();
+    }
+
+    @Test
+    void aShedGrantIsRetriedOnTheSameMemberAfterItsHintWithJitter() throws Exception {
+        TenureClient client = members.client();
+        first.shedGrants.set(2);
+        first.shedHintMs = 100;
+
+        CompletableFuture<Lease> grant = client.grantLeaseAsync(Duration.ofSeconds(9), "w");
+        assertThat(first.grants).hasSize(1);
+        members.time.advance(Duration.ofMillis(99));
+        assertThat(first.grants).as("no retry before the hint").hasSize(1);
+        members.time.advance(Duration.ofMillis(101)); // at most twice the hint
+        assertThat(first.grants).as("retried within twice the hint").hasSize(2);
+        members.time.advance(Duration.ofMillis(200));
+
+        assertThat(grant).isCompleted();
+        assertThat(first.grants).as("three attempts, all on the member that shed them").hasSize(3);
+        assertThat(members.service(1).grants).isEmpty();
+        List<Long> ids = first.grants.stream().map(g -> g.getId()).distinct().toList();
+        assertThat(ids).as("the same lease asked for each time").containsExactly(grant.join().id());
+    }
+
+    @Test
+    void resourceExhaustedWithoutAHintIsALimitAndNotRetried() {
+        TenureClient client = members.client();
+        first.shedGrants.set(1);
+        first.shedHintMs = -1;
+
+        assertThatThrownBy(() -> client.grantLease(Duration.ofSeconds(9), "w")).isInstanceOf(LimitExceededException.class);
+        assertThat(first.grants).hasSize(1);
+    }
+
+    @Test
+    void aGrantShedUntilItsTimeIsUpEndsWithTheMembersWordsAndNoLaterAttempt() {
+        TenureClient client = members.client(Duration.ofSeconds(2));
+        first.shedGrants.set(Integer.MAX_VALUE);
+        first.shedHintMs = 300;
+
+        CompletableFuture<Lease> grant = client.grantLeaseAsync(Duration.ofSeconds(9), "w");
+        members.time.advance(Duration.ofSeconds(3));
+
+        assertThat(grant).isCompletedExceptionally();
+        assertThatThrownBy(grant::join).isInstanceOf(CompletionException.class).hasCauseInstanceOf(LimitExceededException.class)
+                .hasMessageContaining("this member is behind");
+        int attempts = first.grants.size();
+        assertThat(attempts).as("between 300 and 600 ms apart within 2 s").isBetween(3, 7);
+        members.time.advance(Duration.ofSeconds(5));
+        assertThat(first.grants).hasSize(attempts);
+    }
+
+    @Test
+    void grantsAskedForWhileTwoCallsAreOutTravelInOneBatchEachAnsweredOnItsOwn() throws Exception {
+        TenureClient client = members.client();
+        // Two grants go out alone; their answers are held by the member, so the next wait.
+        first.holdGrants = true;
+        List<CompletableFuture<Lease>> grants = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            grants.add(client.grantLeaseAsync(Duration.ofMillis(i == 5 ? 1_234 : 9_000), "w"));
+        }
+        assertThat(first.grants).as("two alone, ten waiting").hasSize(2);
+        assertThat(first.grantBatches).hasValue(0);
+
+        first.holdGrants = false;
+        first.releaseHeldGrants();
+
+        assertThat(first.grantBatches).as("the ten that waited, in one call").hasValue(1);
+        assertThat(first.grants).hasSize(12);
+        Set<Long> ids = new HashSet<>();
+        for (int i = 0; i < grants.size(); i++) {
+            if (i == 5) {
+                assertThatThrownBy(grants.get(i)::join).hasCauseInstanceOf(InvalidArgumentException.class)
+                        .hasMessageContaining("ttl 1234 ms is refused here");
+            } else {
+                ids.add(grants.get(i).get(1, TimeUnit.SECONDS).id());
+            }
+        }
+        assertThat(ids).as("each granted its own lease").hasSize(11);
+    }
+
+    @Test
+    void aMemberThatDoesNotKnowBatchesGetsTheGrantsOneByOne() throws Exception {
+        TenureClient client = members.client();
+        first.holdGrants = true;
+        first.batchUnimplemented = true;
+        List<CompletableFuture<Lease>> grants = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            grants.add(client.grantLeaseAsync(Duration.ofSeconds(9), "w"));
+        }
+
+        first.holdGrants = false;
+        first.releaseHeldGrants();
+
+        assertThat(first.grantBatches).hasValue(1);
+        assertThat(first.grants).as("two, then the four that waited, alone").hasSize(6);
+        for (CompletableFuture<Lease> grant : grants) {
+            assertThat(grant.get(1, TimeUnit.SECONDS).isValid()).isTrue();
+        }
+    }
+}
