@@ -14,6 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 
 /**
  * The client's keep-alive streams: one {@code LeaseKeepAlive} stream per member, shared by every
@@ -38,21 +39,45 @@ import java.util.concurrent.TimeUnit;
  * keeper while holding its own monitor or a stream's.
  */
 final class KeepAliveStreams {
+    /** Leases a client keeps before its reconnects are spread out. */
+    static final int SPREAD_FROM_LEASES = 100;
+    /** The spread of reconnects grows by this much per lease kept, up to TTL/24. */
+    static final long SPREAD_PER_LEASE_NANOS = TimeUnit.MICROSECONDS.toNanos(10);
+
     /** How long a keep-alive waits for others to share its request. */
     static final long BATCH_WINDOW_MICROS = 2_000;
     /** A batch this large is sent at once (the server takes at most 10,000 per request). */
     static final int MAX_BATCH = 4_096;
 
     private final Endpoints endpoints;
+    /** How many leases this client keeps alive. */
+    private final IntSupplier leasesKept;
     private final MonotonicClock clock;
     private final ScheduledExecutorService scheduler;
     /** The open stream to each member, by endpoint index. Guarded by this. */
     private final Map<Integer, Shared> open = new HashMap<>();
 
-    KeepAliveStreams(Endpoints endpoints, MonotonicClock clock, ScheduledExecutorService scheduler) {
+    KeepAliveStreams(Endpoints endpoints, MonotonicClock clock, ScheduledExecutorService scheduler, IntSupplier leasesKept) {
+        this.leasesKept = leasesKept;
         this.endpoints = endpoints;
         this.clock = clock;
         this.scheduler = scheduler;
+    }
+
+    /**
+     * How long a lease waits before it re-sends its keep-alive on a new stream after the first
+     * break (a failover): a random part of a window that grows with the leases this client keeps
+     * (10 µs each beyond the first {@value #SPREAD_FROM_LEASES}, up to TTL/24), so that a client
+     * moving 100,000 leases to a new leader does not send them as one burst. TTL/24 leaves most of
+     * the TTL/6 a lease can spare for the failover itself.
+     */
+    long reconnectSpreadNanos(long ttlNanos) {
+        int leases = leasesKept.getAsInt();
+        if (leases <= SPREAD_FROM_LEASES) {
+            return 0;
+        }
+        long window = Math.min(leases * SPREAD_PER_LEASE_NANOS, ttlNanos / 24);
+        return java.util.concurrent.ThreadLocalRandom.current().nextLong(window + 1);
     }
 
     /**

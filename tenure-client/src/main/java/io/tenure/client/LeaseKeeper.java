@@ -359,7 +359,7 @@ final class LeaseKeeper {
 
     private long reconnectDelayNanos(int breaks) {
         if (breaks <= 1) {
-            return 0;
+            return streams.reconnectSpreadNanos(ttlNanos);
         }
         long delay = FIRST_RECONNECT_BACKOFF.toNanos() << Math.min(breaks - 2, 20);
         return Math.min(delay, ttlNanos / 6);

@@ -153,7 +153,7 @@ public final class TenureClient implements AutoCloseable {
             this.scheduler = keepers;
             this.ownsScheduler = true;
         }
-        this.keepAliveStreams = new KeepAliveStreams(endpoints, clock, scheduler);
+        this.keepAliveStreams = new KeepAliveStreams(endpoints, clock, scheduler, openLeases::size);
         this.leaseTimers = new LeaseTimers(clock, scheduler);
         this.grants = new GrantBatches(request -> unary(LockServiceGrpc.getLeaseGrantMethod(), request),
                 request -> unary(LockServiceGrpc.getLeaseGrantBatchMethod(), request));
