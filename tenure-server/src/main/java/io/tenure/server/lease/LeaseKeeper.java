@@ -29,6 +29,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -62,6 +63,15 @@ public final class LeaseKeeper implements AutoCloseable {
     private final LongSupplier nanoClock;
     private final SecureRandom random = new SecureRandom();
     private final ScheduledFuture<?> expiryLoop;
+    /**
+     * Closes each renewal window: a thread of its own, so that renewals never wait behind the
+     * member's other timers (lock-wait timeouts, the expiry loop) on a busy member.
+     */
+    private final ScheduledExecutorService renewalTimer = Executors.newSingleThreadScheduledExecutor(runnable -> {
+        Thread thread = new Thread(runnable, "tenure-renewals");
+        thread.setDaemon(true);
+        return thread;
+    });
     private final long minTtlMillis;
 
     private final Object lock = new Object();
@@ -241,7 +251,7 @@ public final class LeaseKeeper implements AutoCloseable {
             renewalScheduled = true;
         }
         if (schedule) {
-            timer.schedule(this::proposeRenewals, RENEW_WINDOW_NANOS, TimeUnit.NANOSECONDS);
+            renewalTimer.schedule(this::proposeRenewals, RENEW_WINDOW_NANOS, TimeUnit.NANOSECONDS);
         }
         return ack;
     }
@@ -398,5 +408,6 @@ public final class LeaseKeeper implements AutoCloseable {
     @Override
     public void close() {
         expiryLoop.cancel(false);
+        renewalTimer.shutdownNow();
     }
 }
