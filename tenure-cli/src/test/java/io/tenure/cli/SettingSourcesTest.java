@@ -259,6 +259,8 @@ class SettingSourcesTest {
         assertThat(config.shutdownTimeout()).isEqualTo(Duration.ofSeconds(30));
         assertThat(config.limits()).isEqualTo(new ServerLimits(5, 6, 7, 8, 9, 64 * 1024));
         assertThat(server(Map.of(), "--max-http-body", "4096").limits().maxHttpBodyBytes()).isEqualTo(4096);
+        assertThat(server(Map.of(), "--shed-after", "750ms").limits().shedAfter()).isEqualTo(Duration.ofMillis(750));
+        assertThat(server(Map.of()).limits().shedAfter()).as("the default").isEqualTo(Duration.ofMillis(200));
     }
 
     @Test
@@ -274,6 +276,7 @@ class SettingSourcesTest {
             {"--max-requests-per-second", "-1", "Invalid value for option '--max-requests-per-second'"},
             {"--max-http-body", "100", "Invalid value for option '--max-http-body': max http body must be at least 1024"},
             {"--max-http-body", "12KB", "Invalid value for option '--max-http-body': '12KB' is not a size"},
+            {"--shed-after", "5ms", "Invalid value for option '--shed-after': shed after must be between 10ms and 10m"},
         };
         for (String[] bad : cases) {
             assertThat(run(Map.of(), "server", "--data-dir", tmp.resolve("never").toString(), bad[0], bad[1]))
