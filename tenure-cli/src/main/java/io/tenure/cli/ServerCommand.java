@@ -156,7 +156,7 @@ final class ServerCommand implements Callable<Integer> {
     long snapshotEvery;
 
     @Option(names = "--log-level", paramLabel = "LEVEL", defaultValue = "info",
-            description = "How much the member logs about itself: error, warn, info (one line per lease grant, revoke, "
+            description = "How much the member logs about itself: error, warn, info (one line per lease grant or batch of grants, revoke, "
                     + "expiry, cancelled wait, membership change), debug (adds one line per acquire and release) "
                     + "or trace (default: info).")
     String logLevel;

@@ -146,14 +146,33 @@ public final class LeaseKeeper implements AutoCloseable {
             }
             return refused;
         });
+        boolean batch = requests.size() > 1;
         List<CompletableFuture<Granted>> outcomes = new ArrayList<>(requests.size());
         for (int i = 0; i < requests.size(); i++) {
-            outcomes.add(grantAdmitted(requests.get(i), over[i]));
+            outcomes.add(grantAdmitted(requests.get(i), over[i], batch));
+        }
+        if (batch) {
+            logBatch(requests, outcomes);
         }
         return outcomes;
     }
 
-    private CompletableFuture<Granted> grantAdmitted(GrantRequest request, boolean overLimit) {
+    /**
+     * One line for a batch (each of its grants is logged at debug): 100,000 grants logged one line
+     * each took a third of the time a member spent granting them.
+     */
+    private void logBatch(List<GrantRequest> requests, List<CompletableFuture<Granted>> outcomes) {
+        String requestId = RequestIds.current();
+        CompletableFuture.allOf(outcomes.toArray(CompletableFuture[]::new)).whenComplete((ignored, error) -> {
+            long granted = outcomes.stream().filter(o -> !o.isCompletedExceptionally()).count();
+            java.util.Set<String> holders = new java.util.TreeSet<>();
+            requests.forEach(r -> holders.add(r.clientId() == null ? "" : r.clientId()));
+            LOG.info("event=leases_granted count={} refused={} holders={} request_id={}", granted, outcomes.size() - granted,
+                    holders.size() <= 5 ? holders : holders.size() + " client ids", requestId);
+        });
+    }
+
+    private CompletableFuture<Granted> grantAdmitted(GrantRequest request, boolean overLimit, boolean inBatch) {
         long ttlMillis = request.ttlMillis();
         long requestedId = request.requestedId();
         String problem = Limits.checkTtl("ttl", ttlMillis);
@@ -182,7 +201,13 @@ public final class LeaseKeeper implements AutoCloseable {
         return proposer.propose(new LeaseGrant(id, ttlMillis, client))
                 .thenApply(applied -> {
                     if (applied.result() instanceof LeaseResult.LeaseGranted g) {
-                        LOG.info("event=lease_granted lease={} holder=\"{}\" ttl_ms={} request_id={}", g.leaseId(), client, g.ttlMillis(), requestId);
+                        if (!inBatch) {
+                            LOG.info("event=lease_granted lease={} holder=\"{}\" ttl_ms={} request_id={}", g.leaseId(), client,
+                                    g.ttlMillis(), requestId);
+                        } else if (LOG.isDebugEnabled()) {
+                            LOG.debug("event=lease_granted lease={} holder=\"{}\" ttl_ms={} request_id={}", g.leaseId(), client,
+                                    g.ttlMillis(), requestId);
+                        }
                         return new Granted(g.leaseId(), g.ttlMillis());
                     }
                     throw RequestRejected.of(applied);
