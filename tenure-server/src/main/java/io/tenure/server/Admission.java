@@ -30,11 +30,10 @@ public final class Admission {
 
     /** What waits for the log (the {@link Proposer}'s queues). */
     public interface Backlog {
-        /** How many proposals of {@code lane} wait for an entry. */
-        int waiting(Lane lane);
+        /** The waits of the oldest renewal and the oldest new work (0 when none), and how much work waits, read at once. */
+        record Waits(long renewalNanos, long workNanos, int workWaiting) {}
 
-        /** How long the oldest proposal of {@code lane} has waited, in nanoseconds; 0 when none waits. */
-        long oldestWaitNanos(Lane lane, long now);
+        Waits waits(long now);
     }
 
     private final Backlog proposer;
@@ -55,10 +54,10 @@ public final class Admission {
      * @throws Overloaded when the member is behind; counted by kind in the metrics
      */
     public void admit(String kind) {
-        long now = nanoClock.getAsLong();
-        long work = proposer.oldestWaitNanos(Lane.WORK, now);
-        long renewal = proposer.oldestWaitNanos(Lane.RENEWAL, now);
-        int waiting = proposer.waiting(Lane.WORK);
+        Backlog.Waits waits = proposer.waits(nanoClock.getAsLong());
+        long work = waits.workNanos();
+        long renewal = waits.renewalNanos();
+        int waiting = waits.workWaiting();
         String behind;
         if (work >= shedAfterNanos) {
             behind = "new work has waited " + millis(work) + " ms for the log";

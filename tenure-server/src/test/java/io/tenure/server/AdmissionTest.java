@@ -16,17 +16,9 @@ class AdmissionTest {
     private final Map<Lane, Long> oldestMillis = new EnumMap<>(Map.of(Lane.RENEWAL, 0L, Lane.WORK, 0L));
     private final Map<Lane, Integer> waiting = new EnumMap<>(Map.of(Lane.RENEWAL, 0, Lane.WORK, 0));
     private final ServerMetrics metrics = new ServerMetrics();
-    private final Admission admission = new Admission(new Admission.Backlog() {
-        @Override
-        public int waiting(Lane lane) {
-            return waiting.get(lane);
-        }
-
-        @Override
-        public long oldestWaitNanos(Lane lane, long now) {
-            return TimeUnit.MILLISECONDS.toNanos(oldestMillis.get(lane));
-        }
-    }, metrics, Duration.ofMillis(200), () -> 0L);
+    private final Admission admission = new Admission(now -> new Admission.Backlog.Waits(
+            TimeUnit.MILLISECONDS.toNanos(oldestMillis.get(Lane.RENEWAL)), TimeUnit.MILLISECONDS.toNanos(oldestMillis.get(Lane.WORK)),
+            waiting.get(Lane.WORK)), metrics, Duration.ofMillis(200), () -> 0L);
 
     @Test
     void aMemberWhoseLogKeepsUpTakesEverything() {

@@ -172,14 +172,25 @@ public final class Proposer implements Admission.Backlog {
         flush();
     }
 
+    /** The admission's reading: one lock for the three figures, once per new request. */
     @Override
+    public Admission.Backlog.Waits waits(long now) {
+        synchronized (lock) {
+            Pending renewal = renewals.peek();
+            Pending work = queue.peek();
+            return new Admission.Backlog.Waits(renewal == null ? 0 : Math.max(0, now - renewal.queuedAt),
+                    work == null ? 0 : Math.max(0, now - work.queuedAt), queue.size());
+        }
+    }
+
+    /** How many proposals of {@code lane} wait for an entry. */
     public int waiting(Lane lane) {
         synchronized (lock) {
             return (lane == Lane.RENEWAL ? renewals : queue).size();
         }
     }
 
-    @Override
+    /** How long the oldest proposal of {@code lane} has waited for an entry, in nanoseconds; 0 when none waits. */
     public long oldestWaitNanos(Lane lane, long now) {
         synchronized (lock) {
             Pending oldest = (lane == Lane.RENEWAL ? renewals : queue).peek();
