@@ -292,9 +292,12 @@ final class FailoverCall<Req, Resp> {
     }
 
     /**
-     * The member shed the request because it is behind: the same member again after its hint,
-     * stretched by a random part of it (between once and twice the hint), so that the clients it
-     * shed together do not come back together. Within the call's time, or the shed answer stands.
+     * The member shed the request because it is behind: again after its hint, stretched by a
+     * random part of it (between once and twice the hint), so that the clients it shed together do
+     * not come back together; on the next endpoint, without moving the client's preference. In a
+     * busy cluster every member forwards to the same leader, so the next one serves as well; a
+     * member that sheds because it lost its majority (its log stopped committing) is left for one
+     * that may reach the new leader. Within the call's time, or the shed answer stands.
      */
     private void retryShed(int endpoint, Throwable failure, long hintMillis, long now) {
         long hint = TimeUnit.MILLISECONDS.toNanos(Math.max(1, hintMillis));
@@ -306,10 +309,11 @@ final class FailoverCall<Req, Resp> {
             return;
         }
         if (log.isDebugEnabled()) {
-            log.debug("{} shed by {} ({}); attempt {} there in {} ms", method.getBareMethodName(), endpoints.target(endpoint),
-                    shortStatus(failure), attempts + 1, TimeUnit.NANOSECONDS.toMillis(delay));
+            log.debug("{} shed by {} ({}); attempt {} on {} in {} ms", method.getBareMethodName(), endpoints.target(endpoint),
+                    shortStatus(failure), attempts + 1, endpoints.target(endpoints.next(endpoint)), TimeUnit.NANOSECONDS.toMillis(delay));
         }
-        schedule(() -> attempt(endpoint), delay, failure);
+        int next = endpoints.next(endpoint);
+        schedule(() -> attempt(next), delay, failure);
     }
 
     /** Runs {@code retry} after {@code delay}, cancellable with the call; fails the call when the client is closed. */
