@@ -11,6 +11,17 @@ import org.junit.jupiter.api.Test;
 /** The harness's own checks flag what they promise to, on hand-made records. */
 class HarnessChecksTest {
     @Test
+    void aMinorityMemberThatShedsWithARetryHintRefusedButALimitWithoutOneServed() {
+        io.grpc.Metadata hint = new io.grpc.Metadata();
+        hint.put(io.grpc.Metadata.Key.of("tenure-retry-after-ms", io.grpc.Metadata.ASCII_STRING_MARSHALLER), "1050");
+        assertThat(MinorityProbe.cutOff(io.grpc.Status.RESOURCE_EXHAUSTED.asRuntimeException(hint))).isTrue();
+        assertThat(MinorityProbe.cutOff(io.grpc.Status.UNAVAILABLE.asRuntimeException())).isTrue();
+        assertThat(MinorityProbe.cutOff(io.grpc.Status.DEADLINE_EXCEEDED.asRuntimeException())).isTrue();
+        assertThat(MinorityProbe.cutOff(io.grpc.Status.RESOURCE_EXHAUSTED.asRuntimeException())).as("a limit, not a shed").isFalse();
+        assertThat(MinorityProbe.cutOff(io.grpc.Status.NOT_FOUND.asRuntimeException())).isFalse();
+    }
+
+    @Test
     void aLowerTokenAcceptedAfterAHigherOneIsAViolationUnderEitherFence() {
         List<ResourceWrite> writes = List.of(accepted("k", 10, 1, "c1/1"), accepted("k", 7, 2, "c2/1"));
         assertThat(resourceViolations(writes, FencedResource.Fence.AT_LEAST)).singleElement().asString().contains("stale token");

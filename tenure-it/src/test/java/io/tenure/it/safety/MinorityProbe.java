@@ -24,7 +24,7 @@ final class MinorityProbe {
 
     /**
      * One line for the nemesis log: starts with "refused" when both calls failed as a cut-off
-     * member must (UNAVAILABLE or DEADLINE_EXCEEDED), with "SERVED" when either got any other
+     * member must (UNAVAILABLE, DEADLINE_EXCEEDED, or shed with a retry hint), with "SERVED" when either got any other
      * answer. The grant asks for {@code ttl}, a TTL the cluster accepts.
      */
     static String probe(String endpoint, Duration deadline, Duration ttl) {
@@ -58,9 +58,18 @@ final class MinorityProbe {
         }
     }
 
-    private static boolean cutOff(StatusRuntimeException e) {
+    private static final io.grpc.Metadata.Key<String> RETRY_AFTER_MS =
+            io.grpc.Metadata.Key.of("tenure-retry-after-ms", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
+
+    /**
+     * Refused as a cut-off member must: unavailable, no answer in time, or shed before anything
+     * was proposed (RESOURCE_EXHAUSTED with a retry hint: its log stopped committing, so its work
+     * waits longer than the member admits new work for).
+     */
+    static boolean cutOff(StatusRuntimeException e) {
         return switch (e.getStatus().getCode()) {
             case UNAVAILABLE, DEADLINE_EXCEEDED -> true;
+            case RESOURCE_EXHAUSTED -> e.getTrailers() != null && e.getTrailers().get(RETRY_AFTER_MS) != null;
             default -> false;
         };
     }
