@@ -21,6 +21,7 @@ final class Endpoints implements AutoCloseable {
     private final List<ManagedChannel> channels;
     /** The channels of the keep-alive streams, one per endpoint, made on first use. */
     private final ManagedChannel[] keepAliveChannels;
+    private volatile SessionStreams sessions;
     private final Function<String, ManagedChannel> keepAliveChannelFactory;
     private final AtomicInteger preferred = new AtomicInteger();
     private volatile boolean closed;
@@ -109,6 +110,15 @@ final class Endpoints implements AutoCloseable {
 
     int size() {
         return targets.size();
+    }
+
+    /** The session streams that carry the lock calls, or null when every call goes unary. */
+    SessionStreams sessions() {
+        return sessions;
+    }
+
+    void carrySessions(SessionStreams sessions) {
+        this.sessions = sessions;
     }
 
     int preferred() {

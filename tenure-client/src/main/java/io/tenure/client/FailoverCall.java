@@ -43,6 +43,9 @@ import org.slf4j.LoggerFactory;
  * transport thread: one thread hand-off fewer per call, which on two cores was a quarter of the
  * uncontended lock rate. Only the SDK's own non-blocking continuations may then run on the result.
  *
+ * <p>The lock calls travel in the client's session stream to the member ({@link SessionStreams})
+ * where it has one; an attempt there behaves as the unary call would.
+ *
  * <p>Cancelling {@link #result()} cancels the attempt in flight and any retry that is waiting out
  * its backoff. A lock wait stays queued on the server (a member cannot tell a cancelled call from
  * one re-attached elsewhere); {@link TenureClient} withdraws it explicitly.
@@ -87,7 +90,7 @@ final class FailoverCall<Req, Resp> {
     private final CompletableFuture<Resp> result = new CompletableFuture<>();
 
     // Guarded by this: what a cancellation must stop.
-    private ClientCall<Req, Resp> inFlight;
+    private SessionStreams.Sent inFlight;
     private ScheduledFuture<?> backoffTimer;
 
     // Touched only by the chain of attempts, which runs one at a time.
@@ -192,7 +195,7 @@ final class FailoverCall<Req, Resp> {
     }
 
     private void stopInFlight() {
-        ClientCall<Req, Resp> call;
+        SessionStreams.Sent call;
         ScheduledFuture<?> timer;
         synchronized (this) {
             call = inFlight;
@@ -202,7 +205,7 @@ final class FailoverCall<Req, Resp> {
             timer.cancel(false);
         }
         if (call != null) {
-            call.cancel("cancelled by the caller", null);
+            call.cancel();
         }
     }
 
@@ -218,6 +221,30 @@ final class FailoverCall<Req, Resp> {
         attemptStartedAt = now;
         Req request = requestAt.apply(now);
         long timeout = attemptTimeout.applyAsLong(now);
+        SessionStreams sessions = endpoints.sessions();
+        if (sessions != null && SessionStreams.carries(method)) {
+            synchronized (this) {
+                if (result.isDone()) {
+                    return; // cancelled between attempts
+                }
+            }
+            SessionStreams.Sent sent;
+            try {
+                sent = sessions.send(endpoint, method, request, timeout == NO_DEADLINE ? -1 : timeout, answers, new Attempt(endpoint));
+            } catch (RuntimeException e) {
+                if (!result.isDone()) {
+                    result.completeExceptionally(StatusErrors.toException(e, endpoints.target(endpoint), method.getServiceName()));
+                }
+                return;
+            }
+            synchronized (this) {
+                inFlight = sent;
+            }
+            if (result.isCancelled()) {
+                sent.cancel(); // cancelled while it was being sent
+            }
+            return;
+        }
         CallOptions options = timeout == NO_DEADLINE
                 ? CallOptions.DEFAULT
                 : CallOptions.DEFAULT.withDeadlineAfter(Math.max(1, timeout), TimeUnit.NANOSECONDS);
@@ -229,7 +256,7 @@ final class FailoverCall<Req, Resp> {
             if (result.isDone()) {
                 return; // cancelled between attempts
             }
-            inFlight = call;
+            inFlight = () -> call.cancel("cancelled by the caller", null);
         }
         try {
             ClientCalls.asyncUnaryCall(call, request, new Attempt(endpoint));

@@ -41,6 +41,8 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -122,6 +124,10 @@ public final class TenureClient implements AutoCloseable {
     private final Duration requestTimeout;
     private final String clientId;
     private final Duration sessionTtl;
+    /** The lock calls' streams, or null when they go unary. */
+    private final SessionStreams sessions;
+    /** Where answers that arrive in a session stream run, unless the caller waits on the transport thread. */
+    private final ExecutorService callbacks;
     private final Set<Lease> openLeases = ConcurrentHashMap.newKeySet();
     private final Set<Watch> openWatches = ConcurrentHashMap.newKeySet();
     private final List<ConnectionStateListener> stateListeners = new CopyOnWriteArrayList<>();
@@ -155,6 +161,18 @@ public final class TenureClient implements AutoCloseable {
         }
         this.keepAliveStreams = new KeepAliveStreams(endpoints, clock, scheduler, openLeases::size);
         this.leaseTimers = new LeaseTimers(clock, scheduler);
+        if (builder.sessionStream) {
+            this.callbacks = builder.callbacks != null ? null : Executors.newCachedThreadPool(runnable -> {
+                Thread thread = new Thread(runnable, "tenure-callbacks");
+                thread.setDaemon(true);
+                return thread;
+            });
+            this.sessions = new SessionStreams(endpoints, scheduler, builder.callbacks != null ? builder.callbacks : callbacks);
+            endpoints.carrySessions(sessions);
+        } else {
+            this.callbacks = null;
+            this.sessions = null;
+        }
         this.grants = new GrantBatches(request -> unary(LockServiceGrpc.getLeaseGrantMethod(), request),
                 request -> unary(LockServiceGrpc.getLeaseGrantBatchMethod(), request));
     }
@@ -829,7 +847,13 @@ public final class TenureClient implements AutoCloseable {
         }
         openLeases.clear();
         openWatches.forEach(Watch::clientClosed);
+        if (sessions != null) {
+            sessions.close();
+        }
         endpoints.close();
+        if (callbacks != null) {
+            callbacks.shutdown();
+        }
         if (keepAliveTransport != null) {
             keepAliveTransport.close();
         }
@@ -1042,8 +1066,30 @@ public final class TenureClient implements AutoCloseable {
         private Function<String, ManagedChannel> channelFactory = DEFAULT_CHANNELS;
         private String clientId;
         private Duration sessionTtl = DEFAULT_SESSION_TTL;
+        private boolean sessionStream = true;
+        private Executor callbacks;
 
         private Builder() {
+        }
+
+        /**
+         * Where answers that arrive in a session stream complete the futures of asynchronous
+         * calls (default: daemon threads of the client's own, as gRPC's channel executor is for
+         * unary calls). Tests whose channels run everything on the calling thread pass a direct one.
+         */
+        Builder callbacks(Executor callbacks) {
+            this.callbacks = Objects.requireNonNull(callbacks, "callbacks");
+            return this;
+        }
+
+        /**
+         * Whether the lock calls (acquire, try, release, cancel) travel in one session stream per
+         * member, many to a message (default), or as one unary call each. Members of releases
+         * without the stream are spoken to with unary calls either way.
+         */
+        public Builder sessionStream(boolean sessionStream) {
+            this.sessionStream = sessionStream;
+            return this;
         }
 
         /** The holder name others see for this client's leases (default: host name and process id). */

@@ -74,12 +74,17 @@ final class InProcessMembers implements AutoCloseable {
                 .clock(time)
                 .scheduler(time)
                 .channelFactory(InProcessMembers::channel)
+                .callbacks(Runnable::run)
                 .build();
         clients.add(client);
         return client;
     }
 
-    private static ManagedChannel channel(String endpoint) {
+    String endpoint(int index) {
+        return endpoints.get(index);
+    }
+
+    static ManagedChannel channel(String endpoint) {
         return InProcessChannelBuilder.forName(endpoint).directExecutor().build();
     }
 

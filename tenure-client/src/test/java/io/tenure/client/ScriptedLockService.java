@@ -346,4 +346,159 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
         responses.onNext(StatusResponse.newBuilder().setMemberName(name).setLeader(name).build());
         responses.onCompleted();
     }
+
+    /**
+     * Whether this member speaks the Session stream (as members of this release do); when not,
+     * it answers it UNIMPLEMENTED, as an older release would. Each call in a session goes to the
+     * unary handler above, so the scripts apply to both.
+     */
+    volatile boolean sessions = true;
+    /** Session streams opened by clients. */
+    final AtomicInteger sessionsOpened = new AtomicInteger();
+    /** Session messages received, and calls they carried. */
+    final AtomicInteger sessionMessages = new AtomicInteger();
+    final AtomicInteger sessionCalls = new AtomicInteger();
+    final BlockingQueue<Long> abandons = new LinkedBlockingQueue<>();
+
+    @Override
+    public StreamObserver<io.tenure.proto.v1.SessionRequest> session(StreamObserver<io.tenure.proto.v1.SessionResponse> responses) {
+        if (!sessions) {
+            return super.session(responses);
+        }
+        sessionsOpened.incrementAndGet();
+        ServerCallStreamObserver<io.tenure.proto.v1.SessionResponse> stream = (ServerCallStreamObserver<io.tenure.proto.v1.SessionResponse>) responses;
+        Map<Long, InSession<?>> open = new java.util.concurrent.ConcurrentHashMap<>();
+        stream.setOnCancelHandler(() -> open.values().forEach(InSession::cancelled));
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(io.tenure.proto.v1.SessionRequest request) {
+                sessionMessages.incrementAndGet();
+                for (io.tenure.proto.v1.SessionCall call : request.getCallsList()) {
+                    long id = call.getId();
+                    switch (call.getCallCase()) {
+                        case ABANDON -> {
+                            abandons.add(call.getAbandon());
+                            InSession<?> abandoned = open.remove(call.getAbandon());
+                            if (abandoned != null) {
+                                abandoned.cancelled();
+                            }
+                        }
+                        case LOCK -> lock(call.getLock(), new InSession<LockResponse>(stream, open, id, (a, r) -> a.setLock(r)));
+                        case TRY_LOCK -> tryLock(call.getTryLock(), new InSession<TryLockResponse>(stream, open, id, (a, r) -> a.setTryLock(r)));
+                        case UNLOCK -> unlock(call.getUnlock(), new InSession<UnlockResponse>(stream, open, id, (a, r) -> a.setUnlock(r)));
+                        case LOCK_CANCEL -> lockCancel(call.getLockCancel(),
+                                new InSession<LockCancelResponse>(stream, open, id, (a, r) -> a.setLockCancel(r)));
+                        default -> throw new IllegalStateException("unexpected " + call.getCallCase());
+                    }
+                    if (call.getCallCase() != io.tenure.proto.v1.SessionCall.CallCase.ABANDON) {
+                        sessionCalls.incrementAndGet();
+                    }
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                open.values().forEach(InSession::cancelled);
+            }
+
+            @Override
+            public void onCompleted() {
+                stream.onCompleted();
+            }
+        };
+    }
+
+    /** One call of a session, seen by a unary handler as its own call. */
+    private static final class InSession<R> extends ServerCallStreamObserver<R> {
+        private final ServerCallStreamObserver<io.tenure.proto.v1.SessionResponse> stream;
+        private final Map<Long, InSession<?>> open;
+        private final long id;
+        private final java.util.function.BiConsumer<io.tenure.proto.v1.SessionAnswer.Builder, R> answer;
+        private volatile boolean cancelled;
+        private volatile Runnable onCancel;
+
+        InSession(ServerCallStreamObserver<io.tenure.proto.v1.SessionResponse> stream, Map<Long, InSession<?>> open, long id,
+                  java.util.function.BiConsumer<io.tenure.proto.v1.SessionAnswer.Builder, R> answer) {
+            this.stream = stream;
+            this.open = open;
+            this.id = id;
+            this.answer = answer;
+            open.put(id, this);
+        }
+
+        void cancelled() {
+            cancelled = true;
+            Runnable handler = onCancel;
+            if (handler != null) {
+                handler.run();
+            }
+        }
+
+        private void send(io.tenure.proto.v1.SessionAnswer a) {
+            if (open.remove(id) == null) {
+                return;
+            }
+            synchronized (stream) {
+                if (!stream.isCancelled()) {
+                    stream.onNext(io.tenure.proto.v1.SessionResponse.newBuilder().addAnswers(a).build());
+                }
+            }
+        }
+
+        @Override
+        public void onNext(R value) {
+            io.tenure.proto.v1.SessionAnswer.Builder a = io.tenure.proto.v1.SessionAnswer.newBuilder().setId(id);
+            answer.accept(a, value);
+            send(a.build());
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            Status status = Status.fromThrowable(t);
+            io.grpc.Metadata trailers = Status.trailersFromThrowable(t);
+            String hint = trailers == null ? null : trailers.get(io.grpc.Metadata.Key.of("tenure-retry-after-ms", io.grpc.Metadata.ASCII_STRING_MARSHALLER));
+            send(io.tenure.proto.v1.SessionAnswer.newBuilder().setId(id).setError(io.tenure.proto.v1.SessionError.newBuilder()
+                    .setCode(status.getCode().value()).setMessage(String.valueOf(status.getDescription()))
+                    .setRetryAfterMs(hint == null ? 0 : Long.parseLong(hint))).build());
+        }
+
+        @Override
+        public void onCompleted() {
+        }
+
+        @Override
+        public boolean isCancelled() {
+            return cancelled || stream.isCancelled();
+        }
+
+        @Override
+        public void setOnCancelHandler(Runnable onCancelHandler) {
+            this.onCancel = onCancelHandler;
+        }
+
+        @Override
+        public void setCompression(String compression) {
+        }
+
+        @Override
+        public boolean isReady() {
+            return true;
+        }
+
+        @Override
+        public void setOnReadyHandler(Runnable onReadyHandler) {
+        }
+
+        @Override
+        public void request(int count) {
+        }
+
+        @Override
+        public void setMessageCompression(boolean enable) {
+        }
+
+        @Override
+        public void disableAutoInboundFlowControl() {
+        }
+    }
 }

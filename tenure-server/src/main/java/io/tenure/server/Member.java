@@ -372,6 +372,12 @@ public final class Member implements TenureStateMachine.Listener {
      */
     @Override
     public void applied(Entry entry, long index, List<Applied> results) {
+        AnswerBatch.run(() -> answer(entry, index, results));
+        watches.applied(results);
+    }
+
+    /** Answers the callers of an entry's commands, slot by slot, and wakes the calls they decided. */
+    private void answer(Entry entry, long index, List<Applied> results) {
         List<Proposer.Answer> callers = proposer.callersOf(entry, index);
         for (int slot = 0; slot < results.size(); slot++) {
             Applied applied = results.get(slot);
@@ -385,7 +391,6 @@ public final class Member implements TenureStateMachine.Listener {
                 waits.applied(applied.effects());
             }
         }
-        watches.applied(results);
     }
 
     @Override

@@ -622,6 +622,9 @@ public final class TenureServer implements AutoCloseable {
         Server s = grpc;
         if (s != null) {
             s.shutdown();
+            // The streams (keep-alive, watch, session) would hold the transport open until the
+            // grace period below runs out: their clients hear now, and go to another member.
+            gate.endStreams();
         }
         HttpFront h = http;
         if (h != null) {

@@ -38,6 +38,8 @@ import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.LockState;
 import io.tenure.proto.v1.LeaseSummary;
 import io.tenure.proto.v1.ResponseHeader;
+import io.tenure.proto.v1.SessionRequest;
+import io.tenure.proto.v1.SessionResponse;
 import io.tenure.proto.v1.StatusRequest;
 import io.tenure.proto.v1.StatusResponse;
 import io.tenure.proto.v1.TryLockRequest;
@@ -84,7 +86,8 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
             LockServiceGrpc.getLeaseGrantMethod().getFullMethodName(),
             LockServiceGrpc.getLeaseGrantBatchMethod().getFullMethodName(),
             LockServiceGrpc.getLeaseRevokeMethod().getFullMethodName(),
-            LockServiceGrpc.getLeaseKeepAliveMethod().getFullMethodName());
+            LockServiceGrpc.getLeaseKeepAliveMethod().getFullMethodName(),
+            LockServiceGrpc.getSessionMethod().getFullMethodName());
 
     private final Member member;
 
@@ -139,14 +142,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                 observer.onError(Statuses.of(error));
                 return;
             }
-            observer.onNext(LockResponse.newBuilder()
-                    .setHeader(header())
-                    .setKey(outcome.key())
-                    .setFencingToken(outcome.fencingToken())
-                    .setAcquired(outcome.acquired())
-                    .setHolder(outcome.holder())
-                    .setWaiters(outcome.waiters())
-                    .build());
+            observer.onNext(lockResponse(outcome));
             observer.onCompleted();
         });
     }
@@ -154,30 +150,57 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
     @Override
     public void tryLock(TryLockRequest request, StreamObserver<TryLockResponse> observer) {
         answer(member.locks().tryLock(request.getName(), request.getLeaseId(), request.getMetadata().toByteArray()), observer,
-                outcome -> TryLockResponse.newBuilder()
-                        .setHeader(header())
-                        .setKey(outcome.key())
-                        .setFencingToken(outcome.fencingToken())
-                        .setAcquired(outcome.acquired())
-                        .setHolder(outcome.holder())
-                        .build());
+                this::tryLockResponse);
     }
 
     @Override
     public void unlock(UnlockRequest request, StreamObserver<UnlockResponse> observer) {
         answer(member.locks().unlock(request.getKey(), request.getLeaseId(), request.getFencingToken()), observer,
-                next -> UnlockResponse.newBuilder().setHeader(header()).setNextFencingToken(next).build());
+                this::unlockResponse);
     }
 
     @Override
     public void lockCancel(LockCancelRequest request, StreamObserver<LockCancelResponse> observer) {
-        answer(member.locks().cancel(request.getName(), request.getLeaseId()), observer,
-                outcome -> LockCancelResponse.newBuilder()
-                        .setHeader(header())
-                        .setKey(outcome.key())
-                        .setAcquired(outcome.acquired())
-                        .setFencingToken(outcome.fencingToken())
-                        .build());
+        answer(member.locks().cancel(request.getName(), request.getLeaseId()), observer, this::lockCancelResponse);
+    }
+
+    @Override
+    public StreamObserver<SessionRequest> session(StreamObserver<SessionResponse> observer) {
+        return new GrpcSession(member, this, (ServerCallStreamObserver<SessionResponse>) observer);
+    }
+
+    LockResponse lockResponse(Locks.Outcome outcome) {
+        return LockResponse.newBuilder()
+                .setHeader(header())
+                .setKey(outcome.key())
+                .setFencingToken(outcome.fencingToken())
+                .setAcquired(outcome.acquired())
+                .setHolder(outcome.holder())
+                .setWaiters(outcome.waiters())
+                .build();
+    }
+
+    TryLockResponse tryLockResponse(Locks.Outcome outcome) {
+        return TryLockResponse.newBuilder()
+                .setHeader(header())
+                .setKey(outcome.key())
+                .setFencingToken(outcome.fencingToken())
+                .setAcquired(outcome.acquired())
+                .setHolder(outcome.holder())
+                .build();
+    }
+
+    UnlockResponse unlockResponse(long nextFencingToken) {
+        return UnlockResponse.newBuilder().setHeader(header()).setNextFencingToken(nextFencingToken).build();
+    }
+
+    LockCancelResponse lockCancelResponse(Locks.Outcome outcome) {
+        return LockCancelResponse.newBuilder()
+                .setHeader(header())
+                .setKey(outcome.key())
+                .setAcquired(outcome.acquired())
+                .setFencingToken(outcome.fencingToken())
+                .build();
     }
 
     @Override
