@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Issue 7's whole benchmark matrix in one command: Tenure (1 member and 3 members) and then etcd,
-# ZooKeeper and Redis, one target at a time on this machine, then one table with Tenure-to-peer
-# ratios (docs/benchmarks.md).
+# ZooKeeper and Redis as single nodes and etcd and ZooKeeper as 3-member clusters on 127.0.0.1
+# (etcd-3, zookeeper-3: bench-peers/run-peers.sh --clusters), one target at a time on this machine,
+# then one table with Tenure-to-peer ratios (docs/benchmarks.md): tenure-1 against the single
+# nodes, tenure-3 against the peer of the same size (etcd-3, zookeeper-3; Redis stays single).
 #
-#   ./bench-matrix.sh            # the quick matrix: about 20 minutes (30 s warm-ups)
-#   ./bench-matrix.sh --full     # issue 7's matrix (W3 with 100,000 leases, W5 10 rounds, 60 s warm-ups): about an hour
+#   ./bench-matrix.sh            # the quick matrix: about 30 minutes (30 s warm-ups)
+#   ./bench-matrix.sh --full     # issue 7's matrix (W3 with 100,000 leases, W5 10 rounds, 60 s warm-ups): about 1 h 15 min
 #   ./bench-matrix.sh --out DIR  # where results go [bench-results/<date-time>]
 #
 # Writes DIR/tenure.jsonl, DIR/peers.jsonl (and DIR/peers-logs/), DIR/table.md and DIR/machine.txt
@@ -22,7 +24,7 @@ while [[ $# -gt 0 ]]; do
     --full) MODE=full; shift ;;
     --quick) MODE=quick; shift ;;
     --out) [[ $# -ge 2 ]] || { echo "bench-matrix.sh: --out needs a directory" >&2; exit 64; }; OUT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-matrix.sh: unknown option $1" >&2; exit 64 ;;
   esac
 done
@@ -49,9 +51,9 @@ machine before
 echo "bench-matrix: Tenure, --matrix $MODE (results in $OUT)" >&2
 ./tenure bench --matrix "$MODE" > "$OUT/tenure.jsonl" || status=1
 
-peer_args=(--out "$OUT/peers.jsonl" --w3)
+peer_args=(--out "$OUT/peers.jsonl" --w3 --clusters)
 [[ "$MODE" == quick ]] && peer_args+=(--quick)
-echo "bench-matrix: etcd, ZooKeeper, Redis" >&2
+echo "bench-matrix: etcd, ZooKeeper, Redis, then 3-member etcd and ZooKeeper" >&2
 bench-peers/run-peers.sh "${peer_args[@]}" || status=1
 machine after
 

@@ -16,9 +16,11 @@ import java.util.Locale;
  * @param watchers   W4: how many watchers
  * @param rounds     W5: how many leader kills
  * @param jvmOptions of each member JVM
+ * @param unaryLockCalls the SDK sends each lock call as a unary RPC instead of in its session
+ *                       stream (to measure one against the other)
  */
 public record BenchSettings(String target, String workload, int clients, Duration duration, Duration warmup,
-                            int leases, int watchers, int rounds, List<String> jvmOptions) {
+                            int leases, int watchers, int rounds, List<String> jvmOptions, boolean unaryLockCalls) {
     /**
      * Members' heap and collector, as {@code ./tenure server} runs them: a heap big enough for
      * 100,000 leases, as on a small production box, and ZGC (see the {@code tenure} launcher).
@@ -52,6 +54,12 @@ public record BenchSettings(String target, String workload, int clients, Duratio
             throw new IllegalArgumentException("clients, leases and rounds must be positive");
         }
         jvmOptions = List.copyOf(jvmOptions);
+    }
+
+    /** A run whose SDK clients send their lock calls in session streams. */
+    public BenchSettings(String target, String workload, int clients, Duration duration, Duration warmup,
+                         int leases, int watchers, int rounds, List<String> jvmOptions) {
+        this(target, workload, clients, duration, warmup, leases, watchers, rounds, jvmOptions, false);
     }
 
     public static BenchSettings of(String target, String workload, int clients, Duration duration, Duration warmup) {

@@ -23,13 +23,14 @@ final class Contended {
     }
 
     static BenchResult run(Members members, BenchSettings s) throws Exception {
-        try (SdkClients sdks = new SdkClients(members.endpoints(), s.clients(), "bench-w2")) {
+        try (SdkClients sdks = new SdkClients(members.endpoints(), s.clients(), "bench-w2", s.unaryLockCalls())) {
             Exclusion exclusion = new Exclusion();
             List<Lease> leases = new ArrayList<>();
             for (int i = 0; i < s.clients(); i++) {
                 leases.add(sdks.get(i).grantLease(s.ttl()));
             }
             Window window = new Window(s.warmup(), s.duration());
+            CpuMeter cpu = CpuMeter.during(members, window);
             Histogram[] waits = new Histogram[s.clients()];
             long[] acquisitions = new long[s.clients()];
             AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -86,6 +87,8 @@ final class Contended {
             x.put("wait_p50_ms", BenchResult.round(Latencies.ms(all, 50)));
             x.put("wait_p99_ms", BenchResult.round(Latencies.ms(all, 99)));
             x.put("fairness_min_over_max", max == 0 ? 0 : BenchResult.round((double) min / max));
+            x.put("lock_calls", s.unaryLockCalls() ? "unary" : "session");
+            cpu.report(total, window.seconds(), x);
             return new BenchResult(s.target(), s.workload(), s.clients(), window.seconds(), total, total / window.seconds(),
                     Latencies.ms(all, 50), Latencies.ms(all, 99), Latencies.maxMs(all), exclusion.overlaps(), x);
         }

@@ -99,6 +99,7 @@ final class Leases {
             Histogram latency = Latencies.histogram();
             long acks = 0;
             Window window = new Window(s.warmup(), s.duration());
+            CpuMeter cpu = CpuMeter.during(members, window);
             long nextCount = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(COUNT_MILLIS);
             while (!window.over(System.nanoTime())) {
                 long scanStart = System.nanoTime();
@@ -151,6 +152,7 @@ final class Leases {
             x.put("lost", lost);
             x.put("server_heap_bytes_per_lease", heapBefore < 0 || heapAfter < 0 ? -1 : (heapAfter - heapBefore) / n);
             x.put("heap_method", "leader jcmd GC.class_histogram live bytes, after minus before granting, over N");
+            cpu.report(acks, seconds, x);
             return new BenchResult(s.target(), s.workload(), n, seconds, acks, acks / seconds,
                     Latencies.ms(latency, 50), Latencies.ms(latency, 99), Latencies.maxMs(latency), 0, x);
         }

@@ -22,10 +22,17 @@ import java.util.OptionalDouble;
  * client count, oriented so that above 1 means Tenure is ahead: throughput over throughput
  * (W3: observed keep-alives/s), and for W5 the peer's median failover over Tenure's.
  * Lines that are not JSON objects (log lines, blank lines) are skipped.
+ *
+ * <p>Each ratio column ({@code × etcd}, {@code × zookeeper}, {@code × redis}) means "the peer of
+ * the same size": {@code tenure-1} is compared with the single nodes ({@code etcd}, ...) and
+ * {@code tenure-3} with the 3-member clusters ({@code etcd-3}, {@code zookeeper-3}) when the
+ * results hold any row of that cluster, else with the single node (Redis is only measured as
+ * one). A legend under the table says which rows each column compared.
  */
 public final class ResultTable {
-    /** Row order within a workload and client count; peers in this order get the ratio columns. */
-    static final List<String> TARGETS = List.of("tenure-1", "tenure-3", "etcd", "zookeeper", "redis");
+    /** Row order within a workload and client count. */
+    static final List<String> TARGETS = List.of("tenure-1", "tenure-3", "etcd", "etcd-3", "zookeeper", "zookeeper-3", "redis");
+    /** The ratio columns, in this order: a peer's single node ({@code etcd}) or clusters ({@code etcd-3}). */
     static final List<String> PEERS = List.of("etcd", "zookeeper", "redis");
 
     private ResultTable() {
@@ -68,10 +75,12 @@ public final class ResultTable {
 
     /**
      * The table: one row per result, sorted by workload, clients, then target; a ratio column
-     * per peer that has rows.
+     * per peer that has rows (of any size), and under it a legend of what the ratios compared.
      */
     public static String markdown(List<BenchResult> results) {
-        List<String> peers = PEERS.stream().filter(p -> results.stream().anyMatch(r -> r.target().equals(p))).toList();
+        List<String> peers = PEERS.stream()
+                .filter(p -> results.stream().anyMatch(r -> peerOf(r.target()).equals(p)))
+                .toList();
         StringBuilder out = new StringBuilder("| workload | clients | target | ops/s | p50 ms | p99 ms | max ms | overlaps | notes |");
         StringBuilder rule = new StringBuilder("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |");
         for (String p : peers) {
@@ -88,8 +97,66 @@ public final class ResultTable {
                     .append(ms(r.p99Ms())).append(" | ").append(ms(r.maxMs())).append(" | ").append(r.overlaps())
                     .append(" | ").append(notes(r)).append(" |");
             for (String p : peers) {
-                OptionalDouble ratio = r.target().startsWith("tenure") ? ratio(r, p, results) : OptionalDouble.empty();
+                OptionalDouble ratio = isTenure(r.target()) ? ratio(r, comparedWith(r.target(), p, results), results)
+                        : OptionalDouble.empty();
                 out.append(' ').append(ratio.isPresent() ? String.format(Locale.ROOT, "%.2f", ratio.getAsDouble()) : "").append(" |");
+            }
+            out.append('\n');
+        }
+        out.append(legend(peers, results));
+        return out.toString();
+    }
+
+    /**
+     * The target whose rows column {@code peer} compares a {@code tenure} row with: the peer of
+     * the same size. {@code tenure-N} (N above 1) gets {@code peer-N} when {@code all} holds any
+     * row of it, and otherwise, like {@code tenure-1}, the single node {@code peer}.
+     */
+    static String comparedWith(String tenure, String peer, List<BenchResult> all) {
+        String size = tenure.substring(tenure.lastIndexOf('-') + 1);
+        if (!isTenure(tenure) || size.equals("1") || size.equals(tenure)) {
+            return peer;
+        }
+        String cluster = peer + "-" + size;
+        return all.stream().anyMatch(r -> r.target().equals(cluster)) ? cluster : peer;
+    }
+
+    /** The peer system of a target ({@code etcd} for {@code etcd} and {@code etcd-3}); the target itself otherwise. */
+    static String peerOf(String target) {
+        int dash = target.lastIndexOf('-');
+        if (dash > 0 && dash + 1 < target.length() && target.substring(dash + 1).chars().allMatch(Character::isDigit)) {
+            return target.substring(0, dash);
+        }
+        return target;
+    }
+
+    private static boolean isTenure(String target) {
+        return target.startsWith("tenure");
+    }
+
+    /**
+     * Says, under a table with ratio columns, what a ratio is and which peer rows each Tenure
+     * target was compared with; empty without ratio columns.
+     */
+    private static String legend(List<String> peers, List<BenchResult> results) {
+        List<String> tenures = results.stream().map(BenchResult::target).filter(ResultTable::isTenure).distinct()
+                .sorted(Comparator.comparingInt(ResultTable::targetOrder).thenComparing(Comparator.naturalOrder())).toList();
+        if (peers.isEmpty() || tenures.isEmpty()) {
+            return "";
+        }
+        StringBuilder out = new StringBuilder("\nRatios (× peer): Tenure's figure over the mean of the peer's rows of the same workload and clients"
+                + " (ops/s; W3 keep-alives/s; W5 the peer's median failover over Tenure's); above 1 means Tenure is ahead."
+                + " Each column compares with the peer of the same size where it was measured, else with its single node:\n");
+        for (String t : tenures) {
+            out.append("- ").append(t).append(':');
+            String sep = " ";
+            for (String p : peers) {
+                String with = comparedWith(t, p, results);
+                out.append(sep).append("× ").append(p).append(" = ").append(with);
+                if (!t.equals("tenure-1") && with.equals(p)) {
+                    out.append(" (single node)");
+                }
+                sep = ", ";
             }
             out.append('\n');
         }

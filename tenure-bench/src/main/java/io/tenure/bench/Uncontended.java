@@ -29,13 +29,14 @@ final class Uncontended {
     }
 
     static BenchResult run(Members members, BenchSettings s, String keyPrefix, GrantListener listener) throws Exception {
-        try (SdkClients sdks = new SdkClients(members.endpoints(), s.clients(), "bench-w1")) {
+        try (SdkClients sdks = new SdkClients(members.endpoints(), s.clients(), "bench-w1", s.unaryLockCalls())) {
             Exclusion exclusion = new Exclusion();
             List<Lease> leases = new ArrayList<>();
             for (int i = 0; i < s.clients(); i++) {
                 leases.add(sdks.get(i).grantLease(s.ttl()));
             }
             Window window = new Window(s.warmup(), s.duration());
+            CpuMeter cpu = CpuMeter.during(members, window);
             if (listener != null) {
                 listener.window(window);
             }
@@ -92,6 +93,8 @@ final class Uncontended {
             Map<String, Object> x = new LinkedHashMap<>();
             x.put("leases", s.clients());
             x.put("sdk_clients", sdks.size());
+            x.put("lock_calls", s.unaryLockCalls() ? "unary" : "session");
+            cpu.report(total, window.seconds(), x);
             return new BenchResult(s.target(), s.workload(), s.clients(), window.seconds(), total, total / window.seconds(),
                     Latencies.ms(all, 50), Latencies.ms(all, 99), Latencies.maxMs(all), exclusion.overlaps(), x);
         }

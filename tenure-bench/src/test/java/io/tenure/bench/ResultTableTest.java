@@ -60,6 +60,44 @@ class ResultTableTest {
     }
 
     @Test
+    void threeMembersAreComparedWithTheThreeMemberPeersAndOneWithTheSingleNodes() {
+        List<BenchResult> all = List.of(
+                row("tenure-1", "W1", 16, 6_000, Map.of()),
+                row("tenure-3", "W1", 16, 3_000, Map.of()),
+                row("etcd", "W1", 16, 2_000, Map.of()),
+                row("etcd-3", "W1", 16, 1_000, Map.of()),
+                row("zookeeper", "W1", 16, 4_000, Map.of()),
+                row("zookeeper-3", "W1", 16, 1_500, Map.of()),
+                row("redis", "W1", 16, 12_000, Map.of()));
+        assertThat(ResultTable.comparedWith("tenure-1", "etcd", all)).isEqualTo("etcd");
+        assertThat(ResultTable.comparedWith("tenure-3", "etcd", all)).isEqualTo("etcd-3");
+        assertThat(ResultTable.comparedWith("tenure-3", "zookeeper", all)).isEqualTo("zookeeper-3");
+        assertThat(ResultTable.comparedWith("tenure-3", "redis", all)).isEqualTo("redis"); // no 3-member Redis
+
+        String table = ResultTable.markdown(all);
+        // The columns keep their names: "the peer of the same size".
+        assertThat(table.lines().findFirst().orElseThrow()).endsWith("| notes | × etcd | × zookeeper | × redis |");
+        assertThat(table).contains("| W1 | 16 | tenure-1 | 6,000 | 0.50 | 1.50 | 3.00 | 0 |  | 3.00 | 1.50 | 0.50 |")
+                .contains("| W1 | 16 | tenure-3 | 3,000 | 0.50 | 1.50 | 3.00 | 0 |  | 3.00 | 2.00 | 0.25 |")
+                .contains("| W1 | 16 | etcd-3 | 1,000 | 0.50 | 1.50 | 3.00 | 0 |  |  |  |  |")
+                .contains("- tenure-1: × etcd = etcd, × zookeeper = zookeeper, × redis = redis\n")
+                .contains("- tenure-3: × etcd = etcd-3, × zookeeper = zookeeper-3, × redis = redis (single node)\n");
+        assertThat(table.indexOf("| W1 | 16 | etcd |")).isLessThan(table.indexOf("| W1 | 16 | etcd-3 |"));
+        assertThat(table.indexOf("| W1 | 16 | etcd-3 |")).isLessThan(table.indexOf("| W1 | 16 | zookeeper |"));
+
+        // Without any 3-member row of a peer (results from before etcd-3), tenure-3 is compared with its single node, as before.
+        List<BenchResult> singleOnly = List.of(all.get(1), all.get(2), all.get(5));
+        assertThat(ResultTable.comparedWith("tenure-3", "etcd", singleOnly)).isEqualTo("etcd");
+        assertThat(ResultTable.markdown(singleOnly))
+                .contains("| W1 | 16 | tenure-3 | 3,000 | 0.50 | 1.50 | 3.00 | 0 |  | 1.50 | 2.00 |")
+                .contains("- tenure-3: × etcd = etcd (single node), × zookeeper = zookeeper-3\n");
+
+        // A cluster row of another workload or client count gives no ratio, not the single node's.
+        List<BenchResult> otherClients = List.of(all.get(1), all.get(2), row("etcd-3", "W1", 64, 900, Map.of()));
+        assertThat(ResultTable.markdown(otherClients)).contains("| W1 | 16 | tenure-3 | 3,000 | 0.50 | 1.50 | 3.00 | 0 |  |  |");
+    }
+
+    @Test
     void withoutPeersThereAreNoRatioColumns() {
         String table = ResultTable.markdown(List.of(row("tenure-1", "W2", 8, 4000, Map.of("fairness_min_over_max", 0.98))));
         assertThat(table.lines().findFirst().orElseThrow()).endsWith("| notes |");

@@ -27,6 +27,9 @@ import picocli.CommandLine.Option;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:every run completed without an overlap or a lost lease", "1:a run failed or broke a promise", "2:usage error"})
 final class BenchCommand implements Callable<Integer> {
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @ArgGroup(exclusive = true)
     Mode mode = new Mode();
 
@@ -65,6 +68,10 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--rounds", defaultValue = "10", description = "W5: leader kills (default: ${DEFAULT-VALUE}).")
     int rounds;
 
+    @Option(names = "--lock-calls", defaultValue = "session", paramLabel = "session|unary",
+            description = "How the SDK sends W1's and W2's lock calls: in its session stream, or one unary RPC each (default: ${DEFAULT-VALUE}).")
+    String lockCalls;
+
     @Option(names = "--member-jvm-opts", defaultValue = "-Xmx1g -XX:+UseZGC", paramLabel = "OPTIONS",
             description = "JVM options of each member, space separated (default: ${DEFAULT-VALUE}).")
     String memberJvmOptions;
@@ -80,7 +87,11 @@ final class BenchCommand implements Callable<Integer> {
         if (mode.matrix != null) {
             return Bench.runMatrix(Bench.matrix(mode.matrix, jvm), out) ? TenureCli.EXIT_OK : TenureCli.EXIT_ERROR;
         }
-        BenchResult r = Bench.run(new BenchSettings(target, workload, clients, duration, warmup, leases, watchers, rounds, jvm));
+        if (!lockCalls.equals("session") && !lockCalls.equals("unary")) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--lock-calls must be session or unary, got '" + lockCalls + "'");
+        }
+        BenchResult r = Bench.run(new BenchSettings(target, workload, clients, duration, warmup, leases, watchers, rounds, jvm,
+                lockCalls.equals("unary")));
         out.println(r.toJson());
         return Bench.passed(r) ? TenureCli.EXIT_OK : TenureCli.EXIT_ERROR;
     }

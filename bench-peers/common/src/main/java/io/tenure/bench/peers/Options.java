@@ -1,14 +1,26 @@
 package io.tenure.bench.peers;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The command line every driver takes, the same as the tenure-bench side:
  * {@code --workload W1|W2 --clients N --duration 20s --warmup 5s --endpoint host:port}; W3 (lease
  * keep-alives, etcd only) adds {@code --leases 10000 --ttl 6s}.
+ *
+ * <p>{@code --endpoint} may name several members of one cluster, comma-separated
+ * ({@code 127.0.0.1:2379,127.0.0.1:2381,127.0.0.1:2383}); {@link #host()} and {@link #port()} are
+ * the first, {@link #endpoints()} all of them. {@code --target NAME} sets the {@code target} field
+ * of the JSON line; without it a driver names itself ({@code etcd}) for one endpoint and
+ * {@code etcd-N} for N endpoints (see {@link #target(String)}).
  */
 public record Options(String workload, int clients, Duration duration, Duration warmup, String host, int port,
-                      int leases, Duration ttl) {
+                      int leases, Duration ttl, List<String> endpoints, String label) {
+
+    public Options {
+        endpoints = List.copyOf(endpoints);
+    }
 
     public static Options parse(String[] args, int defaultPort) {
         String workload = "W1";
@@ -18,6 +30,7 @@ public record Options(String workload, int clients, Duration duration, Duration 
         String endpoint = "127.0.0.1:" + defaultPort;
         int leases = 10_000;
         Duration ttl = Duration.ofSeconds(6);
+        String label = null;
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             if (i + 1 >= args.length) {
@@ -32,8 +45,10 @@ public record Options(String workload, int clients, Duration duration, Duration 
                 case "--endpoint" -> endpoint = value;
                 case "--leases" -> leases = Integer.parseInt(value);
                 case "--ttl" -> ttl = parseDuration(value);
+                case "--target" -> label = value.isBlank() ? null : value.trim();
                 default -> throw new IllegalArgumentException("unknown flag " + flag
-                        + " (expected --workload W1|W2 --clients N --duration 20s --warmup 5s --endpoint host:port)");
+                        + " (expected --workload W1|W2 --clients N --duration 20s --warmup 5s"
+                        + " --endpoint host:port[,host:port...] [--target NAME])");
             }
         }
         if (!workload.equals("W1") && !workload.equals("W2") && !workload.equals("W3")) {
@@ -42,12 +57,41 @@ public record Options(String workload, int clients, Duration duration, Duration 
         if (clients < 1) {
             throw new IllegalArgumentException("--clients must be at least 1");
         }
-        int colon = endpoint.lastIndexOf(':');
-        if (colon < 0) {
-            throw new IllegalArgumentException("--endpoint must be host:port, not " + endpoint);
+        List<String> endpoints = new ArrayList<>();
+        for (String part : endpoint.split(",")) {
+            String e = part.trim();
+            if (e.isEmpty()) {
+                continue;
+            }
+            int colon = e.lastIndexOf(':');
+            if (colon <= 0 || colon == e.length() - 1) {
+                throw new IllegalArgumentException("--endpoint must be host:port[,host:port...], not " + endpoint);
+            }
+            try {
+                Integer.parseInt(e.substring(colon + 1));
+            } catch (NumberFormatException notAPort) {
+                throw new IllegalArgumentException("--endpoint must be host:port[,host:port...], not " + endpoint);
+            }
+            endpoints.add(e);
         }
-        return new Options(workload, clients, duration, warmup,
-                endpoint.substring(0, colon), Integer.parseInt(endpoint.substring(colon + 1)), leases, ttl);
+        if (endpoints.isEmpty()) {
+            throw new IllegalArgumentException("--endpoint must be host:port[,host:port...], not " + endpoint);
+        }
+        String first = endpoints.get(0);
+        int colon = first.lastIndexOf(':');
+        return new Options(workload, clients, duration, warmup, first.substring(0, colon),
+                Integer.parseInt(first.substring(colon + 1)), leases, ttl, endpoints, label);
+    }
+
+    /**
+     * The {@code target} field of the JSON line for a driver called {@code driver}: {@code --target}
+     * when given, else {@code driver} for one endpoint and {@code driver-N} for N endpoints.
+     */
+    public String target(String driver) {
+        if (label != null) {
+            return label;
+        }
+        return endpoints.size() == 1 ? driver : driver + "-" + endpoints.size();
     }
 
     /** Accepts {@code 20s}, {@code 500ms}, {@code 2m} or a bare number of seconds. */

@@ -77,7 +77,10 @@ final class EtcdKeepAlives {
 
                     @Override
                     public void onError(Throwable t) {
-                        keepAliveErrors.incrementAndGet();
+                        // jetcd stops keeping a lease alive after an error: the first few say why it was lost.
+                        if (keepAliveErrors.incrementAndGet() <= 5) {
+                            System.err.println("keep-alive of lease " + lease + " failed: " + t);
+                        }
                     }
 
                     @Override
@@ -138,7 +141,7 @@ final class EtcdKeepAlives {
         extra.put("warmup_s", options.warmup().toNanos() / 1e9);
 
         Map<String, Object> line = new LinkedHashMap<>();
-        line.put("target", "etcd");
+        line.put("target", options.target("etcd"));
         line.put("workload", "W3");
         line.put("clients", 1);
         line.put("seconds", seconds);

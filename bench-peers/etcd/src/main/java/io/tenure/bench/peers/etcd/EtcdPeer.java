@@ -22,6 +22,10 @@ import java.util.concurrent.TimeUnit;
  * the caller's lease, then a wait for every earlier key's deletion). Each benchmark client is one
  * lock owner with its own lease, kept alive for the run, as an etcd {@code concurrency.Session}
  * would; all clients share one jetcd client (one gRPC channel).
+ *
+ * <p>Given several endpoints ({@code --endpoint a:p,b:q,c:r}, the members of one cluster), the jetcd
+ * client is built with all of them and spreads its calls over them; the JSON line's target is then
+ * {@code etcd-N} (or {@code --target}).
  */
 public final class EtcdPeer implements PeerTarget, KeepAliveTarget {
 
@@ -30,9 +34,15 @@ public final class EtcdPeer implements PeerTarget, KeepAliveTarget {
     private static final long CALL_TIMEOUT_SECONDS = 60;
 
     private final Client client;
+    private final String name;
+    private final int members;
 
     private EtcdPeer(Options options) {
-        this.client = Client.builder().endpoints("http://" + options.host() + ":" + options.port()).build();
+        this.client = Client.builder()
+                .endpoints(options.endpoints().stream().map(e -> "http://" + e).toArray(String[]::new))
+                .build();
+        this.name = options.target("etcd");
+        this.members = options.endpoints().size();
     }
 
     public static void main(String[] args) {
@@ -41,7 +51,7 @@ public final class EtcdPeer implements PeerTarget, KeepAliveTarget {
 
     @Override
     public String name() {
-        return "etcd";
+        return name;
     }
 
     @Override
@@ -77,6 +87,9 @@ public final class EtcdPeer implements PeerTarget, KeepAliveTarget {
         Map<String, Object> d = new LinkedHashMap<>();
         d.put("client", "jetcd-core " + Versions.of("io.etcd", "jetcd-core", Client.class));
         d.put("recipe", "Lease API: jetcd keepAlive per lease (one stream, renewal about every TTL/3)");
+        if (members > 1) {
+            d.put("endpoints", members);
+        }
         return EtcdKeepAlives.run(client, options, d);
     }
 
@@ -85,7 +98,11 @@ public final class EtcdPeer implements PeerTarget, KeepAliveTarget {
         Map<String, Object> d = new LinkedHashMap<>();
         d.put("client", "jetcd-core " + Versions.of("io.etcd", "jetcd-core", Client.class));
         d.put("recipe", "Lock API (v3lock) with one lease per client, TTL " + SESSION_TTL_SECONDS + " s");
-        d.put("connection", "one jetcd client shared by all clients");
+        d.put("connection", members == 1 ? "one jetcd client shared by all clients"
+                : "one jetcd client shared by all clients, over the " + members + " members' endpoints");
+        if (members > 1) {
+            d.put("endpoints", members);
+        }
         return d;
     }
 

@@ -17,6 +17,10 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * ZooKeeper through Curator's {@link InterProcessMutex} (an ephemeral sequential node per
  * acquisition, each waiter watching only its predecessor). Each benchmark client owns its own
  * mutex instances; all clients share one Curator client, so one ZooKeeper session.
+ *
+ * <p>Given several endpoints ({@code --endpoint a:p,b:q,c:r}, the servers of one ensemble), the
+ * connect string lists them all (the session lives on one of them, chosen by the ZooKeeper client);
+ * the JSON line's target is then {@code zookeeper-N} (or {@code --target}).
  */
 public final class ZooKeeperPeer implements PeerTarget {
 
@@ -24,17 +28,22 @@ public final class ZooKeeperPeer implements PeerTarget {
     private static final int CONNECT_TIMEOUT_SECONDS = 30;
 
     private final CuratorFramework curator;
+    private final String name;
+    private final int members;
 
     private ZooKeeperPeer(Options options) throws InterruptedException {
+        name = options.target("zookeeper");
+        members = options.endpoints().size();
+        String connect = String.join(",", options.endpoints());
         curator = CuratorFrameworkFactory.builder()
-                .connectString(options.host() + ":" + options.port())
+                .connectString(connect)
                 .sessionTimeoutMs(SESSION_TIMEOUT_MS)
                 .retryPolicy(new ExponentialBackoffRetry(100, 5))
                 .build();
         curator.start();
         if (!curator.blockUntilConnected(CONNECT_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
             curator.close();
-            throw new IllegalStateException("ZooKeeper at " + options.host() + ":" + options.port()
+            throw new IllegalStateException("ZooKeeper at " + connect
                     + " did not answer within " + CONNECT_TIMEOUT_SECONDS + " s");
         }
     }
@@ -45,7 +54,7 @@ public final class ZooKeeperPeer implements PeerTarget {
 
     @Override
     public String name() {
-        return "zookeeper";
+        return name;
     }
 
     @Override
@@ -65,6 +74,9 @@ public final class ZooKeeperPeer implements PeerTarget {
                 + ", zookeeper client " + Versions.of("org.apache.zookeeper", "zookeeper", org.apache.zookeeper.ZooKeeper.class));
         d.put("recipe", "InterProcessMutex");
         d.put("connection", "one Curator client (one session) shared by all clients");
+        if (members > 1) {
+            d.put("endpoints", members);
+        }
         return d;
     }
 
