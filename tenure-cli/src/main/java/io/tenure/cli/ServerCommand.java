@@ -155,6 +155,14 @@ final class ServerCommand implements Callable<Integer> {
                     + "(default: " + SNAPSHOT_EVERY + ").")
     long snapshotEvery;
 
+    /**
+     * Stops gracefully as soon as the member serves, and exits 0: the run the {@code tenure}
+     * launcher makes once per build to record the classes a start loads (a class-data sharing
+     * archive, which halves the start-up of every later run).
+     */
+    @Option(names = "--stop-when-serving", hidden = true)
+    boolean stopWhenServing;
+
     @Option(names = "--log-level", paramLabel = "LEVEL", defaultValue = "info",
             description = "How much the member logs about itself: error, warn, info (one line per lease grant or batch of grants, revoke, "
                     + "expiry, cancelled wait, membership change), debug (adds one line per acquire and release) "
@@ -237,6 +245,11 @@ final class ServerCommand implements Callable<Integer> {
         } catch (IOException | IllegalStateException e) {
             spec.commandLine().getErr().println("tenure server: cannot start: " + e.getMessage());
             return TenureCli.EXIT_ERROR;
+        }
+        if (stopWhenServing) {
+            boolean clean = server.shutdownGracefully() && server.failure() == null;
+            flushLogs();
+            return clean ? TenureCli.EXIT_OK : TenureCli.EXIT_ERROR;
         }
         Thread stopOnSignal = new Thread(() -> stopGracefully(server), "tenure-server-shutdown");
         Runtime.getRuntime().addShutdownHook(stopOnSignal);

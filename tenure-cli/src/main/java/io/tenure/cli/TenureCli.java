@@ -2,7 +2,9 @@ package io.tenure.cli;
 
 import io.tenure.client.TenureException;
 import java.io.PrintWriter;
+import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Supplier;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
@@ -13,8 +15,6 @@ import picocli.CommandLine.UnmatchedArgumentException;
 /** The {@code tenure} command: a member of a Tenure cluster, and a client of one. */
 @Command(name = "tenure", mixinStandardHelpOptions = true, versionProvider = TenureCli.Version.class,
         description = "Tenure: a Raft-replicated lock and lease service with fencing tokens.",
-        subcommands = {ServerCommand.class, LockCommand.class, StatusCommand.class, MemberCommand.class,
-            LocksCommand.class, DescribeCommand.class, LeaseCommand.class, WatchCommand.class, SnapshotCommand.class, BenchCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0:success (tenure lock: COMMAND's own status, 0..255)",
@@ -30,18 +30,52 @@ public final class TenureCli {
     static final int EXIT_LEASE_LOST = 3;
     static final int EXIT_LOCK_NOT_ACQUIRED = 4;
 
-    public static void main(String[] args) {
-        System.exit(commandLine().execute(args));
+    /**
+     * The subcommands, in the order the help lists them. Made only when needed: picocli reads a
+     * command's annotations when it is added, and reading all of them took about 0.3 s of every
+     * start on two cores, a sixth of a member's start-up.
+     */
+    private static final Map<String, Supplier<Object>> SUBCOMMANDS = subcommands();
+
+    private static Map<String, Supplier<Object>> subcommands() {
+        Map<String, Supplier<Object>> all = new LinkedHashMap<>();
+        all.put("server", ServerCommand::new);
+        all.put("lock", LockCommand::new);
+        all.put("status", StatusCommand::new);
+        all.put("member", MemberCommand::new);
+        all.put("locks", LocksCommand::new);
+        all.put("describe", DescribeCommand::new);
+        all.put("lease", LeaseCommand::new);
+        all.put("watch", WatchCommand::new);
+        all.put("snapshot", SnapshotCommand::new);
+        all.put("bench", BenchCommand::new);
+        return all;
     }
 
-    /** The command line with Tenure's error handling, for {@link #main} and tests. */
+    public static void main(String[] args) {
+        // The named subcommand alone; without one (help, a typo to suggest for), every one.
+        String named = args.length > 0 && SUBCOMMANDS.containsKey(args[0]) ? args[0] : null;
+        System.exit(commandLine(System.getenv(), named).execute(args));
+    }
+
+    /** The command line with Tenure's error handling and every subcommand, for tests. */
     static CommandLine commandLine() {
         return commandLine(System.getenv());
     }
 
     /** As {@link #commandLine()}, with settings read from {@code environment} (see {@link SettingSources}). */
     static CommandLine commandLine(Map<String, String> environment) {
+        return commandLine(environment, null);
+    }
+
+    /** With only subcommand {@code only}, or every one when it is null. */
+    private static CommandLine commandLine(Map<String, String> environment, String only) {
         CommandLine commandLine = new CommandLine(new TenureCli());
+        SUBCOMMANDS.forEach((name, command) -> {
+            if (only == null || only.equals(name)) {
+                commandLine.addSubcommand(name, command.get());
+            }
+        });
         // Set on the root after the subcommands exist: picocli hands it down to every one of them.
         commandLine.setDefaultValueProvider(new SettingSources(environment));
         commandLine.setParameterExceptionHandler(TenureCli::usageError);
