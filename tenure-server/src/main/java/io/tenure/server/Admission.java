@@ -5,7 +5,9 @@ import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.Proposer.Lane;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.function.LongSupplier;
 
 /**
@@ -46,6 +48,19 @@ public final class Admission {
         this.metrics = metrics;
         this.shedAfterNanos = shedAfter.toNanos();
         this.nanoClock = nanoClock;
+    }
+
+    /**
+     * Starts a linearizable read with {@code barrier} (the proposer's read barrier), unless the
+     * member sheds reads now: then the read fails with {@link Overloaded}, before any barrier.
+     */
+    public CompletableFuture<Void> admitRead(Supplier<CompletableFuture<Void>> barrier) {
+        try {
+            admit("read");
+        } catch (Overloaded shed) {
+            return CompletableFuture.failedFuture(shed);
+        }
+        return barrier.get();
     }
 
     /**

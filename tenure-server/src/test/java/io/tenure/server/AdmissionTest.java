@@ -45,6 +45,27 @@ class AdmissionTest {
     }
 
     @Test
+    void aShedReadStartsNoBarrierAndAnAdmittedOneIsTheBarrier() {
+        java.util.concurrent.atomic.AtomicInteger barriers = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.CompletableFuture<Void> barrier = new java.util.concurrent.CompletableFuture<>();
+
+        assertThat(admission.admitRead(() -> {
+            barriers.incrementAndGet();
+            return barrier;
+        })).isSameAs(barrier);
+
+        oldestMillis.put(Lane.WORK, 300L);
+        java.util.concurrent.CompletableFuture<Void> shed = admission.admitRead(() -> {
+            barriers.incrementAndGet();
+            return barrier;
+        });
+        assertThat(shed).isCompletedExceptionally();
+        assertThatThrownBy(shed::join).hasCauseInstanceOf(Overloaded.class);
+        assertThat(barriers).as("no barrier for the shed read").hasValue(1);
+        assertThat(metrics.scrape()).contains("overload_shed_total{kind=\"read\"} 1.0");
+    }
+
+    @Test
     void renewalsWaitingAQuarterOfTheLimitShedNewWork() {
         oldestMillis.put(Lane.RENEWAL, 50L);
 

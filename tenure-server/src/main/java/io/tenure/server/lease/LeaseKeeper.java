@@ -329,7 +329,7 @@ public final class LeaseKeeper implements AutoCloseable {
      */
     public CompletableFuture<Page> list(long afterId, int limit) {
         int max = Limits.listLimit(limit);
-        return RequestRejected.unless("limit", Limits.checkListLimit("limit", limit)).thenCompose(ok -> admittedRead())
+        return RequestRejected.unless("limit", Limits.checkListLimit("limit", limit)).thenCompose(ok -> admission.admitRead(proposer::readBarrier))
                 .thenApply(ignored -> stateMachine.read(state -> {
                     // One more than asked, to tell whether there are more.
                     List<LeaseView> leases = state.leases().stream().filter(lease -> lease.leaseId() > afterId).limit(max + 1L).toList();
@@ -342,17 +342,7 @@ public final class LeaseKeeper implements AutoCloseable {
      * lease does not exist. See {@link #timeToLive}.
      */
     public CompletableFuture<TimeToLive> lookup(long leaseId) {
-        return admittedRead().thenApply(ignored -> timeToLive(leaseId));
-    }
-
-    /** A read barrier, unless the member sheds reads now. */
-    private CompletableFuture<Void> admittedRead() {
-        try {
-            admission.admit("read");
-        } catch (Overloaded shed) {
-            return CompletableFuture.failedFuture(shed);
-        }
-        return proposer.readBarrier();
+        return admission.admitRead(proposer::readBarrier).thenApply(ignored -> timeToLive(leaseId));
     }
 
     /** What a lease has left before this member could expire it. */

@@ -314,7 +314,7 @@ public final class Locks {
      */
     public CompletableFuture<Snapshot> read(String name) {
         return RequestRejected.unless("name", Limits.checkKey("name", name))
-                .thenCompose(ok -> admittedRead())
+                .thenCompose(ok -> admission.admitRead(proposer::readBarrier))
                 .thenApply(ignored -> current(name));
     }
 
@@ -337,22 +337,12 @@ public final class Locks {
      */
     public CompletableFuture<Snapshot> list(String prefix, int limit) {
         int max = Limits.listLimit(limit);
-        return RequestRejected.unless("limit", Limits.checkListLimit("limit", limit)).thenCompose(ok -> admittedRead())
+        return RequestRejected.unless("limit", Limits.checkListLimit("limit", limit)).thenCompose(ok -> admission.admitRead(proposer::readBarrier))
                 .thenApply(ignored -> stateMachine.read(s -> {
                     List<LockView> found = s.primitive(LockTable.class).locks(prefix, max + 1);
                     boolean more = found.size() > max;
                     return new Snapshot(more ? found.subList(0, max) : found, more, s.revision());
                 }));
-    }
-
-    /** A read barrier, unless the member sheds reads now. */
-    private CompletableFuture<Void> admittedRead() {
-        try {
-            admission.admit("read");
-        } catch (Overloaded shed) {
-            return CompletableFuture.failedFuture(shed);
-        }
-        return proposer.readBarrier();
     }
 
     /**
