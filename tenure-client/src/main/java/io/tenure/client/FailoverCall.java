@@ -230,7 +230,7 @@ final class FailoverCall<Req, Resp> {
             }
             SessionStreams.Sent sent;
             try {
-                sent = sessions.send(endpoint, method, request, timeout == NO_DEADLINE ? -1 : timeout, answers, new Attempt(endpoint));
+                sent = sessions.send(endpoint, method, request, timeout, answers, new Attempt(endpoint));
             } catch (RuntimeException e) {
                 if (!result.isDone()) {
                     result.completeExceptionally(StatusErrors.toException(e, endpoints.target(endpoint), method.getServiceName()));
@@ -245,13 +245,7 @@ final class FailoverCall<Req, Resp> {
             }
             return;
         }
-        CallOptions options = timeout == NO_DEADLINE
-                ? CallOptions.DEFAULT
-                : CallOptions.DEFAULT.withDeadlineAfter(Math.max(1, timeout), TimeUnit.NANOSECONDS);
-        if (answers != null) {
-            options = options.withExecutor(answers);
-        }
-        ClientCall<Req, Resp> call = endpoints.channel(endpoint).newCall(method, options);
+        ClientCall<Req, Resp> call = endpoints.channel(endpoint).newCall(method, unaryOptions(timeout, answers));
         synchronized (this) {
             if (result.isDone()) {
                 return; // cancelled between attempts
@@ -341,6 +335,17 @@ final class FailoverCall<Req, Resp> {
         }
         int next = endpoints.next(endpoint);
         schedule(() -> attempt(next), delay, failure);
+    }
+
+    /**
+     * The options of one unary attempt: its deadline {@code timeoutNanos} from now (none when
+     * negative) and where its answer is handled ({@code answers}, or null for the channel's executor).
+     */
+    static CallOptions unaryOptions(long timeoutNanos, Executor answers) {
+        CallOptions options = timeoutNanos < 0
+                ? CallOptions.DEFAULT
+                : CallOptions.DEFAULT.withDeadlineAfter(Math.max(1, timeoutNanos), TimeUnit.NANOSECONDS);
+        return answers == null ? options : options.withExecutor(answers);
     }
 
     /** Runs {@code retry} after {@code delay}, cancellable with the call; fails the call when the client is closed. */

@@ -59,7 +59,6 @@ import org.slf4j.LoggerFactory;
  */
 final class SessionStreams {
     private static final Logger log = LoggerFactory.getLogger(SessionStreams.class);
-    private static final Metadata.Key<String> RETRY_AFTER_MS = Metadata.Key.of("tenure-retry-after-ms", Metadata.ASCII_STRING_MARSHALLER);
     private static final Set<String> CARRIED = Set.of(
             LockServiceGrpc.getLockMethod().getFullMethodName(),
             LockServiceGrpc.getTryLockMethod().getFullMethodName(),
@@ -166,12 +165,7 @@ final class SessionStreams {
         }
 
         <Req> void sendUnary(int endpoint, MethodDescriptor<Req, Resp> method, Req request, long timeoutNanos) {
-            CallOptions options = timeoutNanos < 0 ? CallOptions.DEFAULT
-                    : CallOptions.DEFAULT.withDeadlineAfter(Math.max(1, timeoutNanos), TimeUnit.NANOSECONDS);
-            if (answers != null) {
-                options = options.withExecutor(answers);
-            }
-            ClientCall<Req, Resp> unary = endpoints.channel(endpoint).newCall(method, options);
+            ClientCall<Req, Resp> unary = endpoints.channel(endpoint).newCall(method, FailoverCall.unaryOptions(timeoutNanos, answers));
             unaryCall = unary;
             if (done.get()) {
                 return;
@@ -360,7 +354,7 @@ final class SessionStreams {
             Status status = Status.fromCodeValue(answer.getError().getCode()).withDescription(answer.getError().getMessage());
             if (answer.getError().getRetryAfterMs() > 0) {
                 Metadata trailers = new Metadata();
-                trailers.put(RETRY_AFTER_MS, Long.toString(answer.getError().getRetryAfterMs()));
+                trailers.put(StatusErrors.RETRY_AFTER_MS, Long.toString(answer.getError().getRetryAfterMs()));
                 return status.asRuntimeException(trailers);
             }
             return status.asRuntimeException();
