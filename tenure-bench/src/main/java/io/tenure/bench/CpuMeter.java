@@ -1,7 +1,6 @@
 package io.tenure.bench;
 
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
 
@@ -54,10 +53,6 @@ final class CpuMeter {
         extra.put("driver_cpu_us_per_op", round(driverNanos / 1e3 / ops));
         extra.put("member_cores", round(memberNanos / 1e9 / seconds));
         extra.put("driver_cores", round(driverNanos / 1e9 / seconds));
-    }
-
-    static Map<String, Object> none() {
-        return new LinkedHashMap<>();
     }
 
     private long membersNanos() {

@@ -10,24 +10,32 @@ import java.util.List;
  * gave that stream, instead of one message each.
  */
 public final class AnswerBatch {
-    private static final ThreadLocal<List<Runnable>> OPEN = new ThreadLocal<>();
+    /** The batch of each thread, reused: the apply thread opens one per entry. */
+    private static final ThreadLocal<AnswerBatch> OF_THREAD = ThreadLocal.withInitial(AnswerBatch::new);
+
+    private final List<Runnable> writes = new ArrayList<>();
+    private boolean open;
 
     private AnswerBatch() {}
 
     /** Runs {@code answering}; the writes deferred meanwhile on this thread run after it, in order. */
     public static void run(Runnable answering) {
-        if (OPEN.get() != null) {
+        AnswerBatch batch = OF_THREAD.get();
+        if (batch.open) {
             answering.run(); // nested: the outer batch writes
             return;
         }
-        List<Runnable> writes = new ArrayList<>();
-        OPEN.set(writes);
+        batch.open = true;
         try {
             answering.run();
         } finally {
-            OPEN.remove();
-            for (int i = 0; i < writes.size(); i++) { // a write may not defer another: the batch is closed
-                writes.get(i).run();
+            batch.open = false; // a write may not defer another: the batch is closed
+            try {
+                for (int i = 0; i < batch.writes.size(); i++) {
+                    batch.writes.get(i).run();
+                }
+            } finally {
+                batch.writes.clear();
             }
         }
     }
@@ -38,11 +46,11 @@ public final class AnswerBatch {
      * @return false when no batch is open here: the caller writes now
      */
     public static boolean defer(Runnable write) {
-        List<Runnable> open = OPEN.get();
-        if (open == null) {
+        AnswerBatch batch = OF_THREAD.get();
+        if (!batch.open) {
             return false;
         }
-        open.add(write);
+        batch.writes.add(write);
         return true;
     }
 }
