@@ -33,6 +33,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -47,6 +48,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -131,6 +133,13 @@ public final class TenureClient implements AutoCloseable {
     private final Set<Lease> openLeases = ConcurrentHashMap.newKeySet();
     private final Set<Watch> openWatches = ConcurrentHashMap.newKeySet();
     private final List<ConnectionStateListener> stateListeners = new CopyOnWriteArrayList<>();
+    /**
+     * The waits being withdrawn, by lock and lease, each until its withdrawal (and the give-back
+     * of a grant that won the race) has an answer. A new acquire of the same lock with the same
+     * lease waits for it: sent earlier, it could be answered with the very grant about to be
+     * given back, and its caller would act on a lock already released.
+     */
+    private final Map<LockWait, CompletableFuture<Void>> withdrawals = new ConcurrentHashMap<>();
     /** The session lease, granted on first use and again once lost. Guarded by this. */
     private CompletableFuture<Lease> session;
     private volatile boolean closed;
@@ -495,6 +504,10 @@ public final class TenureClient implements AutoCloseable {
         if (!lease.isValid()) {
             return CompletableFuture.failedFuture(lease.lostException());
         }
+        CompletableFuture<Void> withdrawing = withdrawals.get(new LockWait(name, lease.id()));
+        if (withdrawing != null) {
+            return after(withdrawing, () -> acquireAsync(name, lease, timeout, metadata, answers));
+        }
         // The server bounds each attempt's wait; the client's deadline only catches a member
         // that never answers, and ends the retries a request timeout after the wait.
         CompletableFuture<LockResponse> call = FailoverCall.lockWait(endpoints, clock, scheduler,
@@ -537,17 +550,76 @@ public final class TenureClient implements AutoCloseable {
         if (closed || !lease.isValid()) {
             return; // a lost lease has no waits left; a closed client's leases are revoked or end
         }
+        // Registered before the caller learns that its acquire failed, so that its retry waits.
+        LockWait wait = new LockWait(name, lease.id());
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        CompletableFuture<Void> earlier = withdrawals.put(wait, done);
         LockCancelRequest request = LockCancelRequest.newBuilder().setName(name).setLeaseId(lease.id()).build();
-        unary(LockServiceGrpc.getLockCancelMethod(), request).whenComplete((response, failure) -> {
-            if (failure != null) {
-                log.debug("the wait of lease {} for lock '{}' was not withdrawn ({}); it ends with the lease",
-                        lease.id(), name, failure.getMessage());
-            } else if (response.getAcquired()) {
-                // Granted just before the withdrawal: nobody will use it, so give it back.
-                new LockHandle(response.getKey().isEmpty() ? name : response.getKey(), response.getFencingToken(), lease)
-                        .releaseAsync().exceptionally(f -> null);
+        (earlier == null ? CompletableFuture.<Void>completedFuture(null) : earlier)
+                .thenCompose(ignored -> unary(LockServiceGrpc.getLockCancelMethod(), request))
+                .thenCompose(response -> response.getAcquired()
+                        // Granted just before the withdrawal: nobody will use it, so give it back.
+                        ? giveBack(new LockHandle(response.getKey().isEmpty() ? name : response.getKey(), response.getFencingToken(), lease))
+                        : CompletableFuture.<Void>completedFuture(null))
+                .whenComplete((ignored, failure) -> {
+                    if (failure != null) {
+                        log.debug("the wait of lease {} for lock '{}' was not withdrawn ({}); it ends with the lease",
+                                lease.id(), name, failure.getMessage());
+                    }
+                    withdrawals.remove(wait, done);
+                    done.complete(null);
+                });
+    }
+
+    /**
+     * Releases a grant nobody will use, again and again while no member answers and the lease
+     * lives: until it is released, the same lease's next acquire of the lock must not be sent
+     * (see {@link #withdrawals}).
+     */
+    private CompletableFuture<Void> giveBack(LockHandle grant) {
+        return grant.releaseAsync().handle((released, failure) -> failure).thenCompose(failure -> {
+            if (failure == null) {
+                return CompletableFuture.<Void>completedFuture(null);
             }
+            if (Futures.rethrowable(failure) instanceof UnavailableException && !closed && grant.lease().isValid()) {
+                return giveBack(grant);
+            }
+            return CompletableFuture.<Void>failedFuture(failure);
         });
+    }
+
+    /** {@code next}'s result, started once {@code first} completes either way; cancelling the result cancels {@code next}. */
+    private static <T> CompletableFuture<T> after(CompletableFuture<Void> first, Supplier<CompletableFuture<T>> next) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        first.whenComplete((ignored, firstFailure) -> {
+            if (result.isDone()) {
+                return; // cancelled while waiting
+            }
+            CompletableFuture<T> started;
+            try {
+                started = next.get();
+            } catch (RuntimeException e) {
+                result.completeExceptionally(e);
+                return;
+            }
+            started.whenComplete((value, failure) -> {
+                if (failure != null) {
+                    result.completeExceptionally(failure);
+                } else {
+                    result.complete(value);
+                }
+            });
+            result.whenComplete((value, failure) -> {
+                if (result.isCancelled()) {
+                    started.cancel(false);
+                }
+            });
+        });
+        return result;
+    }
+
+    /** A lease's wait for one lock. */
+    private record LockWait(String name, long leaseId) {
     }
 
     /**
@@ -575,6 +647,10 @@ public final class TenureClient implements AutoCloseable {
         checkLease(lease);
         if (!lease.isValid()) {
             return CompletableFuture.failedFuture(lease.lostException());
+        }
+        CompletableFuture<Void> withdrawing = withdrawals.get(new LockWait(name, lease.id()));
+        if (withdrawing != null) {
+            return after(withdrawing, () -> tryAcquireAsync(name, lease, metadata, answers));
         }
         TryLockRequest request = TryLockRequest.newBuilder()
                 .setName(name)

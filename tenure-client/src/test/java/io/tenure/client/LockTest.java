@@ -219,6 +219,60 @@ class LockTest {
     }
 
     @Test
+    void aNewAcquireWithTheSameLeaseWaitsUntilAGrantThatWonTheRaceIsGivenBack() throws Exception {
+        server.lockAnswer = request -> null;
+        server.cancelAnswer = request -> LockCancelResponse.newBuilder().setKey(request.getName())
+                .setAcquired(true).setFencingToken(7L << 16).build();
+        server.holdUnlocks = true;
+        client.acquireAsync("invoices", lease, null, null).cancel(false);
+        assertThat(server.unlocks.poll(5, TimeUnit.SECONDS)).as("the give-back of token 7").isNotNull();
+        server.locks.clear();
+
+        // Sent now, a member still holding token 7 for this lease would answer it, and the
+        // give-back would then release the lock under the caller.
+        server.lockAnswer = request -> LockResponse.newBuilder().setKey(request.getName())
+                .setAcquired(true).setFencingToken(9L << 16).build();
+        CompletableFuture<LockHandle> again = client.acquireAsync("invoices", lease, null, null);
+        CompletableFuture<java.util.Optional<LockHandle>> tried = client.tryAcquireAsync("invoices", lease, null);
+        assertThat(server.locks.poll(200, TimeUnit.MILLISECONDS)).as("no acquire before the give-back is answered").isNull();
+        assertThat(again).isNotDone();
+        assertThat(tried).isNotDone();
+
+        server.releaseHeldUnlocks();
+
+        assertThat(again.get(5, TimeUnit.SECONDS).fencingToken()).isEqualTo(9L << 16);
+        assertThat(server.locks).hasSize(1);
+        assertThat(tried.get(5, TimeUnit.SECONDS)).isPresent();
+    }
+
+    @Test
+    void aGiveBackThatNoMemberAnsweredIsRetriedWhileTheLeaseLives() throws Exception {
+        server.lockAnswer = request -> null;
+        server.cancelAnswer = request -> LockCancelResponse.newBuilder().setKey(request.getName())
+                .setAcquired(true).setFencingToken(7L << 16).build();
+        server.unlockFailure = Status.UNAVAILABLE.withDescription("not serving");
+
+        client.acquireAsync("invoices", lease, null, null).cancel(false);
+        assertThat(server.unlocks.poll(5, TimeUnit.SECONDS)).isNotNull();
+        // Longer than a request timeout: the first release gives up.
+        Duration failing = TenureClient.DEFAULT_REQUEST_TIMEOUT.multipliedBy(2);
+        for (Duration passed = Duration.ZERO; passed.compareTo(failing) < 0; passed = passed.plusMillis(100)) {
+            members.time.advance(Duration.ofMillis(100));
+            server.unlocks.poll(2, TimeUnit.MILLISECONDS);
+        }
+        server.unlocks.clear();
+        server.unlockFailure = null;
+
+        UnlockRequest retried = null;
+        for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10); retried == null && System.nanoTime() < deadline; ) {
+            members.time.advance(Duration.ofMillis(100));
+            retried = server.unlocks.poll(20, TimeUnit.MILLISECONDS);
+        }
+        assertThat(retried).as("the give-back is sent again after the first release gave up").isNotNull();
+        assertThat(retried.getFencingToken()).isEqualTo(7L << 16);
+    }
+
+    @Test
     void aLeaseBelongsToTheClientThatGrantedIt() {
         TenureClient other = members.client();
 

@@ -63,6 +63,9 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
             request -> TryLockResponse.newBuilder().setKey(request.getName()).setAcquired(true).setFencingToken(1L << 16).build();
     /** When set, Unlock fails with it. */
     volatile Status unlockFailure;
+    /** When true, Unlock calls are recorded but kept unanswered until {@link #releaseHeldUnlocks()}. */
+    volatile boolean holdUnlocks;
+    private final Queue<Runnable> heldUnlocks = new ConcurrentLinkedQueue<>();
     /** When set, Status fails with it. */
     volatile Status statusFailure;
     /** When set, LeaseGrant records the request and fails with it. */
@@ -115,6 +118,15 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
         Runnable ack;
         while ((ack = heldAcks.poll()) != null) {
             ack.run();
+        }
+    }
+
+    /** Answers the Unlock calls kept in {@link #holdUnlocks} mode. */
+    void releaseHeldUnlocks() {
+        holdUnlocks = false;
+        Runnable unlock;
+        while ((unlock = heldUnlocks.poll()) != null) {
+            unlock.run();
         }
     }
 
@@ -326,6 +338,13 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
     @Override
     public void unlock(UnlockRequest request, StreamObserver<UnlockResponse> responses) {
         unlocks.add(request);
+        if (holdUnlocks) {
+            heldUnlocks.add(() -> {
+                responses.onNext(UnlockResponse.getDefaultInstance());
+                responses.onCompleted();
+            });
+            return;
+        }
         Status failure = unlockFailure;
         if (failure != null) {
             responses.onError(failure.asRuntimeException());

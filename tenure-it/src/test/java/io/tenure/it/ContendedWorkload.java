@@ -379,7 +379,8 @@ final class ContendedWorkload implements AutoCloseable {
             }
             Ack ack = new Ack(name, key, handle.fencingToken(), lease.id(), System.nanoTime());
             acks.add(ack);
-            register.enter(key, name, handle.fencingToken());
+            register.enter(key, name, handle.fencingToken(), "lease " + lease.id() + (handle.isValid() ? " valid" : " lost")
+                    + ", granted " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - ack.ackNanos()) + " ms ago");
             try {
                 if (handle.isValid()) {
                     long value = register.read(key);
@@ -391,7 +392,7 @@ final class ContendedWorkload implements AutoCloseable {
                     skippedInvalid.incrementAndGet();
                 }
             } finally {
-                register.exit(key);
+                register.exit(key, name);
             }
             release(handle);
         }

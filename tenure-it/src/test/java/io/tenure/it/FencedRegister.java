@@ -21,6 +21,8 @@ final class FencedRegister {
 
     private static final class Slot {
         final AtomicInteger holders = new AtomicInteger();
+        /** Who is inside, with the token and lease validity each entered with. */
+        final Map<String, String> inside = new java.util.concurrent.ConcurrentHashMap<>();
         long highest = Long.MIN_VALUE; // guarded by this
         long value; // guarded by this
         final List<Write> accepted = new ArrayList<>(); // guarded by this
@@ -36,14 +38,29 @@ final class FencedRegister {
 
     /** Enters the key's critical section; an overlap is recorded when someone else is inside. */
     void enter(String key, String who, long token) {
-        int inside = slot(key).holders.incrementAndGet();
+        enter(key, who, token, "");
+    }
+
+    /** {@link #enter(String, String, long)}, with what the holder knew of its hold, for the report of an overlap. */
+    void enter(String key, String who, long token, String detail) {
+        Slot slot = slot(key);
+        Map<String, String> others = Map.copyOf(slot.inside);
+        slot.inside.put(who, "token " + token + (detail.isEmpty() ? "" : ", " + detail));
+        int inside = slot.holders.incrementAndGet();
         if (inside > 1) {
-            overlaps.add(who + " (token " + token + ") entered " + key + " while " + (inside - 1) + " other holder(s) were inside");
+            overlaps.add(who + " (token " + token + (detail.isEmpty() ? "" : ", " + detail) + ") entered " + key
+                    + " while " + (inside - 1) + " other holder(s) were inside " + others);
         }
     }
 
     void exit(String key) {
         slot(key).holders.decrementAndGet();
+    }
+
+    /** Leaves the key's critical section entered with {@link #enter(String, String, long, String)}. */
+    void exit(String key, String who) {
+        slot(key).inside.remove(who);
+        exit(key);
     }
 
     long read(String key) {
