@@ -16,8 +16,8 @@ import org.HdrHistogram.Histogram;
  * duration. Nothing here sends keep-alives: the SDK does, exactly as for an application.
  *
  * <p><b>Observing acknowledgements.</b> The SDK moves a lease's {@link Lease#safeUntil()} to
- * {@code send time + TTL/2} on each acknowledged keep-alive, so a changed value is one ack, sent
- * at {@code safeUntil - TTL/2}. Reading every lease costs a core at 100,000 leases if done often,
+ * {@code send time + the safe window} on each acknowledged keep-alive, so a changed value is one ack, sent
+ * at {@code safeUntil - the safe window}. Reading every lease costs a core at 100,000 leases if done often,
  * so two samplers share the work:
  * <ul>
  *   <li>the count: every lease every {@link #COUNT_MILLIS} ms (a lease acks once per TTL/3, so no
@@ -44,13 +44,13 @@ final class Leases {
     }
 
     /** The acknowledgements since the last count whose keep-alive was sent inside the window. */
-    private static long countAcks(Lease[] all, long[] lastSafe, long halfTtl, Window window) {
+    private static long countAcks(Lease[] all, long[] lastSafe, long safeWindow, Window window) {
         long acks = 0;
         for (int i = 0; i < all.length; i++) {
             long safe = all[i].safeUntil();
             if (safe != lastSafe[i]) {
                 lastSafe[i] = safe;
-                long sent = safe - halfTtl;
+                long sent = safe - safeWindow;
                 if (window.counts(sent, sent)) {
                     acks++;
                 }
@@ -95,7 +95,7 @@ final class Leases {
                 sample[i] = all[i * step];
                 lastSampled[i] = sample[i].safeUntil();
             }
-            long halfTtl = s.ttl().toNanos() / 2;
+            long safeWindow = Lease.safeWindowFor(s.ttl()).toNanos();
             Histogram latency = Latencies.histogram();
             long acks = 0;
             Window window = new Window(s.warmup(), s.duration());
@@ -108,14 +108,14 @@ final class Leases {
                     if (safe != lastSampled[i]) {
                         lastSampled[i] = safe;
                         long seen = System.nanoTime();
-                        long sent = safe - halfTtl;
+                        long sent = safe - safeWindow;
                         if (window.counts(sent, seen)) {
                             Latencies.recordNanos(latency, seen - sent);
                         }
                     }
                 }
                 if (scanStart - nextCount >= 0) {
-                    acks += countAcks(all, lastSafe, halfTtl, window);
+                    acks += countAcks(all, lastSafe, safeWindow, window);
                     nextCount += TimeUnit.MILLISECONDS.toNanos(COUNT_MILLIS);
                 }
                 long spent = System.nanoTime() - scanStart;
@@ -123,7 +123,7 @@ final class Leases {
             }
             // Acks of keep-alives sent inside the window may still be in flight: wait a round trip's worth.
             TimeUnit.MILLISECONDS.sleep(COUNT_MILLIS);
-            acks += countAcks(all, lastSafe, halfTtl, window);
+            acks += countAcks(all, lastSafe, safeWindow, window);
             long lost = 0;
             for (Lease lease : all) {
                 if (lease.lost().isDone() || !lease.isValid()) {
@@ -137,7 +137,7 @@ final class Leases {
             long heapAfter = members.liveHeapBytes(leader);
             // No revocations: closing the SDK clients stops every keep-alive, and the members are
             // stopped and their data deleted next. Revoking 100,000 leases one call each kept the
-            // client busy for longer than TTL/2, and the leases not yet revoked were declared
+            // client busy for longer than the safe window, and the leases not yet revoked were declared
             // lost (after the count above, but one warning each).
             double seconds = window.seconds();
             Map<String, Object> x = new LinkedHashMap<>();
@@ -147,7 +147,7 @@ final class Leases {
             x.put("keepalives_per_sec", BenchResult.round(acks / seconds));
             x.put("keepalives_per_sec_expected", BenchResult.round(n * 3.0 / s.ttl().toSeconds()));
             x.put("keepalive_p99_ms", BenchResult.round(Latencies.ms(latency, 99)));
-            x.put("keepalive_latency", "ack seen minus send time (safeUntil - TTL/2) on " + sample.length
+            x.put("keepalive_latency", "ack seen minus send time (safeUntil - safe window) on " + sample.length
                     + " leases spread over all, overstated by up to the " + SCAN_MILLIS + " ms scan period plus the scan");
             x.put("lost", lost);
             x.put("server_heap_bytes_per_lease", heapBefore < 0 || heapAfter < 0 ? -1 : (heapAfter - heapBefore) / n);

@@ -71,8 +71,10 @@ final class LeaseBoundProcess {
 
     /**
      * Stops the child, if it was started and still runs: SIGTERM, then SIGKILL to it and to
-     * everything it started. The grace is at most TTL/4: the server may hand the lock to another
-     * holder TTL/2 after a loss, and the child must be gone well before that. Safe to call from a
+     * everything it started. The grace is at most half of what separates the loss from the
+     * server's earliest expiry (TTL minus the lease's safe window: TTL/2 for TTLs from 15 s, TTL/6
+     * at 5 s), when the server may hand the lock to another holder; the child must be gone well
+     * before that. Safe to call from a
      * shutdown hook, and more than once.
      */
     void stop() {
@@ -82,7 +84,8 @@ final class LeaseBoundProcess {
         }
         // Taken now: once the child dies its children are re-parented and no longer found.
         List<ProcessHandle> descendants = child.descendants().toList();
-        Duration grace = lease.ttl().dividedBy(4).compareTo(MAX_GRACE) < 0 ? lease.ttl().dividedBy(4) : MAX_GRACE;
+        Duration half = lease.ttl().minus(lease.safeWindow()).dividedBy(2);
+        Duration grace = half.compareTo(MAX_GRACE) < 0 ? half : MAX_GRACE;
         child.destroy();
         try {
             child.onExit().get(grace.toMillis(), TimeUnit.MILLISECONDS);

@@ -44,7 +44,7 @@ final class LeaseCommand {
         CommandSpec spec;
 
         @Option(names = "--ttl", required = true, paramLabel = "DURATION", converter = DurationConverter.class,
-                description = "Time to live, 1s to 24h, e.g. 30s, 10m; a cluster's minimum is 30 election timeouts.")
+                description = "Time to live, 1s to 24h, e.g. 30s, 10m; a cluster's minimum is 10 election timeouts (5s by default).")
         Duration ttl;
 
         @Option(names = "--client-id", paramLabel = "ID",

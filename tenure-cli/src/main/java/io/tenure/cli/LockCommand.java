@@ -32,7 +32,7 @@ import picocli.CommandLine.Spec;
                     + "lease alive while it runs, then releases the lock and revokes the lease. COMMAND sees "
                     + "TENURE_LOCK_KEY, TENURE_LEASE_ID and TENURE_FENCING_TOKEN in its environment; pass the "
                     + "fencing token to any storage it writes, so writes of an older holder can be refused.",
-            "If the lease is lost (the cluster stops acknowledging keep-alives for TTL/2), COMMAND is stopped "
+            "If the lease is lost (the cluster stops acknowledging keep-alives for the lease's safe window: TTL/2 for TTLs of 15s and more), COMMAND is stopped "
                     + "with SIGTERM, then SIGKILL, before the server could hand the lock to anyone else.",
             "Put '--' before COMMAND so that its options are not read as tenure's."
         },
@@ -56,7 +56,7 @@ final class LockCommand implements Callable<Integer> {
 
     @Option(names = "--ttl", defaultValue = "10s", converter = DurationConverter.class, paramLabel = "DURATION",
             description = "Lease time to live, e.g. 500ms, 10s, 2m (default: ${DEFAULT-VALUE}). "
-                    + "A paused or partitioned holder loses the lock after at most TTL/2.")
+                    + "A paused or partitioned holder loses the lock after at most its safe window (TTL/2 from 15s up, 5/6 of the TTL at 5s).")
     Duration ttl;
 
     @Option(names = "--timeout", defaultValue = "30s", converter = DurationConverter.OrForever.class,

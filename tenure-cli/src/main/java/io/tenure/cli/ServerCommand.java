@@ -24,9 +24,9 @@ import picocli.CommandLine.Spec;
             "A cluster starts from the same --peers on every member, each with its own --id, --client-port "
                     + "and --data-dir. To grow a running cluster, start the new member with --join and a --peers "
                     + "list that includes it, then run 'tenure member add NAME HOST:PORT'.",
-            "Raft timing: a leader's failure is noticed after one to two election timeouts. In a cluster the "
-                    + "shortest lease TTL granted is 30 election timeouts (30s by default), so that a kept-alive "
-                    + "lease survives a failover within its client's TTL/2 safety window."
+            "Raft timing: a leader's failure is noticed after one to four election timeouts. In a cluster the "
+                    + "shortest lease TTL granted is 10 election timeouts (5s by default), so that a kept-alive "
+                    + "lease survives a failover within its client's safe window (TTL/3 plus 2.5s, at most 5/6 of the TTL)."
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {

@@ -6,7 +6,7 @@ package io.tenure.client;
  * <pre>
  *  CONNECTED ──(keep-alive unanswered, stream broken)──▶ SUSPENDED ──(acknowledged)──▶ CONNECTED
  *      │                                                     │
- *      └───────────(TTL/2 without an acknowledgement, expired, revoked, closed)──────▶ LOST
+ *      └───────────(a safe window without an ack, expired, revoked, closed)──────▶ LOST
  * </pre>
  *
  * <p>SUSPENDED is the warning: the lease is still {@linkplain Lease#isValid() valid} until

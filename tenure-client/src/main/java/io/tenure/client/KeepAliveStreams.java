@@ -69,7 +69,8 @@ final class KeepAliveStreams {
      * break (a failover): a random part of a window that grows with the leases this client keeps
      * (10 µs each beyond the first {@value #SPREAD_FROM_LEASES}, up to TTL/24), so that a client
      * moving 100,000 leases to a new leader does not send them as one burst. TTL/24 leaves most of
-     * the TTL/6 a lease can spare for the failover itself.
+     * what a lease can spare for the failover itself (its safe window less a keep-alive period: TTL/6
+     * from 15 s up, 2.5 s below).
      */
     long reconnectSpreadNanos(long ttlNanos) {
         int leases = leasesKept.getAsInt();

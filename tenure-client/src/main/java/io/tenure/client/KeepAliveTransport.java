@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Why: gRPC's channels of one process share their event loops and the executor that runs
  * callbacks. A process busy with other calls (thousands of grants and acquires in flight, its
  * own or another client's) made acknowledgements wait behind their answers, on a busy two-core
- * machine for more than the TTL/6 a lease can spare, and kept-alive leases were declared lost
+ * machine for more than a lease can spare (its safe window less a keep-alive period), and kept-alive leases were declared lost
  * although the member had renewed them in time. Kept apart, a renewal is never behind bulk work
  * in this process, whatever else it does.
  */

@@ -13,20 +13,26 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Keep-alive and the safe window</h2>
  * The client renews the lease every TTL/3 over one keep-alive stream. An acknowledged renewal
- * sent at time {@code s} makes the lease safe until {@code s + TTL/2}: the server renewed it no
- * earlier than {@code s}, so it cannot expire it before {@code s + TTL}. When that moment passes
- * without a newer acknowledgement, the client declares the lease lost <em>before</em> the server
- * could expire it and hand its locks to another holder:
+ * sent at time {@code s} makes the lease safe until {@code s + W}, its {@linkplain #safeWindow()
+ * safe window}: the server renewed it no earlier than {@code s}, so it cannot expire it before
+ * {@code s + TTL}. When that moment passes without a newer acknowledgement, the client declares
+ * the lease lost <em>before</em> the server could expire it and hand its locks to another holder:
  *
  * <pre>
  *  client                                      server
  *  s     keep-alive ───────────────────────▶  renews: expires no sooner than s + TTL
  *        ack ◀────────────────────────────
- *        safe until s + TTL/2
+ *        safe until s + W
  *        ... partition, or a stop-the-world pause: nothing acknowledged ...
- *  s + TTL/2   lost() completes (UNREACHABLE), isValid() turns false
+ *  s + W       lost() completes (UNREACHABLE), isValid() turns false
  *  s + TTL     the earliest the server may expire the lease and grant its locks to others
  * </pre>
+ *
+ * <p>{@code W} is one keep-alive period (TTL/3) plus 2.5 s for a failover, kept between TTL/2 and
+ * 5/6 of the TTL: TTL/2 for TTLs of 15 s and more, 5.8 s for 10 s, 4.2 s (5/6) for the 5 s a
+ * cluster grants at least. A leader that dies just before a keep-alive thus leaves 2.5 s (TTL/6
+ * for TTLs over 15 s) for the failover, and at least TTL/6 separates the client's giving up from
+ * the server's earliest expiry.</p>
  *
  * <h2>What this does not protect against</h2>
  * A thread can check {@link #isValid()}, then be paused (GC, SIGSTOP, a swapped-out VM) for
@@ -78,7 +84,7 @@ public final class Lease implements AutoCloseable {
         return clientId;
     }
 
-    /** The smallest TTL the client asks for; a cluster's own minimum is higher (30 election timeouts, 30 s by default). */
+    /** The smallest TTL the client asks for; a cluster's own minimum is higher (10 election timeouts, 5 s by default). */
     public static final Duration MIN_TTL = Duration.ofSeconds(1);
     /** The largest TTL a server grants. */
     public static final Duration MAX_TTL = Duration.ofHours(24);
@@ -95,10 +101,23 @@ public final class Lease implements AutoCloseable {
     /**
      * The moment, on the client's monotonic clock ({@link System#nanoTime()} unless another
      * {@link MonotonicClock} was given), until which the lease is safe: the send time of the last
-     * acknowledged renewal (or of the grant) plus TTL/2. It only moves forward.
+     * acknowledged renewal (or of the grant) plus the {@linkplain #safeWindow() safe window}. It only moves forward.
      */
     public long safeUntil() {
         return keeper.safeUntilNanos();
+    }
+
+    /**
+     * How long after the send of an acknowledged keep-alive the lease stays safe without another:
+     * a fixed share of the TTL (see the class comment).
+     */
+    public Duration safeWindow() {
+        return safeWindowFor(ttl);
+    }
+
+    /** The {@linkplain #safeWindow() safe window} of a lease of {@code ttl}. */
+    public static Duration safeWindowFor(Duration ttl) {
+        return Duration.ofNanos(LeaseKeeper.safeWindowNanos(ttl.toNanos()));
     }
 
     /** How long the lease stays safe from now without another acknowledged keep-alive; zero once it is not valid. */
@@ -193,7 +212,7 @@ public final class Lease implements AutoCloseable {
         if (loss == null) {
             // The window closed but no timer has noticed yet; describe it the way the keeper would.
             loss = new LeaseLoss(LeaseLoss.Reason.UNREACHABLE,
-                    "no keep-alive acknowledged within TTL/2 of the last acknowledged one");
+                    "no keep-alive acknowledged within the safe window of the last acknowledged one");
         }
         return new LeaseLostException(id, loss);
     }

@@ -23,8 +23,10 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>a keep-alive is sent every TTL/3, counted from the send of the grant;</li>
  *   <li>an acknowledgement makes the lease safe until <em>the send time</em> of the keep-alive
- *       it answers plus TTL/2: the server renewed no earlier than that send, so it cannot expire
- *       the lease before send + TTL, and the other half is margin for pauses and clock drift;</li>
+ *       it answers plus the safe window ({@link #safeWindowNanos}: TTL/3 plus a failover
+ *       allowance, between TTL/2 and 5/6 of the TTL): the server renewed no earlier than that
+ *       send, so it cannot expire the lease before send + TTL, and the rest is margin for
+ *       clock drift and for acting on a check of {@link Lease#isValid()};</li>
  *   <li>the lease is lost (UNREACHABLE) as soon as that moment passes without a newer
  *       acknowledgement, EXPIRED when an acknowledgement says ttl = 0, and never comes back;</li>
  *   <li>a broken stream is reopened at once (on the next endpoint), then with doubling backoff,
@@ -46,10 +48,29 @@ final class LeaseKeeper {
     /**
      * A keep-alive unanswered for a tenth of the TTL (at least 200 ms) moves the stream to the
      * next member: a member that is paused or cut off keeps the connection open and answers
-     * nothing, and waiting for the transport to notice would use up the TTL/2 safety window.
+     * nothing, and waiting for the transport to notice would use up the safe window.
      */
     static final int STALL_FRACTION_OF_TTL = 10;
     static final Duration MIN_STALL = Duration.ofMillis(200);
+
+    /**
+     * What a failover may take (a dead leader noticed, another elected and ready, the keep-alive
+     * forwarded to it) before a kept-alive lease is in danger: measured here up to about 2 s with
+     * the default 500 ms election timeout (docs/benchmarks.md, "Shorter TTLs").
+     */
+    static final Duration FAILOVER_ALLOWANCE = Duration.ofMillis(2_500);
+
+    /**
+     * How long an acknowledged keep-alive keeps a lease of {@code ttlNanos} safe, counted from its
+     * send: one keep-alive period (TTL/3) plus {@link #FAILOVER_ALLOWANCE}, so that a leader that
+     * dies just before a keep-alive leaves that long for the failover; at least TTL/2 and at most
+     * 5/6 of the TTL, so that TTL/6 at least is left between the client giving the lease up and
+     * the earliest moment the server may expire it.
+     */
+    static long safeWindowNanos(long ttlNanos) {
+        long window = ttlNanos / 3 + FAILOVER_ALLOWANCE.toNanos();
+        return Math.max(ttlNanos / 2, Math.min(window, ttlNanos - ttlNanos / 6));
+    }
 
     private final long leaseId;
     private final long ttlNanos;
@@ -93,11 +114,11 @@ final class LeaseKeeper {
         this.clock = clock;
         this.timers = timers;
         this.lastAckedSendNanos = grantSentNanos;
-        this.safeUntilNanos = grantSentNanos + ttlNanos / 2;
+        this.safeUntilNanos = grantSentNanos + safeWindowNanos(ttlNanos);
         this.nextTickNanos = grantSentNanos + ttlNanos / 3;
     }
 
-    /** Opens the stream and starts the timers; the lease may already be lost if the grant took TTL/2. */
+    /** Opens the stream and starts the timers; the lease may already be lost if the grant took the whole safe window. */
     void start() {
         synchronized (this) {
             long now = clock.nanoTime();
@@ -252,7 +273,7 @@ final class LeaseKeeper {
             return;
         }
         long ackTtlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
-        long until = sentAt + ackTtlNanos / 2;
+        long until = sentAt + safeWindowNanos(ackTtlNanos);
         if (until - safeUntilNanos > 0) {
             lastAckedSendNanos = sentAt;
             safeUntilNanos = until;
@@ -309,7 +330,7 @@ final class LeaseKeeper {
             return false;
         }
         markLost(LeaseLoss.Reason.UNREACHABLE, "no keep-alive of lease " + leaseId
-                + " was acknowledged within TTL/2 (" + TimeUnit.NANOSECONDS.toMillis(ttlNanos / 2)
+                + " was acknowledged within its safe window (" + TimeUnit.NANOSECONDS.toMillis(safeWindowNanos(ttlNanos))
                 + " ms) of sending the last acknowledged one, " + TimeUnit.NANOSECONDS.toMillis(now - lastAckedSendNanos)
                 + " ms ago; the server may expire it soon");
         return true;

@@ -988,7 +988,7 @@ public final class TenureClient implements AutoCloseable {
         Objects.requireNonNull(ttl, "ttl");
         if (ttl.compareTo(Lease.MIN_TTL) < 0) {
             throw new IllegalArgumentException("lease TTL must be at least " + Lease.MIN_TTL.toMillis() + " ms (a cluster's "
-                    + "minimum is higher: 30 election timeouts), got " + ttl.toMillis() + " ms");
+                    + "minimum is higher: 10 election timeouts), got " + ttl.toMillis() + " ms");
         }
         if (ttl.compareTo(Lease.MAX_TTL) > 0) {
             throw new IllegalArgumentException("lease TTL must be at most 24 h, got " + ttl);

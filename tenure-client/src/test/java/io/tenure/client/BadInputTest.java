@@ -72,7 +72,7 @@ class BadInputTest {
 
         LockHandle other = client.lock("other", lease).acquire();
         server.keepAlives = ScriptedLockService.KeepAlives.SILENT;
-        members.time.advanceTo(Duration.ofSeconds(5));
+        members.time.advanceTo(lease.safeWindow());
         assertThat(lease.isValid()).isFalse();
         assertThatThrownBy(other::ensureValid).isInstanceOf(LeaseLostException.class).hasMessageContaining("UNREACHABLE");
         assertThatThrownBy(() -> client.lock("k", lease).acquire()).isInstanceOf(LeaseLostException.class);

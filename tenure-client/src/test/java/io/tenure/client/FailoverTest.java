@@ -166,7 +166,7 @@ class FailoverTest {
         // Reopened on n2 at once, carrying the keep-alive the broken stream could not deliver.
         assertThat(second.streamsOpened).hasValue(1);
         assertThat(second.keepAlivesReceived).hasSize(1);
-        assertThat(lease.safeUntil()).isEqualTo(FakeTime.EPOCH + Duration.ofSeconds(4).plus(ttl.dividedBy(2)).toNanos())
+        assertThat(lease.safeUntil()).isEqualTo(FakeTime.EPOCH + Duration.ofSeconds(4).plus(Duration.ofNanos(LeaseKeeper.safeWindowNanos(ttl.toNanos()))).toNanos())
                 .isGreaterThan(safeBefore);
         // Several TTLs later the lease is still kept alive, by n2 alone.
         members.time.advance(ttl.multipliedBy(3));

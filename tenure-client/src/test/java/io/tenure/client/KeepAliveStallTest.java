@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A member that holds the keep-alive stream open but answers nothing (paused, cut off) must not
- * use up the lease's TTL/2 window: after TTL/10 unanswered the stream moves to the next member.
+ * use up the lease's safe window: after TTL/10 unanswered the stream moves to the next member.
  */
 class KeepAliveStallTest {
     // Whole milliseconds at every fraction the lease uses (3, 2, 10): the lease timers run on a millisecond grid.
@@ -45,7 +45,7 @@ class KeepAliveStallTest {
         time.advanceTo(third.plus(TTL.dividedBy(10)));            // stalled: moved and re-sent
         assertThat(second.keepAlivesReceived).hasSize(1);
         assertThat(lease.safeUntil()).as("the re-sent keep-alive's own send time counts")
-                .isEqualTo(at(third.plus(TTL.dividedBy(10)).plus(TTL.dividedBy(2))));
+                .isEqualTo(at(third.plus(TTL.dividedBy(10)).plus(Duration.ofNanos(LeaseKeeper.safeWindowNanos(TTL.toNanos())))));
 
         time.advanceTo(TTL.multipliedBy(2));
         assertThat(lease.isValid()).isTrue();
@@ -57,6 +57,8 @@ class KeepAliveStallTest {
         Lease slow = client.grantLease(TTL, "worker-1");
         time.advanceTo(Duration.ofMillis(500));
         Lease other = client.grantLease(TTL, "worker-2");
+        time.advanceTo(Duration.ofMillis(1_300));
+        Lease another = client.grantLease(TTL, "worker-3");
         first.unanswered.add(slow.id());
         Duration third = TTL.dividedBy(3);
 
@@ -64,10 +66,14 @@ class KeepAliveStallTest {
         time.advanceTo(third.plus(Duration.ofMillis(500)));               // other's: answered
         time.advanceTo(third.plus(TTL.dividedBy(10)));                    // slow's stall check
         assertThat(second.keepAlivesReceived).as("the member answers others: slow, not gone; nothing moves").isEmpty();
+        time.advanceTo(third.plus(Duration.ofMillis(1_300)));             // another's: answered
+        time.advanceTo(third.plus(TTL.dividedBy(10).multipliedBy(2)));    // slow's next stall check
+        assertThat(second.keepAlivesReceived).as("still answering others").isEmpty();
         assertThat(first.streamsOpened).hasValue(1);
+        assertThat(another.isValid()).isTrue();
 
-        // The unanswered lease still ends by its own window, TTL/2 after its last acknowledged send.
-        time.advanceTo(TTL.dividedBy(2));
+        // The unanswered lease still ends by its own window, its safe window after its last acknowledged send.
+        time.advanceTo(Duration.ofNanos(LeaseKeeper.safeWindowNanos(TTL.toNanos())));
         assertThat(slow.lost()).isDone();
         assertThat(slow.lost().join().reason()).isEqualTo(LeaseLoss.Reason.UNREACHABLE);
         assertThat(other.isValid()).isTrue();

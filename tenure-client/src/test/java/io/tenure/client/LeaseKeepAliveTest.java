@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The lease-loss rule (ARCHITECTURE.md, I6) on fake time: keep-alive every TTL/3, loss when no
- * acknowledgement arrived within TTL/2 of the send of the last acknowledged one.
+ * acknowledgement arrived within the safe window of the send of the last acknowledged one.
  */
 class LeaseKeepAliveTest {
     static final Duration BATCH_WINDOW = Duration.ofNanos(TimeUnit.MICROSECONDS.toNanos(KeepAliveStreams.BATCH_WINDOW_MICROS));
@@ -24,7 +24,8 @@ class LeaseKeepAliveTest {
     /** Divisible by 3 and by 2 in whole milliseconds, so every expected moment is exact. */
     private static final Duration TTL = Duration.ofSeconds(9);
     private static final Duration THIRD = TTL.dividedBy(3);
-    private static final Duration HALF = TTL.dividedBy(2);
+    /** The safe window of a 9 s lease: TTL/3 + 2.5 s = 5.5 s. */
+    private static final Duration WINDOW = Duration.ofNanos(LeaseKeeper.safeWindowNanos(TTL.toNanos()));
     private static final Duration NANO = Duration.ofNanos(1);
 
     private final InProcessMembers members = new InProcessMembers(1);
@@ -50,7 +51,19 @@ class LeaseKeepAliveTest {
         assertThat(lease.id()).isEqualTo(grant.getId());
         assertThat(lease.ttl()).isEqualTo(Duration.ofMillis(1500));
         assertThat(lease.isValid()).isTrue();
-        assertThat(lease.safeUntil()).isEqualTo(FakeTime.EPOCH + Duration.ofMillis(750).toNanos());
+        assertThat(lease.safeUntil()).as("5/6 of 1.5 s").isEqualTo(FakeTime.EPOCH + Duration.ofMillis(1250).toNanos());
+    }
+
+    @Test
+    void theSafeWindowIsAKeepAlivePeriodPlusAFailoverAllowanceBetweenHalfAndFiveSixthsOfTheTtl() {
+        assertThat(Duration.ofNanos(LeaseKeeper.safeWindowNanos(Duration.ofSeconds(30).toNanos()))).isEqualTo(Duration.ofSeconds(15));
+        assertThat(Duration.ofNanos(LeaseKeeper.safeWindowNanos(Duration.ofSeconds(15).toNanos()))).isEqualTo(Duration.ofMillis(7_500));
+        assertThat(Duration.ofNanos(LeaseKeeper.safeWindowNanos(Duration.ofSeconds(9).toNanos()))).isEqualTo(Duration.ofMillis(5_500));
+        assertThat(Duration.ofNanos(LeaseKeeper.safeWindowNanos(Duration.ofSeconds(6).toNanos()))).isEqualTo(Duration.ofMillis(4_500));
+        assertThat(Duration.ofNanos(LeaseKeeper.safeWindowNanos(Duration.ofSeconds(5).toNanos())))
+                .as("a cluster's shortest TTL: 2.5 s for the failover after a period of TTL/3, TTL/6 of margin")
+                .isEqualTo(Duration.ofNanos(4_166_666_666L));
+        assertThat(client.grantLease(TTL, "worker-1").safeWindow()).isEqualTo(WINDOW);
     }
 
     @Test
@@ -63,29 +76,29 @@ class LeaseKeepAliveTest {
         time.advanceTo(THIRD);
         assertThat(server.keepAlivesReceived).hasSize(1);
         assertThat(server.keepAlivesReceived.peek().getId()).isEqualTo(lease.id());
-        assertThat(lease.safeUntil()).isEqualTo(at(THIRD.plus(HALF)));
+        assertThat(lease.safeUntil()).isEqualTo(at(THIRD.plus(WINDOW)));
 
         time.advanceTo(THIRD.multipliedBy(5));
         assertThat(server.keepAlivesReceived).hasSize(5);
-        assertThat(lease.safeUntil()).isEqualTo(at(THIRD.multipliedBy(5).plus(HALF)));
+        assertThat(lease.safeUntil()).isEqualTo(at(THIRD.multipliedBy(5).plus(WINDOW)));
         assertThat(lease.isValid()).isTrue();
         assertThat(lease.lost()).isNotDone();
         assertThat(server.streamsOpened).hasValue(1);
     }
 
     @Test
-    void lostAsUnreachableWhenNothingIsAcknowledgedWithinHalfTheTtl() throws Exception {
+    void lostAsUnreachableWhenNothingIsAcknowledgedWithinTheSafeWindow() throws Exception {
         Lease lease = client.grantLease(TTL, "worker-1");
         server.keepAlives = ScriptedLockService.KeepAlives.SILENT;
 
-        // The keep-alive at TTL/3 goes unanswered (and its re-send after TTL/10 too); the grant's
-        // own window still holds.
-        time.advanceTo(HALF.minus(NANO));
-        assertThat(server.keepAlivesReceived).hasSize(2);
+        // The keep-alive at TTL/3 (3 s) goes unanswered, and so do its re-sends after each TTL/10
+        // of silence (3.9 and 4.8 s); the grant's own window (5.5 s) still holds.
+        time.advanceTo(WINDOW.minus(NANO));
+        assertThat(server.keepAlivesReceived).hasSize(3);
         assertThat(lease.isValid()).isTrue();
         assertThat(lease.lost()).isNotDone();
 
-        time.advanceTo(HALF);
+        time.advanceTo(WINDOW);
         assertThat(lease.isValid()).isFalse();
         LeaseLoss loss = lease.lost().get(5, TimeUnit.SECONDS);
         assertThat(loss.reason()).isEqualTo(LeaseLoss.Reason.UNREACHABLE);
@@ -125,10 +138,10 @@ class LeaseKeepAliveTest {
         server.keepAlives = ScriptedLockService.KeepAlives.SILENT;
         server.releaseHeldAcks();
 
-        assertThat(lease.safeUntil()).isEqualTo(at(THIRD.plus(HALF)));
-        time.advanceTo(THIRD.plus(HALF).minus(NANO));
+        assertThat(lease.safeUntil()).isEqualTo(at(THIRD.plus(WINDOW)));
+        time.advanceTo(THIRD.plus(WINDOW).minus(NANO));
         assertThat(lease.isValid()).isTrue();
-        time.advanceTo(THIRD.plus(HALF));
+        time.advanceTo(THIRD.plus(WINDOW));
         assertThat(lease.isValid()).isFalse();
         assertThat(lease.lost().get(5, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLoss.Reason.UNREACHABLE);
     }
@@ -139,12 +152,12 @@ class LeaseKeepAliveTest {
         server.keepAlives = ScriptedLockService.KeepAlives.HOLD;
 
         time.advanceTo(THIRD);
-        time.advanceTo(HALF);
+        time.advanceTo(WINDOW);
         server.releaseHeldAcks();
 
         assertThat(lease.lost().get(5, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLoss.Reason.UNREACHABLE);
         assertThat(lease.isValid()).isFalse();
-        assertThat(lease.safeUntil()).isEqualTo(at(HALF));
+        assertThat(lease.safeUntil()).isEqualTo(at(WINDOW));
     }
 
     @Test
@@ -152,7 +165,7 @@ class LeaseKeepAliveTest {
         Lease lease = client.grantLease(TTL, "worker-1");
 
         // A stop-the-world pause: the clock moves past the window, no timer has run yet.
-        time.jump(HALF);
+        time.jump(WINDOW);
 
         assertThat(lease.isValid()).isFalse();
         assertThat(lease.lost()).isNotDone();
@@ -188,9 +201,9 @@ class LeaseKeepAliveTest {
 
         assertThat(server.streamsOpened).hasValue(2);
         assertThat(server.keepAlivesReceived).hasSize(1);
-        assertThat(lease.safeUntil()).isEqualTo(at(Duration.ofSeconds(1).plus(HALF)));
+        assertThat(lease.safeUntil()).isEqualTo(at(Duration.ofSeconds(1).plus(WINDOW)));
         // Past the grant's own window, alive thanks to the retry; the regular ticks continue.
-        time.advanceTo(HALF.plus(Duration.ofSeconds(1)));
+        time.advanceTo(WINDOW.plus(Duration.ofSeconds(1)));
         assertThat(lease.isValid()).isTrue();
         assertThat(lease.lost()).isNotDone();
     }
@@ -200,16 +213,17 @@ class LeaseKeepAliveTest {
         Lease lease = client.grantLease(TTL, "worker-1");
         server.keepAlives = ScriptedLockService.KeepAlives.BREAK;
 
-        time.advanceTo(HALF);
+        time.advanceTo(WINDOW);
 
         // Stream 1 breaks on the keep-alive at 3 s; reopened at once (3.000 s), then after 25, 50,
-        // 100, 200 and 400 ms (3.025, 3.075, 3.175, 3.375, 3.775 s); the next, at 4.575 s, would
-        // fall after the window closes at 4.5 s. Each stream carried exactly one keep-alive.
-        assertThat(server.streamsOpened).hasValue(7);
-        assertThat(server.keepAlivesReceived).hasSize(7);
+        // 100, 200, 400 and 800 ms (3.025, 3.075, 3.175, 3.375, 3.775, 4.575 s); the next, at
+        // 6.075 s (the backoff is capped at TTL/6, 1.5 s), would fall after the window closes at
+        // 5.5 s. Each stream carried exactly one keep-alive.
+        assertThat(server.streamsOpened).hasValue(8);
+        assertThat(server.keepAlivesReceived).hasSize(8);
         assertThat(lease.lost().get(5, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLoss.Reason.UNREACHABLE);
         time.advanceTo(TTL);
-        assertThat(server.streamsOpened).hasValue(7);
+        assertThat(server.streamsOpened).hasValue(8);
     }
 
     @Test
@@ -227,7 +241,7 @@ class LeaseKeepAliveTest {
                 .containsExactlyInAnyOrder(a.id(), b.id(), c.id());
         assertThat(server.batchedKeepAlives).as("two leases in one request").hasValue(1);
         assertThat(List.of(a, b, c)).as("counted from when each asked to send")
-                .allSatisfy(l -> assertThat(l.safeUntil()).isEqualTo(at(THIRD.plus(HALF))));
+                .allSatisfy(l -> assertThat(l.safeUntil()).isEqualTo(at(THIRD.plus(WINDOW))));
 
         // A break moves every lease to one new stream, each retrying its keep-alive at once.
         server.breakStreams(Status.UNAVAILABLE.withDescription("leader changed"));
@@ -278,7 +292,7 @@ class LeaseKeepAliveTest {
     void revokeAfterALossKeepsTheFirstReasonButStillFreesTheLeaseOnTheServer() throws Exception {
         Lease lease = client.grantLease(TTL, "worker-1");
         server.keepAlives = ScriptedLockService.KeepAlives.SILENT;
-        time.advanceTo(HALF);
+        time.advanceTo(WINDOW);
 
         lease.revoke();
 
@@ -318,7 +332,7 @@ class LeaseKeepAliveTest {
         assertThat(server.locks.poll(5, TimeUnit.SECONDS).getTimeoutMs()).isEqualTo(-1);
         assertThat(waiting).isNotDone();
 
-        time.advanceTo(HALF);
+        time.advanceTo(WINDOW);
 
         assertThatThrownBy(() -> waiting.get(5, TimeUnit.SECONDS))
                 .isInstanceOf(ExecutionException.class)

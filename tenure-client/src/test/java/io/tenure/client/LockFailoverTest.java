@@ -197,7 +197,7 @@ class LockFailoverTest {
         second.keepAlives = ScriptedLockService.KeepAlives.SILENT;
         CompletableFuture<LockHandle> waiting = client.acquireAsync("invoices", lease, null, null);
 
-        time.advanceTo(TTL.dividedBy(2));
+        time.advanceTo(Duration.ofNanos(LeaseKeeper.safeWindowNanos(TTL.toNanos())));
 
         assertThatThrownBy(() -> waiting.get(5, TimeUnit.SECONDS))
                 .isInstanceOf(ExecutionException.class)

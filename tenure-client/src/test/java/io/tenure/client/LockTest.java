@@ -182,7 +182,7 @@ class LockTest {
         LockHandle handle = client.acquire("invoices", lease, null, null);
         server.keepAlives = ScriptedLockService.KeepAlives.SILENT;
 
-        members.time.advance(TTL.dividedBy(2));
+        members.time.advance(lease.safeWindow());
 
         assertThat(handle.isValid()).isFalse();
     }

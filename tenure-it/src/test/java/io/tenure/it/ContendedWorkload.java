@@ -364,7 +364,7 @@ final class ContendedWorkload implements AutoCloseable {
                 } catch (LeaseNotFoundException e) {
                     if (lease.isValid()) {
                         violations.add(name + ": the server does not know lease " + lease.id()
-                                + " while its last keep-alive was acknowledged less than TTL/2 ago: " + e.getMessage());
+                                + " while its last keep-alive was acknowledged within its safe window: " + e.getMessage());
                     }
                     lease.close();
                     lease = null;

@@ -47,7 +47,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @ExtendWith(ItLogs.class)
 class LeaseAcrossFailoverTest {
-    /** A TTL a cluster grants (30 election timeouts: 15 s with the default 500 ms), with room to spare. */
+    /** A TTL well above a cluster's shortest (10 election timeouts: 5 s with the default 500 ms); ShortTtlFailoverTest runs at the shortest. */
     static final Duration TTL = Duration.ofSeconds(30);
     /** The leader's expiry loop period (LeaseKeeper.EXPIRY_TICK_MILLIS in tenure-server). */
     static final Duration EXPIRY_LOOP = Duration.ofMillis(50);
@@ -83,11 +83,11 @@ class LeaseAcrossFailoverTest {
                 locks.add(client.acquire("failover/kept-" + i, lease, Duration.ofSeconds(10), null));
             }
             // Kill the leader just before lease 0 sends its next keep-alive. Its sends are on a grid
-            // of TTL/3 from the grant; the send time of its last acknowledged one is safeUntil - TTL/2.
+            // of TTL/3 from the grant; the send time of its last acknowledged one is safeUntil - the safe window (TTL/2 here).
             Lease first = leases.get(0);
             long acked = first.safeUntil();
             Await.PROCESSES.until("a fresh keep-alive of lease 0 is acknowledged", TTL, () -> first.safeUntil() != acked);
-            long nextSend = first.safeUntil() - TTL.toNanos() / 2 + TTL.toNanos() / 3;
+            long nextSend = first.safeUntil() - first.safeWindow().toNanos() + TTL.toNanos() / 3;
             Await.untilTime(nextSend - TimeUnit.MILLISECONDS.toNanos(150));
             String leader = cluster.leader();
             long killedAt = System.nanoTime();

@@ -19,11 +19,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The SDK's fail-fast promise (I6) against real processes: a client cut off from the cluster
- * declares its lease lost at TTL/2 after the send of its last acknowledged keep-alive, before the
+ * declares its lease lost a safe window (TTL/2 for TTLs from 15 s) after the send of its last acknowledged keep-alive, before the
  * server can expire the lease and hand its lock to the next waiter. Both instants are taken on
  * this JVM's monotonic clock: the loss when {@link Lease#lost()} completes, the expiry when the
  * waiter (another client, connected elsewhere) is granted the lock. The margin between them is
- * printed; it should be about TTL/2.
+ * printed; it should be about the safe window.
  */
 class LeaseLossTimingTest {
     @TempDir
@@ -85,7 +85,7 @@ class LeaseLossTimingTest {
         long faultAt = System.nanoTime();
         fault.inject();
         long lost = lostAt.get(ttl.multipliedBy(3).toMillis(), TimeUnit.MILLISECONDS);
-        long lastAckedSend = doomed.safeUntil() - ttl.toNanos() / 2;
+        long lastAckedSend = doomed.safeUntil() - doomed.safeWindow().toNanos();
         long granted = grantedAt.get(ttl.multipliedBy(4).toMillis(), TimeUnit.MILLISECONDS);
         LockHandle nextHolder = waiting.get();
         assertThat(nextHolder.fencingToken()).isGreaterThan(held.fencingToken());
@@ -103,9 +103,10 @@ class LeaseLossTimingTest {
                             + "margin %d ms%n", fault, ttl.toMillis(), TimeUnit.NANOSECONDS.toMillis(faultAt - lastAckedSend),
                     lostAfterAck, grantedAfterAck, margin);
             assertThat(lastAckedSend).as("the last acknowledged send precedes the fault").isLessThanOrEqualTo(faultAt);
-            // Declared at TTL/2 after the last acknowledged send (a late timer may add a little).
+            // Declared a safe window after the last acknowledged send (a late timer may add a little).
+            long window = Lease.safeWindowFor(ttl).toMillis();
             assertThat(lostAfterAck).as("loss declared after the last acknowledged send (ms)")
-                    .isGreaterThanOrEqualTo(ttl.toMillis() / 2 - 1).isLessThan(ttl.toMillis() / 2 + 1_000);
+                    .isGreaterThanOrEqualTo(window - 1).isLessThan(window + 1_000);
             // The server renewed no earlier than that send, so it cannot have expired the lease sooner than TTL after it.
             assertThat(grantedAfterAck).as("next grant after the last acknowledged send (ms)").isGreaterThanOrEqualTo(ttl.toMillis());
             assertThat(lostAt).as("the client gave up before the lock went to another").isLessThan(grantedAt);

@@ -67,7 +67,7 @@ class QueuePositionTest {
                     // W1's client has moved to another member once it has a keep-alive acknowledged that
                     // was sent after the kill (its blocking wait moved on the same UNAVAILABLE).
                     Await.PROCESSES.until("W1's client reaches another member after " + b + " died", GRANT_LIMIT,
-                            () -> w1Lease.safeUntil() - (killedAt + TTL.toNanos() / 2) > 0 || w1Wait.isDone());
+                            () -> w1Lease.safeUntil() - (killedAt + w1Lease.safeWindow().toNanos()) > 0 || w1Wait.isDone());
                     assertThat(w1Wait).as("W1 still waits (its wait survived the death of " + b + ")").isNotDone();
                     assertThat(w1Lease.isValid()).isTrue();
                     assertThat(waiting(observer, w1Lease)).as("W1's lease still waits for " + key).contains(key);

@@ -71,15 +71,16 @@ public record ServerConfig(
      */
     public static final Duration DEFAULT_ELECTION_TIMEOUT = Duration.ofMillis(500);
     /**
-     * The shortest lease a cluster grants, in election timeouts. The client renews every TTL/3 and
-     * declares the lease lost TTL/2 after the send of its last acknowledged renewal, so a leader
-     * that dies just before a renewal leaves TTL/6 for the failover: detecting the dead leader
-     * (one to four election timeouts, see above), electing another and reconnecting. Measured
-     * here (kill -9 of the leader to the next acquisition): median 2.6 s, worst 4.3 s at a 1 s
-     * timeout; medians 1.2 and 1.3 s, worst 1.8 s at 500 ms (two runs of 10). 30 timeouts
-     * make TTL/6 five of them.
+     * The shortest lease a cluster grants, in election timeouts: 5 s with the default 500 ms. The
+     * SDK renews every TTL/3 and declares a lease lost its safe window after the send of its last
+     * acknowledged renewal (TTL/3 plus 2.5 s, at most 5/6 of the TTL: 4.2 s at 5 s), so a leader
+     * that dies just before a renewal leaves 2.5 s, five election timeouts, for the failover:
+     * noticing the dead leader (one to four timeouts, see above), electing another, and the
+     * renewal forwarded to it. Measured here (kill -9 of the leader to every lease renewed): up to
+     * about 2 s over 20 kills (docs/benchmarks.md, "Shorter TTLs"). Was 30 (15 s) while the SDK's
+     * window was TTL/2.
      */
-    public static final int MIN_TTL_ELECTION_TIMEOUTS = 30;
+    public static final int MIN_TTL_ELECTION_TIMEOUTS = 10;
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,62}");
 

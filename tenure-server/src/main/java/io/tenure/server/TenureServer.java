@@ -87,7 +87,7 @@ public final class TenureServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TenureServer.class);
     /**
      * A forwarded entry is retried this often, this far apart, across a leader change (about 5 s
-     * with the 1 s attempt timeout): a failover must not use up a client's TTL/2 safety window.
+     * with the 1 s attempt timeout): a failover must not use up a client's safe window.
      */
     private static final int FORWARD_ATTEMPTS = 40;
     private static final long FORWARD_RETRY_SLEEP_MS = 100;

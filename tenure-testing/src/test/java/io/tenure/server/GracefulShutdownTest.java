@@ -49,7 +49,7 @@ class GracefulShutdownTest {
      * long: followers wait one to two of it before they even campaign. A hand-over must beat it.
      */
     static final Duration ELECTION_TIMEOUT = Duration.ofSeconds(2);
-    /** 30 election timeouts is the shortest lease a cluster with this timeout grants. */
+    /** 60 election timeouts: well above the shortest lease a cluster with this timeout grants (10). */
     static final long TTL_MS = 120_000;
 
     @TempDir

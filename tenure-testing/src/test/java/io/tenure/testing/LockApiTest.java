@@ -279,8 +279,9 @@ class LockApiTest {
             assertThat(outcome).isInstanceOfSatisfying(LeaseLostException.class, e -> {
                 assertThat(e.getSuppressed()).singleElement().isInstanceOf(InterruptedException.class);
             });
-            // Lost at TTL/2 (1 s) after the last acknowledged keep-alive, so within 1 s of the stop.
-            assertThat(tookMs).isLessThan(2_000);
+            // Lost a safe window (1.67 s for a 2 s lease) after the last acknowledged keep-alive,
+            // so within 1.67 s of the stop, plus timer slack.
+            assertThat(tookMs).isLessThan(2_500);
         }
     }
 

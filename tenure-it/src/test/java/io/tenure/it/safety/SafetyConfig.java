@@ -23,7 +23,7 @@ import java.util.Set;
  *   <tr><td>out</td><td>{@code <root>/<time>-seed<N>}</td><td>the run directory (created; must not hold a run)</td></tr>
  *   <tr><td>root</td><td>{@code target/safety}</td><td>where run directories go when {@code out} is not given</td></tr>
  *   <tr><td>electionTimeoutMs</td><td>500</td><td>the members' {@code --election-timeout}</td></tr>
- *   <tr><td>ttlMs</td><td>30 election timeouts</td><td>every lease's TTL (a cluster's minimum is 30 election timeouts)</td></tr>
+ *   <tr><td>ttlMs</td><td>30 election timeouts</td><td>every lease's TTL (a cluster's minimum is 10 election timeouts)</td></tr>
  *   <tr><td>snapshotEvery</td><td>500</td><td>the members' {@code --snapshot-every} (small, so F10 purges logs)</td></tr>
  *   <tr><td>fence</td><td>at-least</td><td>the resource accepts a token {@code at-least} the highest accepted, or strictly {@code above} it</td></tr>
  *   <tr><td>auditLog</td><td>true</td><td>pass {@code --audit-log members/NAME/audit.jsonl} to every member (the server option the checker needs)</td></tr>
@@ -44,8 +44,8 @@ public record SafetyConfig(Duration time, Set<Fault> faults, long seed, int memb
         if (clients < 3 || clients > 8) {
             throw new IllegalArgumentException("clients must be 3 to 8, got " + clients);
         }
-        if (ttl.compareTo(electionTimeout.multipliedBy(30)) < 0) {
-            throw new IllegalArgumentException("the TTL must be at least 30 election timeouts (the cluster's minimum), got "
+        if (ttl.compareTo(electionTimeout.multipliedBy(10)) < 0) {
+            throw new IllegalArgumentException("the TTL must be at least 10 election timeouts (the cluster's minimum), got "
                     + ttl.toMillis() + " ms for " + electionTimeout.toMillis() + " ms");
         }
         faults = Set.copyOf(faults);

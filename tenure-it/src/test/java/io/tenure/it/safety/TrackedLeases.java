@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
  * Grants, watches and revokes a worker's leases, recording GRANT, KEEPALIVE, LEASE_LOST and REVOKE.
  *
  * <p>The SDK does not report each acknowledged keep-alive, but its {@link Lease#safeUntil()} is
- * the send time of the last acknowledged one plus TTL/2 and moves only then; polling it every
+ * the send time of the last acknowledged one plus its safe window and moves only then; polling it every
  * {@value #POLL_MILLIS} ms yields each acknowledgement: a KEEPALIVE whose {@code invokeNanos} is
  * that send time exactly and whose {@code completeNanos} is when the poll saw it (at most a poll
  * period after the acknowledgement arrived). No SDK change was needed.
@@ -71,7 +71,7 @@ final class TrackedLeases implements AutoCloseable {
             Lease lease = entry.getKey();
             long safeUntil = lease.safeUntil();
             if (safeUntil != entry.getValue() && seen.replace(lease, entry.getValue(), safeUntil)) {
-                long sentAt = safeUntil - lease.ttl().toNanos() / 2;
+                long sentAt = safeUntil - lease.safeWindow().toNanos();
                 ctx.history.invokeAt(Kind.KEEPALIVE, null, sentAt).leaseId(lease.id()).ttlMillis(lease.ttl().toMillis()).ok();
             }
         }

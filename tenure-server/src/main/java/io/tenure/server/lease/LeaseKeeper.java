@@ -50,7 +50,7 @@ import java.util.function.LongSupplier;
  */
 public final class LeaseKeeper implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LeaseKeeper.class);
-    /** Keep-alives gathered into one renewal: 2 ms, a sliver of the shortest TTL/2 safety window. */
+    /** Keep-alives gathered into one renewal: 2 ms, a sliver of the shortest safe window (4.2 s). */
     static final long RENEW_WINDOW_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
     /** How often the leader looks for expired leases: the expiry lag is at most this. */
     static final long EXPIRY_TICK_MILLIS = 50;
@@ -177,7 +177,7 @@ public final class LeaseKeeper implements AutoCloseable {
         long requestedId = request.requestedId();
         String problem = Limits.checkTtl("ttl", ttlMillis);
         if (problem == null && ttlMillis < minTtlMillis) {
-            problem = "ttl must be at least " + minTtlMillis + " ms in a cluster (30 election timeouts, so a kept-alive"
+            problem = "ttl must be at least " + minTtlMillis + " ms in a cluster (10 election timeouts, so a kept-alive"
                     + " lease survives a failover), got " + ttlMillis + " ms";
         }
         if (problem != null) {

@@ -164,7 +164,7 @@ class FencedTimelineTest {
     }
 
     /**
-     * A's lock, held by a lease of {@code ttl}. The client gives a lease up TTL/2 after sending its
+     * A's lock, held by a lease of {@code ttl}. The client gives a lease up a safe window (5/6 of a one-second TTL) after sending its
      * grant unless a renewal is acknowledged, so on a loaded machine a one-second lease can be
      * lost before the lock call is even sent; A then starts over with a new lease, as a real
      * worker would. Other failures, and a fifth loss in a row, fail the test.
