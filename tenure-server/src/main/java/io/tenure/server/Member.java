@@ -230,6 +230,12 @@ public final class Member implements TenureStateMachine.Listener {
     public StatusResponse status(ResponseHeader header) {
         RaftServer.Division division = division();
         TermIndex applied = stateMachine.getLastAppliedTermIndex();
+        long committed;
+        try {
+            committed = division.getRaftLog().getLastCommittedIndex();
+        } catch (IllegalStateException stillOpening) {
+            committed = 0; // the member is loading its snapshot and log (see logOpen)
+        }
         List<io.tenure.proto.v1.Member> members = members();
         StatusResponse.Builder status = StatusResponse.newBuilder()
                 .setHeader(header)
@@ -239,7 +245,7 @@ public final class Member implements TenureStateMachine.Listener {
                 .setRaftTerm(division.getInfo().getCurrentTerm())
                 .setRevision(revision())
                 .setAppliedIndex(applied == null ? 0 : applied.getIndex())
-                .setCommitIndex(division.getRaftLog().getLastCommittedIndex())
+                .setCommitIndex(committed)
                 .setVersion(VERSION)
                 .addAllMembers(members);
         for (io.tenure.proto.v1.Member m : members) {
@@ -248,6 +254,19 @@ public final class Member implements TenureStateMachine.Listener {
             }
         }
         return status.build();
+    }
+
+    /**
+     * Whether the Raft log is open: false while a starting member loads its snapshot and reads
+     * its log (seconds with a large state), when Ratis refuses to say anything about it.
+     */
+    public boolean logOpen() {
+        try {
+            division().getRaftLog();
+            return true;
+        } catch (IllegalStateException stillOpening) {
+            return false;
+        }
     }
 
     /**

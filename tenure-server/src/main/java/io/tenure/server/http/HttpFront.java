@@ -265,6 +265,10 @@ public final class HttpFront implements AutoCloseable {
             return CompletableFuture.completedFuture(new Answer(503, JSON.createObjectNode().put("status", "draining")
                     .put("reason", "the member is shutting down; send new work to another member")));
         }
+        if (!member.logOpen()) {
+            return CompletableFuture.completedFuture(new Answer(503, JSON.createObjectNode().put("status", "starting")
+                    .put("reason", "the member is loading its snapshot and log")));
+        }
         StatusResponse before = member.status(ResponseHeader.getDefaultInstance());
         if (before.getLeader().isEmpty()) {
             return CompletableFuture.completedFuture(new Answer(503, readiness("no_leader", before)
