@@ -14,7 +14,10 @@ import java.util.function.Function;
 /**
  * The members a client may talk to, one channel each, and which of them is preferred. Every call
  * goes to the preferred member; a member that answers {@code UNAVAILABLE} passes the preference
- * to the next one, so all callers move together instead of each rediscovering the failure.
+ * to the next one, so all callers move together instead of each rediscovering the failure. A
+ * follower that answers names its leader ({@code ResponseHeader.leader_endpoint}); when the
+ * leader is one of these endpoints the preference moves there, since a follower forwards every
+ * write to the leader, a hop that costs both members CPU and the caller time.
  */
 final class Endpoints implements AutoCloseable {
     private final List<String> targets;
@@ -154,6 +157,20 @@ final class Endpoints implements AutoCloseable {
 
     int next(int index) {
         return (index + 1) % targets.size();
+    }
+
+    /**
+     * Moves the preference from the member that answered to the leader it named, when that is one
+     * of these endpoints (spelled the same) and no other caller moved the preference meanwhile.
+     */
+    void leaderNamed(int answeredBy, String leaderEndpoint) {
+        if (leaderEndpoint.isEmpty() || preferred.get() != answeredBy || leaderEndpoint.equals(targets.get(answeredBy))) {
+            return;
+        }
+        int leader = targets.indexOf(leaderEndpoint);
+        if (leader >= 0) {
+            preferred.compareAndSet(answeredBy, leader);
+        }
     }
 
     /** Moves the preference past a member that failed, unless another caller already moved it. */

@@ -395,6 +395,7 @@ final class FailoverCall<Req, Resp> {
 
         @Override
         public void onNext(Resp response) {
+            endpoints.leaderNamed(endpoint, LeaderHint.of(response));
             result.complete(response);
         }
 

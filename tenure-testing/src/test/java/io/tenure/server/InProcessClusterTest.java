@@ -103,6 +103,8 @@ class InProcessClusterTest {
             StatusResponse status = statusOf(name);
             assertThat(status.getLeader()).isEqualTo(leader);
             assertThat(status.getLeaderEndpoint()).isEqualTo("127.0.0.1:" + leaderPort);
+            // Every answer's header names it too, so that clients move their calls there.
+            assertThat(status.getHeader().getLeaderEndpoint()).isEqualTo("127.0.0.1:" + leaderPort);
             assertThat(status.getMemberId()).isEqualTo(MemberInfo.idOf(name));
             assertThat(status.getMembersList()).hasSize(3);
         }
@@ -114,6 +116,8 @@ class InProcessClusterTest {
         long lease = stub(follower).leaseGrant(LeaseGrantRequest.newBuilder().setClientId("f").setTtl(60).build()).getId();
         LockResponse granted = stub(follower).lock(LockRequest.newBuilder().setName("forwarded").setLeaseId(lease).build());
         assertThat(granted.getAcquired()).isTrue();
+        assertThat(granted.getHeader().getLeaderEndpoint()).as("the follower names the leader it forwarded to")
+                .isEqualTo("127.0.0.1:" + server(leader()).clientPort());
         // Linearizable on every member: each sees the lease the moment the grant was acknowledged.
         for (String name : members) {
             assertThat(stub(name).leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setId(lease).setKeys(true).build())
