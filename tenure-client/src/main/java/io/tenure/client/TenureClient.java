@@ -521,7 +521,14 @@ public final class TenureClient implements AutoCloseable {
                 throw lease.lostException();
             }
             if (failure != null) {
-                throw Futures.rethrowable(failure);
+                RuntimeException cause = Futures.rethrowable(failure);
+                if (cause instanceof UnavailableException) {
+                    // The wait may still be queued on a member that did not answer. Withdrawn
+                    // here, before the result completes: a caller woken by the failure may retry
+                    // at once, and its retry must find the withdrawal to wait for.
+                    withdraw(name, lease);
+                }
+                throw cause;
             }
             if (!response.getAcquired()) {
                 throw new LockNotAcquiredException(name, response.getHolder(), response.getWaiters());
@@ -531,9 +538,7 @@ public final class TenureClient implements AutoCloseable {
         result.whenComplete((handle, failure) -> {
             if (result.isCancelled()) {
                 call.cancel(false);
-                withdraw(name, lease);
-            } else if (failure != null && Futures.rethrowable(failure) instanceof UnavailableException) {
-                withdraw(name, lease); // the wait may still be queued on a member that did not answer
+                withdraw(name, lease); // cancel() returns once this ran, so the caller's next acquire finds it
             }
         });
         return result;

@@ -246,6 +246,33 @@ class LockTest {
     }
 
     @Test
+    void anAcquireThatNoMemberAnsweredWithdrawsItsWaitBeforeItFailsSoThatARetryWaitsForTheWithdrawal() throws Exception {
+        server.lockAnswer = request -> {
+            throw Status.UNAVAILABLE.withDescription("not serving").asRuntimeException();
+        };
+        server.cancelAnswer = request -> LockCancelResponse.newBuilder().setKey(request.getName())
+                .setAcquired(true).setFencingToken(7L << 16).build();
+        server.holdUnlocks = true;
+        CompletableFuture<LockHandle> first = client.acquireAsync("invoices", lease, Duration.ofSeconds(1), null);
+        for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10); !first.isDone() && System.nanoTime() < deadline; ) {
+            members.time.advance(Duration.ofMillis(100));
+        }
+        assertThat(first).failsWithin(Duration.ZERO).withThrowableOfType(java.util.concurrent.ExecutionException.class)
+                .withCauseInstanceOf(UnavailableException.class);
+
+        // Retried the moment the failure is seen: it must wait for the withdrawal and its give-back.
+        server.lockAnswer = request -> LockResponse.newBuilder().setKey(request.getName())
+                .setAcquired(true).setFencingToken(9L << 16).build();
+        server.locks.clear();
+        CompletableFuture<LockHandle> again = client.acquireAsync("invoices", lease, null, null);
+        assertThat(server.unlocks.poll(5, TimeUnit.SECONDS)).as("the give-back of token 7").isNotNull();
+        assertThat(server.locks.poll(200, TimeUnit.MILLISECONDS)).as("no acquire before the give-back is answered").isNull();
+
+        server.releaseHeldUnlocks();
+        assertThat(again.get(5, TimeUnit.SECONDS).fencingToken()).isEqualTo(9L << 16);
+    }
+
+    @Test
     void aGiveBackThatNoMemberAnsweredIsRetriedWhileTheLeaseLives() throws Exception {
         server.lockAnswer = request -> null;
         server.cancelAnswer = request -> LockCancelResponse.newBuilder().setKey(request.getName())
