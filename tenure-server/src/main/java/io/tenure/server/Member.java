@@ -56,8 +56,6 @@ public final class Member implements TenureStateMachine.Listener {
     private final java.util.function.Consumer<Throwable> onLogFailure;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Member.class);
     private volatile boolean announcing;
-    /** The leader's client endpoint as last looked up, for the headers of answers. */
-    private volatile KnownLeader knownLeader;
     private volatile int clientPort;
     private final ServerMetrics metrics;
     private volatile boolean draining;
@@ -137,46 +135,15 @@ public final class Member implements TenureStateMachine.Listener {
         return clusterId;
     }
 
-    /** The header of every gRPC answer: the cluster, this member, its revision and term. */
+    /** The header of every gRPC answer: the cluster, this member, its revision and term, and its leader's client endpoint. */
     public ResponseHeader header() {
         return ResponseHeader.newBuilder()
                 .setClusterId(clusterId)
                 .setMemberId(memberId)
                 .setRevision(revision())
                 .setRaftTerm(term())
-                .setLeaderEndpoint(leaderEndpoint())
+                .setLeaderEndpoint(stateMachine.leaderEndpoint())
                 .build();
-    }
-
-    /**
-     * The leader's client endpoint: every answer carries it, so it is looked up in the replicated
-     * state at most once a second and whenever the leader changes (an endpoint announced anew,
-     * say after a restart on another port, shows within the second).
-     */
-    private String leaderEndpoint() {
-        RaftPeerId leader;
-        try {
-            leader = division().getInfo().getLeaderId();
-        } catch (RuntimeException notRunning) {
-            return "";
-        }
-        if (leader == null) {
-            return "";
-        }
-        KnownLeader known = knownLeader;
-        long now = System.nanoTime();
-        if (known != null && known.id().equals(leader) && now - known.lookedUpAt() < TimeUnit.SECONDS.toNanos(1)) {
-            return known.endpoint();
-        }
-        String endpoint = leader.toString().equals(config.memberName()) ? clientEndpoint()
-                : stateMachine.read(s -> s.primitive(MemberEndpoints.class).endpoints().getOrDefault(leader.toString(), ""));
-        if (!endpoint.isEmpty()) {
-            knownLeader = new KnownLeader(leader, endpoint, now); // until the leader has announced it, looked up each time
-        }
-        return endpoint;
-    }
-
-    private record KnownLeader(RaftPeerId id, String endpoint, long lookedUpAt) {
     }
 
     /** This member's name (its {@code --id}). */

@@ -271,7 +271,11 @@ class InProcessClusterTest {
             return !l.isEmpty() && !l.equals(old);
         });
         long lease = stub(survivor).leaseGrant(LeaseGrantRequest.newBuilder().setTtl(60).build()).getId();
-        assertThat(stub(survivor).lock(LockRequest.newBuilder().setName("after").setLeaseId(lease).build()).getAcquired()).isTrue();
+        LockResponse after = stub(survivor).lock(LockRequest.newBuilder().setName("after").setLeaseId(lease).build());
+        assertThat(after.getAcquired()).isTrue();
+        String newLeader = statusOf(survivor).getLeader();
+        assertThat(after.getHeader().getLeaderEndpoint()).as("answers name the new leader, not the stopped one")
+                .isEqualTo("127.0.0.1:" + server(newLeader).clientPort());
     }
 
     @Test

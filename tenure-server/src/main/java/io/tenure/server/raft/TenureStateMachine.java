@@ -8,6 +8,7 @@ import io.tenure.core.kernel.LeaseView;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.TenureState;
 import io.tenure.core.lock.LockTable;
+import io.tenure.core.member.MemberEndpoints;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.core.lease.LeaseDeadlines;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
@@ -92,6 +93,10 @@ public final class TenureStateMachine extends BaseStateMachine {
     private volatile TenureState state;
     /** The state's revision after the latest applied entry, for response headers without a lock. */
     private volatile long revision;
+    /** The leader Ratis last named, or null. */
+    private volatile RaftPeerId leader;
+    /** That leader's client endpoint as announced in the state, or "": for response headers without a lock. */
+    private volatile String leaderEndpoint = "";
     private volatile Listener listener;
     /** The safety suite's record of what this member applied; null (the default) when off. */
     private volatile AuditLog audit;
@@ -124,6 +129,26 @@ public final class TenureStateMachine extends BaseStateMachine {
     /** The store revision after the latest applied entry (or loaded snapshot). */
     public long revision() {
         return revision;
+    }
+
+    /**
+     * The client endpoint of the leader this member knows, as the leader announced it in the
+     * state; "" while there is no leader or it has not announced one. Kept current when the
+     * leader changes and when an entry or a snapshot is applied, so answers read it without a lock.
+     */
+    public String leaderEndpoint() {
+        return leaderEndpoint;
+    }
+
+    /** Caller holds the guard (either lock); the state's map is read, written only if it changed. */
+    private void updateLeaderEndpoint() {
+        RaftPeerId known = leader;
+        TenureState current = state;
+        String endpoint = known == null || current == null ? ""
+                : current.primitive(MemberEndpoints.class).endpoints().getOrDefault(known.toString(), "");
+        if (!endpoint.equals(leaderEndpoint)) {
+            leaderEndpoint = endpoint;
+        }
     }
 
     /** The lease deadlines of this member; callers synchronize on the returned object. */
@@ -219,6 +244,7 @@ public final class TenureStateMachine extends BaseStateMachine {
             }
             updateLastAppliedTermIndex(log.getTerm(), index);
             revision = state.revision();
+            updateLeaderEndpoint();
             recordLeaseTimes(index, results);
         } finally {
             guard.writeLock().unlock();
@@ -383,6 +409,7 @@ public final class TenureStateMachine extends BaseStateMachine {
         try {
             state = loaded;
             revision = loaded.revision();
+            updateLeaderEndpoint();
             setLastAppliedTermIndex(snapshot.getTermIndex());
             synchronized (deadlines) {
                 // Restarted: no member knows when these leases were last renewed; count from now.
@@ -433,6 +460,13 @@ public final class TenureStateMachine extends BaseStateMachine {
 
     @Override
     public void notifyLeaderChanged(RaftGroupMemberId groupMemberId, RaftPeerId newLeaderId) {
+        leader = newLeaderId;
+        guard.readLock().lock();
+        try {
+            updateLeaderEndpoint();
+        } finally {
+            guard.readLock().unlock();
+        }
         ServerMetrics m = metrics;
         if (m != null) {
             m.leaderChanged();
