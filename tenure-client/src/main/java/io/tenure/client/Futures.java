@@ -29,15 +29,18 @@ final class Futures {
     }
 
     /**
-     * {@code first.thenCompose(next)}, except that cancelling the result also cancels the stage
-     * {@code next} returned (so a lock wait started after a lease grant is withdrawn), and a value
-     * that arrives after the result was cancelled goes to {@code orphaned} (so a grant nobody
-     * will use is released).
+     * {@code first.thenCompose(next)}, except that {@code next} is not started when the result
+     * was cancelled meanwhile, cancelling the result also cancels the stage {@code next} returned
+     * (so a lock wait started after a lease grant is withdrawn), and a value that arrives after the
+     * result was cancelled goes to {@code orphaned} (so a grant nobody will use is released).
      */
     static <A, B> CompletableFuture<B> thenCompose(CompletableFuture<A> first,
             java.util.function.Function<A, CompletableFuture<B>> next, java.util.function.Consumer<B> orphaned) {
         CompletableFuture<B> result = new CompletableFuture<>();
         first.whenComplete((value, failure) -> {
+            if (result.isDone()) {
+                return; // cancelled while waiting: nothing to start
+            }
             if (failure != null) {
                 result.completeExceptionally(rethrowable(failure));
                 return;

@@ -109,7 +109,7 @@ public final class Lease implements AutoCloseable {
 
     /**
      * How long after the send of an acknowledged keep-alive the lease stays safe without another:
-     * a fixed share of the TTL (see the class comment).
+     * TTL/3 plus 2.5 s, kept between TTL/2 and 5/6 of the TTL (see the class comment).
      */
     public Duration safeWindow() {
         return safeWindowFor(ttl);

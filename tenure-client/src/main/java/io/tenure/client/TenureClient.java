@@ -48,7 +48,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -506,7 +505,9 @@ public final class TenureClient implements AutoCloseable {
         }
         CompletableFuture<Void> withdrawing = withdrawals.get(new LockWait(name, lease.id()));
         if (withdrawing != null) {
-            return after(withdrawing, () -> acquireAsync(name, lease, timeout, metadata, answers));
+            // A withdrawal always completes normally; a grant the caller no longer waits for is given back.
+            return Futures.thenCompose(withdrawing, done -> acquireAsync(name, lease, timeout, metadata, answers),
+                    handle -> handle.releaseAsync().exceptionally(f -> null));
         }
         // The server bounds each attempt's wait; the client's deadline only catches a member
         // that never answers, and ends the retries a request timeout after the wait.
@@ -593,36 +594,6 @@ public final class TenureClient implements AutoCloseable {
         });
     }
 
-    /** {@code next}'s result, started once {@code first} completes either way; cancelling the result cancels {@code next}. */
-    private static <T> CompletableFuture<T> after(CompletableFuture<Void> first, Supplier<CompletableFuture<T>> next) {
-        CompletableFuture<T> result = new CompletableFuture<>();
-        first.whenComplete((ignored, firstFailure) -> {
-            if (result.isDone()) {
-                return; // cancelled while waiting
-            }
-            CompletableFuture<T> started;
-            try {
-                started = next.get();
-            } catch (RuntimeException e) {
-                result.completeExceptionally(e);
-                return;
-            }
-            started.whenComplete((value, failure) -> {
-                if (failure != null) {
-                    result.completeExceptionally(failure);
-                } else {
-                    result.complete(value);
-                }
-            });
-            result.whenComplete((value, failure) -> {
-                if (result.isCancelled()) {
-                    started.cancel(false);
-                }
-            });
-        });
-        return result;
-    }
-
     /** A lease's wait for one lock. */
     private record LockWait(String name, long leaseId) {
     }
@@ -655,7 +626,8 @@ public final class TenureClient implements AutoCloseable {
         }
         CompletableFuture<Void> withdrawing = withdrawals.get(new LockWait(name, lease.id()));
         if (withdrawing != null) {
-            return after(withdrawing, () -> tryAcquireAsync(name, lease, metadata, answers));
+            return Futures.thenCompose(withdrawing, done -> tryAcquireAsync(name, lease, metadata, answers),
+                    held -> held.ifPresent(handle -> handle.releaseAsync().exceptionally(f -> null)));
         }
         TryLockRequest request = TryLockRequest.newBuilder()
                 .setName(name)
