@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.tenure.proto.v1.LeaseGrantBatchRequest;
 import io.tenure.proto.v1.LeaseGrantRequest;
 import io.tenure.proto.v1.LeaseGrantResult;
+import io.tenure.testing.Await;
 import io.tenure.testing.MemberProcess;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -55,29 +56,30 @@ class ReadinessDuringStartTest {
             HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
             URI readyz = URI.create("http://" + member.host() + ":" + member.httpPort() + "/readyz");
             List<String> notReady = new ArrayList<>();
-            long deadline = System.nanoTime() + MemberProcess.START_LIMIT.toNanos();
-            int status = 0;
-            while (status != 200) {
-                assertThat(System.nanoTime() - deadline).as("ready within %s; answers so far %s", MemberProcess.START_LIMIT, notReady)
-                        .isNegative();
-                assertThat(member.isAlive()).as(member.tail(30)).isTrue();
-                HttpResponse<String> answer;
-                try {
-                    answer = http.send(HttpRequest.newBuilder(readyz).timeout(Duration.ofSeconds(5)).build(),
-                            HttpResponse.BodyHandlers.ofString());
-                } catch (java.io.IOException notListeningYet) {
-                    TimeUnit.MILLISECONDS.sleep(5); // nothing to answer yet: the HTTP port opens during the start
-                    continue;
-                }
-                status = answer.statusCode();
-                if (status != 200) {
-                    assertThat(status).as("an answer before the member serves: %s", answer.body()).isEqualTo(503);
-                    assertThat(answer.body()).as("503 names why").containsPattern("\"status\":\"(starting|no_leader|catching_up)\"");
-                    if (notReady.isEmpty() || !notReady.get(notReady.size() - 1).equals(answer.body())) {
-                        notReady.add(answer.body());
-                    }
-                }
-            }
+            // Every 5 ms: the window before the member serves is a second or two.
+            Await.every(Duration.ofMillis(5)).until(() -> "ready within " + MemberProcess.START_LIMIT + "; answers so far " + notReady,
+                    MemberProcess.START_LIMIT, () -> {
+                        assertThat(member.isAlive()).as(member.tail(30)).isTrue();
+                        HttpResponse<String> answer;
+                        try {
+                            answer = http.send(HttpRequest.newBuilder(readyz).timeout(Duration.ofSeconds(5)).build(),
+                                    HttpResponse.BodyHandlers.ofString());
+                        } catch (java.io.IOException notListeningYet) {
+                            return false; // the HTTP port opens during the start
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            throw new IllegalStateException(e);
+                        }
+                        if (answer.statusCode() == 200) {
+                            return true;
+                        }
+                        assertThat(answer.statusCode()).as("an answer before the member serves: %s", answer.body()).isEqualTo(503);
+                        assertThat(answer.body()).as("503 names why").containsPattern("\"status\":\"(starting|no_leader|catching_up)\"");
+                        if (notReady.isEmpty() || !notReady.get(notReady.size() - 1).equals(answer.body())) {
+                            notReady.add(answer.body());
+                        }
+                        return false;
+                    });
             System.out.println("ReadinessDuringStartTest: not ready first as " + notReady);
             assertThat(member.logSinceStart()).doesNotContain("http_internal_error");
         }
