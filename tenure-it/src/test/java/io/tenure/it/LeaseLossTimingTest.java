@@ -34,7 +34,9 @@ class LeaseLossTimingTest {
     @Timeout(value = 4, unit = TimeUnit.MINUTES)
     void aClientWhoseMemberIsPausedGivesUpItsLeaseBeforeTheClusterExpiresIt() throws Exception {
         Duration electionTimeout = Duration.ofMillis(300);
-        Duration ttl = electionTimeout.multipliedBy(30); // the cluster's minimum: 9 s
+        // The cluster's minimum (10 election timeouts: 3 s), where the SDK's safe window is at its
+        // cap, 5/6 of the TTL: the least margin between the client's giving up and the expiry.
+        Duration ttl = electionTimeout.multipliedBy(10);
         try (Cluster cluster = Cluster.start(work, new Cluster.Options().electionTimeout(electionTimeout))) {
             String leader = cluster.awaitLeader(Cluster.ELECTION_LIMIT);
             String paused = cluster.names().stream().filter(n -> !n.equals(leader)).findFirst().orElseThrow();
