@@ -47,6 +47,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -139,6 +140,13 @@ public final class TenureClient implements AutoCloseable {
      * given back, and its caller would act on a lock already released.
      */
     private final Map<LockWait, CompletableFuture<Void>> withdrawals = new ConcurrentHashMap<>();
+    /**
+     * Names each acquire and try-acquire, the same on every retry of it: once it ended (its grant
+     * released, its wait withdrawn) the server refuses a copy still in flight, which would
+     * otherwise queue the lease again or grant it the lock for a caller that stopped waiting.
+     * Starts at a random point: unique per (lock, lease) even if a lease is shared by processes.
+     */
+    private final AtomicLong acquireRequests = new AtomicLong(LEASE_IDS.nextLong());
     /** The session lease, granted on first use and again once lost. Guarded by this. */
     private CompletableFuture<Lease> session;
     private volatile boolean closed;
@@ -494,11 +502,13 @@ public final class TenureClient implements AutoCloseable {
         checkMetadata(metadata);
         checkLease(lease);
         long timeoutMs = timeout == null || timeout.isNegative() ? -1 : ceilMillis(timeout);
+        long requestId = nextAcquireRequest();
         LockRequest request = LockRequest.newBuilder()
                 .setName(name)
                 .setLeaseId(lease.id())
                 .setMetadata(bytes(metadata))
                 .setTimeoutMs(timeoutMs)
+                .setRequestId(requestId)
                 .build();
         if (!lease.isValid()) {
             return CompletableFuture.failedFuture(lease.lostException());
@@ -527,7 +537,7 @@ public final class TenureClient implements AutoCloseable {
                     // The wait may still be queued on a member that did not answer. Withdrawn
                     // here, before the result completes: a caller woken by the failure may retry
                     // at once, and its retry must find the withdrawal to wait for.
-                    withdraw(name, lease);
+                    withdraw(name, lease, requestId);
                 }
                 throw cause;
             }
@@ -539,7 +549,7 @@ public final class TenureClient implements AutoCloseable {
         result.whenComplete((handle, failure) -> {
             if (result.isCancelled()) {
                 call.cancel(false);
-                withdraw(name, lease); // cancel() returns once this ran, so the caller's next acquire finds it
+                withdraw(name, lease, requestId); // cancel() returns once this ran, so the caller's next acquire finds it
             }
         });
         return result;
@@ -550,9 +560,10 @@ public final class TenureClient implements AutoCloseable {
      * (cancelled) or no member answered. A member never withdraws a wait by itself when its call
      * goes away, since the same wait may be re-attached elsewhere, so the client must. A grant
      * that won the race is given back: nobody will use it. Best effort: if no member answers,
-     * the wait ends with the lease.
+     * the wait ends with the lease. Named by the acquire's {@code requestId}, so that a copy of
+     * that acquire still on its way is refused when it arrives after the withdrawal.
      */
-    private void withdraw(String name, Lease lease) {
+    private void withdraw(String name, Lease lease, long requestId) {
         if (closed || !lease.isValid()) {
             return; // a lost lease has no waits left; a closed client's leases are revoked or end
         }
@@ -560,7 +571,7 @@ public final class TenureClient implements AutoCloseable {
         LockWait wait = new LockWait(name, lease.id());
         CompletableFuture<Void> done = new CompletableFuture<>();
         CompletableFuture<Void> earlier = withdrawals.put(wait, done);
-        LockCancelRequest request = LockCancelRequest.newBuilder().setName(name).setLeaseId(lease.id()).build();
+        LockCancelRequest request = LockCancelRequest.newBuilder().setName(name).setLeaseId(lease.id()).setRequestId(requestId).build();
         (earlier == null ? CompletableFuture.<Void>completedFuture(null) : earlier)
                 .thenCompose(ignored -> unary(LockServiceGrpc.getLockCancelMethod(), request))
                 .thenCompose(response -> response.getAcquired()
@@ -592,6 +603,11 @@ public final class TenureClient implements AutoCloseable {
             }
             return CompletableFuture.<Void>failedFuture(failure);
         });
+    }
+
+    private long nextAcquireRequest() {
+        long id = acquireRequests.incrementAndGet();
+        return id != 0 ? id : acquireRequests.incrementAndGet();
     }
 
     /** A lease's wait for one lock. */
@@ -633,6 +649,7 @@ public final class TenureClient implements AutoCloseable {
                 .setName(name)
                 .setLeaseId(lease.id())
                 .setMetadata(bytes(metadata))
+                .setRequestId(nextAcquireRequest())
                 .build();
         return unary(LockServiceGrpc.getTryLockMethod(), request, answers).thenApply(response -> {
             if (!response.getAcquired()) {

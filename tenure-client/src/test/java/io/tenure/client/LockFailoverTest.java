@@ -67,6 +67,8 @@ class LockFailoverTest {
         assertThat(retried.getLeaseId()).isEqualTo(original.getLeaseId()).isEqualTo(lease.id());
         assertThat(retried.getMetadata()).isEqualTo(original.getMetadata());
         assertThat(retried.getTimeoutMs()).isEqualTo(30_000 - 4250);
+        assertThat(retried.getRequestId()).as("one acquire, one request id, so its late copies can be told apart")
+                .isNotZero().isEqualTo(original.getRequestId());
         // The wait ended with n2's grant, for the lease it began with: no second lease was granted.
         LockHandle handle = waiting.get(5, TimeUnit.SECONDS);
         assertThat(handle.fencingToken()).isEqualTo(TOKEN_FROM_N2);

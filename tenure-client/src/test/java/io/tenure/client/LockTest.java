@@ -192,6 +192,7 @@ class LockTest {
         server.lockAnswer = request -> null;
 
         CompletableFuture<LockHandle> waiting = client.acquireAsync("invoices", lease, null, null);
+        LockRequest acquire = server.locks.poll(5, TimeUnit.SECONDS);
         waiting.cancel(false);
 
         server.parkedLockCancelled.get(5, TimeUnit.SECONDS);
@@ -199,6 +200,11 @@ class LockTest {
         assertThat(withdrawal).as("the member does not withdraw a cancelled call's wait; the client must").isNotNull();
         assertThat(withdrawal.getName()).isEqualTo("invoices");
         assertThat(withdrawal.getLeaseId()).isEqualTo(lease.id());
+        assertThat(withdrawal.getRequestId()).as("names the acquire it gives up, so a late copy of it is refused")
+                .isNotZero().isEqualTo(acquire.getRequestId());
+        client.acquireAsync("invoices", lease, null, null).cancel(false);
+        assertThat(server.locks.poll(5, TimeUnit.SECONDS).getRequestId()).as("a new acquire is a new request")
+                .isNotEqualTo(acquire.getRequestId());
         assertThat(server.unlocks).as("nothing was granted, so nothing is released").isEmpty();
         assertThat(lease.isValid()).isTrue();
     }

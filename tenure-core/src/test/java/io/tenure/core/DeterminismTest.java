@@ -264,12 +264,14 @@ class DeterminismTest {
         } else if (dice < 60) {
             byte[] metadata = random.nextBoolean() ? null : new byte[] {(byte) random.nextInt(), (byte) lease};
             String name = random.nextInt(50) == 0 ? "" : key;
-            return new LockAcquire(name, lease, metadata, random.nextInt(4) != 0);
+            // A few request ids, so that copies of one acquire (and late ones) recur.
+            long requestId = random.nextInt(3) == 0 ? 0 : 1 + random.nextInt(6);
+            return new LockAcquire(name, lease, metadata, random.nextInt(4) != 0, requestId);
         } else if (dice < 67) {
             if (lock != null && !lock.waiters().isEmpty() && random.nextBoolean()) {
                 lease = lock.waiters().get(random.nextInt(lock.waiters().size())).leaseId();
             }
-            return new LockCancel(key, lease);
+            return new LockCancel(key, lease, random.nextInt(3) == 0 ? 0 : 1 + random.nextInt(6));
         } else {
             int how = random.nextInt(20);
             if (how < 2 && !releases.isEmpty()) {

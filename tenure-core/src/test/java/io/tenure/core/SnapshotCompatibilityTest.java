@@ -1,7 +1,9 @@
 package io.tenure.core;
 
 import io.tenure.core.kernel.LeaseView;
+import io.tenure.core.lock.LockAcquire;
 import io.tenure.core.lock.LockRelease;
+import io.tenure.core.lock.LockResult;
 import io.tenure.core.lock.LockResult.Released;
 import io.tenure.core.lock.LockTable;
 import io.tenure.core.lock.LockView;
@@ -33,6 +35,13 @@ class SnapshotCompatibilityTest {
      */
     private static final String RELEASE_2026_11_26 = "/snapshots/v2-release-2026-11-26.snap";
     private static final long JOBS_A_TOKEN = 393216;
+    /**
+     * Written by the build of 2026-11-27 (format version 3, sections per primitive, before acquire
+     * request ids) from an in-memory state at Raft index 86: leases 1001 (alice), 1002 (bob), 1003
+     * (carol) with a TTL of one day; jobs/a held by 1001 ("batch 7") and waited for by 1002 ("bob
+     * waits"); jobs/b released by 1001 with token 393216; churn held by 1003 after 39 cycles.
+     */
+    private static final String RELEASE_2026_11_27 = "/snapshots/v3-release-2026-11-27.snap";
     private static final long JOBS_B_RELEASED_TOKEN = 589824;
 
     @Test
@@ -65,18 +74,45 @@ class SnapshotCompatibilityTest {
     }
 
     @Test
-    void aVersion2SnapshotIsRewrittenAsVersion3WithTheSameState() throws IOException {
+    void aVersion2SnapshotIsRewrittenInTheCurrentFormatWithTheSameState() throws IOException {
         TenureState old = read(RELEASE_2026_11_26);
         byte[] rewritten = bytes(old);
         TenureState again = TenureState.readSnapshot(new ByteArrayInputStream(rewritten), TenureState.DEFAULT_EVENT_LOG_CAPACITY);
 
-        assertThat(ByteBuffer.wrap(rewritten, 4, 4).getInt()).as("format version").isEqualTo(3);
+        assertThat(ByteBuffer.wrap(rewritten, 4, 4).getInt()).as("format version").isEqualTo(4);
         assertThat(bytes(again)).isEqualTo(rewritten);
         assertThat(Rendering.of(again.leases())).isEqualTo(Rendering.of(old.leases()));
         assertThat(Rendering.of(again.primitive(LockTable.class).locks("", 100)))
                 .isEqualTo(Rendering.of(old.primitive(LockTable.class).locks("", 100)));
         assertThat(again.primitive(LockTable.class).recentReleaseCount()).isEqualTo(old.primitive(LockTable.class).recentReleaseCount());
         assertThat(again.revision()).isEqualTo(old.revision());
+    }
+
+    @Test
+    void aVersion3SnapshotLoadsWithNoAcquireRequestsAndGoesOnWithThem() throws IOException {
+        TenureState state = read(RELEASE_2026_11_27);
+
+        assertThat(state.appliedPosition() >>> 16).isEqualTo(86);
+        LockView a = state.primitive(LockTable.class).lock("jobs/a");
+        assertThat(a.leaseId()).isEqualTo(1001);
+        assertThat(a.fencingToken()).isEqualTo(262144);
+        assertThat(new String(a.metadata(), StandardCharsets.UTF_8)).isEqualTo("batch 7");
+        assertThat(a.waiters()).extracting(LockView.Waiter::leaseId).containsExactly(1002L);
+        assertThat(state.primitive(LockTable.class).lock("churn").leaseId()).isEqualTo(1003);
+        assertThat(state.primitive(LockTable.class).endedAcquireCount()).isZero();
+
+        long next = (state.appliedPosition() >>> 16) + 1;
+        Released retried = (Released) state.apply(next << 16, new LockRelease("jobs/b", 1001, 393216)).result();
+        assertThat(retried.nextFencingToken()).isZero();
+        // Bob's wait predates request ids: releasing his grant ends no request, and the table goes on.
+        long bobs = ((Released) state.apply((next + 1) << 16, new LockRelease("jobs/a", 1001, 262144)).result()).nextFencingToken();
+        state.apply((next + 2) << 16, new LockRelease("jobs/a", 1002, bobs));
+        assertThat(state.primitive(LockTable.class).endedAcquireCount()).isZero();
+        LockResult.Granted named = (LockResult.Granted) state.apply((next + 3) << 16,
+                new LockAcquire("jobs/a", 1002, null, true, 42)).result();
+        state.apply((next + 4) << 16, new LockRelease("jobs/a", 1002, named.fencingToken()));
+        assertThat(state.apply((next + 5) << 16, new LockAcquire("jobs/a", 1002, null, true, 42)).result())
+                .isInstanceOf(io.tenure.core.kernel.Result.Rejected.class);
     }
 
     /** Format version 1 had no member endpoints: leases, locks and recent releases only. */

@@ -143,6 +143,41 @@ class SingleMemberTest {
         assertThat(member.server(0).member().locks().describe("k").waiters()).isEmpty();
     }
 
+    /**
+     * A copy of an acquire that reaches the member after that acquire ended (a retry still in
+     * flight when the client released, or gave up waiting) is refused: it must not grant the lock,
+     * or queue the lease, for a caller that stopped waiting.
+     */
+    @Test
+    void aLateCopyOfAnEndedAcquireIsRefusedOverTheWire() {
+        long a = grantLease("a", 60_000);
+        long b = grantLease("b", 60_000);
+        LockRequest acquire = LockRequest.newBuilder().setName("late").setLeaseId(a).setTimeoutMs(-1).setRequestId(41).build();
+        LockResponse granted = member.blocking(0).lock(acquire);
+        member.blocking(0).unlock(UnlockRequest.newBuilder().setKey("late").setLeaseId(a).setFencingToken(granted.getFencingToken()).build());
+
+        assertThatThrownBy(() -> member.blocking(0).lock(acquire))
+                .isInstanceOf(StatusRuntimeException.class)
+                .hasMessageContaining("FAILED_PRECONDITION")
+                .hasMessageContaining("acquire request 41 of lease " + a + " for lock 'late' already ended");
+        assertThatThrownBy(() -> member.blocking(0).tryLock(TryLockRequest.newBuilder().setName("late").setLeaseId(a).setRequestId(41).build()))
+                .hasMessageContaining("already ended");
+        assertThat(member.server(0).member().locks().describe("late")).as("still free").isNull();
+
+        // Withdrawn before the acquire it names arrives (the withdrawal overtook a slow copy).
+        TryLockResponse held = member.blocking(0).tryLock(TryLockRequest.newBuilder().setName("late").setLeaseId(b).build());
+        member.blocking(0).lockCancel(LockCancelRequest.newBuilder().setName("late").setLeaseId(a).setRequestId(42).build());
+        assertThatThrownBy(() -> member.blocking(0).lock(acquire.toBuilder().setRequestId(42).build()))
+                .hasMessageContaining("already ended");
+        assertThat(member.server(0).member().locks().describe("late").waiters()).as("lease a was not queued").isEmpty();
+
+        // A new acquire is a new request, and is queued as ever.
+        LockResponse fresh = member.blocking(0).lock(acquire.toBuilder().setRequestId(43).setTimeoutMs(50).build());
+        assertThat(fresh.getAcquired()).isFalse();
+        assertThat(fresh.getHolder()).isEqualTo("b");
+        assertThat(held.getAcquired()).isTrue();
+    }
+
     @Test
     void anExpiredLeaseFreesItsLockAndTheNextWaiterGetsALargerToken() throws Exception {
         long mortal = grantLease("mortal", 1_000);

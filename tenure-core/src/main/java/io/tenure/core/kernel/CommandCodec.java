@@ -9,6 +9,7 @@ import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,11 +17,13 @@ import java.util.Map;
 /**
  * The log encoding of every command: a type tag byte, then the fields its {@link CommandType}
  * writes. Built once from the kernel's types and each primitive's, refusing two types with one
- * tag or one simple name (the audit log names commands by it).
+ * tag or one simple name (the audit log names commands by it). A command with several encodings
+ * (an older one kept, see {@link CommandType#older}) lists them oldest first.
  */
 public final class CommandCodec {
     private final CommandType<?>[] byTag = new CommandType<?>[256];
-    private final Map<Class<?>, CommandType<?>> byClass = new HashMap<>();
+    /** Each command's encodings, oldest first: a command is written with the first that carries it. */
+    private final Map<Class<?>, List<CommandType<?>>> byClass = new HashMap<>();
 
     public CommandCodec(List<CommandType<?>> types) {
         Map<String, Class<?>> names = new HashMap<>();
@@ -30,12 +33,12 @@ public final class CommandCodec {
                         + byTag[type.tag()].type().getName() + " and " + type.type().getName());
             }
             Class<?> sameName = names.put(type.type().getSimpleName(), type.type());
-            if (sameName != null) {
+            if (sameName != null && sameName != type.type()) {
                 throw new IllegalArgumentException("two commands are named " + type.type().getSimpleName() + ": "
                         + sameName.getName() + " and " + type.type().getName());
             }
             byTag[type.tag()] = type;
-            byClass.put(type.type(), type);
+            byClass.computeIfAbsent(type.type(), c -> new ArrayList<>()).add(type);
         }
     }
 
@@ -45,12 +48,18 @@ public final class CommandCodec {
     }
 
     public void write(Command command, DataOutput out) throws IOException {
-        CommandType<?> type = byClass.get(command.getClass());
-        if (type == null) {
+        List<CommandType<?>> encodings = byClass.get(command.getClass());
+        if (encodings == null) {
             throw new IllegalArgumentException("no encoding for " + command.getClass().getName());
         }
-        out.writeByte(type.tag());
-        type.writeFields(command, out);
+        for (CommandType<?> type : encodings) {
+            if (type.carries(command)) {
+                out.writeByte(type.tag());
+                type.writeFields(command, out);
+                return;
+            }
+        }
+        throw new IllegalArgumentException("no encoding of " + command.getClass().getSimpleName() + " carries " + command);
     }
 
     /** @throws CommandFormatException for an unknown tag or a damaged field */

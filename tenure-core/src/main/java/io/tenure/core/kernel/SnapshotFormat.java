@@ -30,8 +30,8 @@ import java.util.zip.CheckedOutputStream;
  */
 final class SnapshotFormat {
     static final int MAGIC = 0x544E5253; // "TNRS"
-    /** 3: sections per primitive; 2 added the member endpoints; 1 is the first. */
-    static final int VERSION = 3;
+    /** 4: the lock's acquire request ids; 3: sections per primitive; 2 added the member endpoints; 1 is the first. */
+    static final int VERSION = 4;
 
     private SnapshotFormat() {}
 
@@ -81,7 +81,7 @@ final class SnapshotFormat {
                     primitive.readSnapshot(in, version, kernel.leases());
                 }
             } else {
-                readSections(kernel, in);
+                readSections(kernel, in, version);
             }
             int expected = (int) crc.getValue();
             int stored = new DataInputStream(buffered).readInt();
@@ -99,7 +99,7 @@ final class SnapshotFormat {
         }
     }
 
-    private static void readSections(Kernel kernel, DataInputStream in) throws IOException {
+    private static void readSections(Kernel kernel, DataInputStream in, int version) throws IOException {
         int sections = Wire.count(in, "section");
         Set<String> seen = new HashSet<>();
         for (int i = 0; i < sections; i++) {
@@ -117,7 +117,7 @@ final class SnapshotFormat {
             }
             DataInputStream section = new DataInputStream(new ByteArrayInputStream(bytes));
             try {
-                primitive.readSnapshot(section, VERSION, kernel.leases());
+                primitive.readSnapshot(section, version, kernel.leases());
             } catch (EOFException e) {
                 throw new SnapshotFormatException("snapshot is corrupt: section '" + name + "' is cut short", e);
             }

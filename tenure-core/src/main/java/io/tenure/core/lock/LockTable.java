@@ -44,10 +44,22 @@ import java.util.TreeMap;
  * <p>A release is idempotent: the last {@value #RECENT_RELEASES} releases are remembered by
  * token, so a retried release of a grant already released succeeds again with the same answer,
  * even after its lease is gone.
+ *
+ * <p>An acquire that names its request ({@link LockAcquire#requestId}) is not applied again once
+ * it ended: when the grant it led to was released, or its wait withdrawn, a late copy of it (a
+ * retry that was still in flight on another member) is refused, so that it cannot queue or grant
+ * the lock anew for a caller that stopped waiting. The last {@value #ENDED_ACQUIRES} ends are
+ * remembered.
  */
 public final class LockTable implements Primitive {
     /** How many recent releases are remembered, so a retried release succeeds again instead of failing. */
     public static final int RECENT_RELEASES = 16_384;
+    /**
+     * How many ended acquire requests are remembered, so that a late copy of one is refused. A
+     * copy arrives within a retry's lifetime (seconds); this many ends take far longer at the
+     * rates one member applies.
+     */
+    public static final int ENDED_ACQUIRES = 16_384;
     /** Strings and byte fields a log entry may carry; commands are checked against {@link Limits} when applied. */
     private static final int MAX_FIELD_BYTES = 1 << 20;
     private static final GrantRule<LockClaim> EXCLUSIVE = GrantRule.exclusive();
@@ -56,25 +68,42 @@ public final class LockTable implements Primitive {
     public static final String NAME = "lock";
     /** Its name and its commands' log tags (never reuse one). */
     public static final Kind KIND = new Kind(NAME, List.of(
-            new CommandType<>(5, LockAcquire.class, (c, out) -> {
+            // Before request ids (and still for commands without one, which older members read).
+            CommandType.older(5, LockAcquire.class, (c, out) -> {
                 Wire.writeString(out, c.key());
                 out.writeLong(c.leaseId());
                 Wire.writeBytes(out, c.metadata());
                 out.writeBoolean(c.queue());
             }, in -> new LockAcquire(Wire.readString(in, MAX_FIELD_BYTES), in.readLong(), Wire.readBytes(in, MAX_FIELD_BYTES),
-                    in.readBoolean())),
-            new CommandType<>(6, LockCancel.class, (c, out) -> {
+                    in.readBoolean(), 0), c -> c.requestId() == 0),
+            CommandType.older(6, LockCancel.class, (c, out) -> {
                 Wire.writeString(out, c.key());
                 out.writeLong(c.leaseId());
-            }, in -> new LockCancel(Wire.readString(in, MAX_FIELD_BYTES), in.readLong())),
+            }, in -> new LockCancel(Wire.readString(in, MAX_FIELD_BYTES), in.readLong(), 0), c -> c.requestId() == 0),
             new CommandType<>(7, LockRelease.class, (c, out) -> {
                 Wire.writeString(out, c.key());
                 out.writeLong(c.leaseId());
                 out.writeLong(c.fencingToken());
-            }, in -> new LockRelease(Wire.readString(in, MAX_FIELD_BYTES), in.readLong(), in.readLong()))));
+            }, in -> new LockRelease(Wire.readString(in, MAX_FIELD_BYTES), in.readLong(), in.readLong())),
+            new CommandType<>(10, LockAcquire.class, (c, out) -> {
+                Wire.writeString(out, c.key());
+                out.writeLong(c.leaseId());
+                Wire.writeBytes(out, c.metadata());
+                out.writeBoolean(c.queue());
+                out.writeLong(c.requestId());
+            }, in -> new LockAcquire(Wire.readString(in, MAX_FIELD_BYTES), in.readLong(), Wire.readBytes(in, MAX_FIELD_BYTES),
+                    in.readBoolean(), in.readLong())),
+            new CommandType<>(11, LockCancel.class, (c, out) -> {
+                Wire.writeString(out, c.key());
+                out.writeLong(c.leaseId());
+                out.writeLong(c.requestId());
+            }, in -> new LockCancel(Wire.readString(in, MAX_FIELD_BYTES), in.readLong(), in.readLong()))));
 
-    /** A holder's or waiter's claim: its lease and the metadata it asked with. */
-    record LockClaim(long leaseId, byte[] metadata) implements Claim {}
+    /** A holder's or waiter's claim: its lease, the metadata it asked with, and the acquire request that asked (0 = none). */
+    record LockClaim(long leaseId, byte[] metadata, long requestId) implements Claim {}
+
+    /** An acquire request whose grant was released or whose wait was withdrawn: its late copies are refused. */
+    record EndedAcquire(String key, long leaseId, long requestId) {}
 
     /** A remembered release: the lock, the lease that held it, and whom it went to. */
     record Release(String key, long leaseId, long nextToken) {}
@@ -99,6 +128,8 @@ public final class LockTable implements Primitive {
     private final Ties ties = new Ties();
     /** Released token → release, oldest evicted first. */
     private final RetryMemo<Long, Release> recentReleases = new RetryMemo<>(RECENT_RELEASES);
+    /** Ended acquire request → the position at which it ended, oldest evicted first. */
+    private final RetryMemo<EndedAcquire, Long> endedAcquires = new RetryMemo<>(ENDED_ACQUIRES);
 
     public LockTable(Leases leases) {
         this.leases = leases;
@@ -134,7 +165,15 @@ public final class LockTable implements Primitive {
         if (lease == null) {
             return new Result.Rejected(Code.NOT_FOUND, Leases.notFound(c.leaseId()));
         }
-        LockClaim claim = new LockClaim(lease.id(), metadataOf(c.metadata()));
+        if (c.requestId() != 0) {
+            Long endedAt = endedAcquires.recall(new EndedAcquire(c.key(), lease.id(), c.requestId()));
+            if (endedAt != null) {
+                return new Result.Rejected(Code.FAILED_PRECONDITION, "acquire request " + Long.toUnsignedString(c.requestId())
+                        + " of lease " + lease.id() + " for lock '" + c.key() + "' already ended at revision " + endedAt
+                        + " (its grant was released or its wait withdrawn); a late copy of it does not acquire again");
+            }
+        }
+        LockClaim claim = new LockClaim(lease.id(), metadataOf(c.metadata()), c.requestId());
         Lock lock = locks.get(c.key());
         if (lock == null) {
             long token = context.stamp();
@@ -164,16 +203,20 @@ public final class LockTable implements Primitive {
             return new Result.Rejected(Code.INVALID_ARGUMENT, problem);
         }
         Lock lock = locks.get(c.key());
-        if (lock == null) {
-            return new Cancelled(c.key(), c.leaseId(), "", 0);
-        }
-        if (lock.holder.leaseId() == c.leaseId()) {
+        if (lock != null && lock.holder.leaseId() == c.leaseId()) {
             // The grant won the race with the timeout: the caller owns the lock now.
             return new Granted(c.key(), c.leaseId(), lock.holder.token(), true);
         }
-        if (lock.queue.withdraw(c.leaseId()) == null) {
+        // Even with nothing to withdraw yet: the acquire may still be on its way.
+        acquireEnded(context, c.key(), c.leaseId(), c.requestId());
+        if (lock == null) {
+            return new Cancelled(c.key(), c.leaseId(), "", 0);
+        }
+        Waiter<LockClaim> withdrawn = lock.queue.withdraw(c.leaseId());
+        if (withdrawn == null) {
             return new Cancelled(c.key(), c.leaseId(), holderClient(lock), lock.queue.waiterCount());
         }
+        acquireEnded(context, c.key(), c.leaseId(), withdrawn.claim().requestId());
         Cancelled cancelled = new Cancelled(c.key(), c.leaseId(), holderClient(lock), lock.queue.waiterCount());
         // Calls waiting for this lease on any member are answered "not acquired".
         context.wake(new WaitKey(NAME, c.key(), c.leaseId()), cancelled);
@@ -187,6 +230,7 @@ public final class LockTable implements Primitive {
         }
         Lock lock = locks.get(c.key());
         if (lock != null && lock.holder.leaseId() == c.leaseId() && lock.holder.token() == c.fencingToken()) {
+            acquireEnded(context, c.key(), c.leaseId(), lock.holder.claim().requestId());
             long next = handOver(context, lock);
             recentReleases.remember(c.fencingToken(), new Release(c.key(), c.leaseId(), next));
             return new Released(c.key(), next);
@@ -199,6 +243,12 @@ public final class LockTable implements Primitive {
             return new Result.Rejected(Code.NOT_FOUND, Leases.notFound(c.leaseId()));
         }
         return new Result.Rejected(Code.FAILED_PRECONDITION, notHeld(c.key(), c.leaseId(), c.fencingToken()).message());
+    }
+
+    private void acquireEnded(ApplyContext context, String key, long leaseId, long requestId) {
+        if (requestId != 0) {
+            endedAcquires.remember(new EndedAcquire(key, leaseId, requestId), context.position());
+        }
     }
 
     /** Why (lease, token) does not hold the lock: the request field at fault and a message. */
@@ -340,6 +390,11 @@ public final class LockTable implements Primitive {
         return recentReleases.size();
     }
 
+    /** How many ended acquire requests are remembered (at most {@value #ENDED_ACQUIRES}). */
+    public int endedAcquireCount() {
+        return endedAcquires.size();
+    }
+
     private LockView view(Lock lock) {
         List<LockView.Waiter> queue = new ArrayList<>(lock.queue.waiterCount());
         for (Waiter<LockClaim> w : lock.queue.waiters()) {
@@ -351,7 +406,10 @@ public final class LockTable implements Primitive {
 
     // ---- snapshot section ------------------------------------------------------------------------
 
-    /** Locks by key (holder, token, waiters in queue order), then the remembered releases, oldest first. */
+    /**
+     * Locks by key (holder, token, waiters in queue order, each with its acquire request), then
+     * the remembered releases and the ended acquire requests, oldest first.
+     */
     @Override
     public void writeSnapshot(DataOutputStream out) throws IOException {
         out.writeInt(locks.size());
@@ -361,11 +419,13 @@ public final class LockTable implements Primitive {
             out.writeLong(lock.holder.leaseId());
             Wire.writeBytes(out, lock.holder.claim().metadata());
             out.writeLong(lock.holder.token());
+            out.writeLong(lock.holder.claim().requestId());
             out.writeLong(lock.version);
             out.writeInt(lock.queue.waiterCount());
             for (Waiter<LockClaim> w : lock.queue.waiters()) {
                 out.writeLong(w.leaseId());
                 Wire.writeBytes(out, w.claim().metadata());
+                out.writeLong(w.claim().requestId());
                 out.writeLong(w.joinedAt());
             }
         }
@@ -376,10 +436,19 @@ public final class LockTable implements Primitive {
             out.writeLong(e.getValue().leaseId());
             out.writeLong(e.getValue().nextToken());
         }
+        out.writeInt(endedAcquires.size());
+        for (Map.Entry<EndedAcquire, Long> e : endedAcquires.entries().entrySet()) {
+            Wire.writeString(out, e.getKey().key());
+            out.writeLong(e.getKey().leaseId());
+            out.writeLong(e.getKey().requestId());
+            out.writeLong(e.getValue());
+        }
     }
 
     @Override
     public void readSnapshot(DataInputStream in, int formatVersion, Leases leases) throws IOException {
+        // Request ids and the ended acquires came with format 4; older snapshots have none.
+        boolean withRequestIds = formatVersion >= 4;
         int lockCount = Wire.count(in, "lock");
         for (int i = 0; i < lockCount; i++) {
             String key = Wire.readString(in, Limits.MAX_METADATA_BYTES);
@@ -387,12 +456,15 @@ public final class LockTable implements Primitive {
             long holder = leaseOf(leases, in.readLong(), key);
             byte[] metadata = Wire.readBytes(in, Limits.MAX_METADATA_BYTES);
             long token = in.readLong();
-            lock.holder = lock.queue.hold(new LockClaim(holder, metadata), token);
+            long requestId = withRequestIds ? in.readLong() : 0;
+            lock.holder = lock.queue.hold(new LockClaim(holder, metadata, requestId), token);
             lock.version = in.readLong();
             int waiterCount = Wire.count(in, "waiter");
             for (int w = 0; w < waiterCount; w++) {
                 long lease = leaseOf(leases, in.readLong(), key);
-                lock.queue.enqueue(new LockClaim(lease, Wire.readBytes(in, Limits.MAX_METADATA_BYTES)), in.readLong());
+                byte[] waiterMetadata = Wire.readBytes(in, Limits.MAX_METADATA_BYTES);
+                long waiterRequestId = withRequestIds ? in.readLong() : 0;
+                lock.queue.enqueue(new LockClaim(lease, waiterMetadata, waiterRequestId), in.readLong());
             }
             locks.put(key, lock);
         }
@@ -400,6 +472,13 @@ public final class LockTable implements Primitive {
         for (int i = 0; i < releaseCount; i++) {
             long token = in.readLong();
             recentReleases.remember(token, new Release(Wire.readString(in, Limits.MAX_METADATA_BYTES), in.readLong(), in.readLong()));
+        }
+        if (withRequestIds) {
+            int endedCount = Wire.count(in, "ended acquire");
+            for (int i = 0; i < endedCount; i++) {
+                EndedAcquire ended = new EndedAcquire(Wire.readString(in, Limits.MAX_METADATA_BYTES), in.readLong(), in.readLong());
+                endedAcquires.remember(ended, in.readLong());
+            }
         }
     }
 

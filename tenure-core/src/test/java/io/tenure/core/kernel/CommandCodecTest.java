@@ -26,13 +26,15 @@ class CommandCodecTest {
             new LeaseRevoke(8),
             new LeaseExpire(9, 123L << 16),
             ReadBarrier.INSTANCE,
-            new LockAcquire("jobs/\u9396", 7, new byte[] {0, -1, 3}, true),
+            new LockAcquire("jobs/\u9396", 7, new byte[] {0, -1, 3}, true, -5),
             new LockRelease("jobs/a", 7, 99L << 16),
-            new LockCancel("jobs/b", 7),
+            new LockCancel("jobs/b", 7, 77),
             new MemberEndpoint("n1", "127.0.0.1:7070"));
 
     /** Tags are what old logs name their commands by: changing one would misread every log written before. */
-    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 5, 7, 6, 8);
+    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 10, 7, 11, 8);
+    /** Tags of older encodings, read from old logs, and written for commands that leave the newer fields unset. */
+    static final List<Integer> OLDER_TAGS = List.of(5, 6);
 
     @Test
     void everyCommandRoundTripsWithItsTag() throws IOException {
@@ -42,6 +44,35 @@ class CommandCodecTest {
             assertThat(bytes[0] & 0xFF).as("tag of %s", command.getClass().getSimpleName()).isEqualTo(TAGS.get(i));
             assertThat(render(CODEC.decode(bytes))).isEqualTo(render(command));
         }
+    }
+
+    /**
+     * Logs written before acquire request ids: tag 5 (acquire) and 6 (cancel) read with request id
+     * 0, and a command without one is still written so, for members of the previous release.
+     */
+    @Test
+    void theOlderLockEncodingsStillReadAndCarryCommandsWithoutARequestId() throws IOException {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        java.io.DataOutputStream out = new java.io.DataOutputStream(bytes);
+        out.writeByte(5);
+        Wire.writeString(out, "jobs/a");
+        out.writeLong(7);
+        Wire.writeBytes(out, new byte[] {1});
+        out.writeBoolean(true);
+        byte[] acquire = bytes.toByteArray();
+        bytes.reset();
+        out.writeByte(6);
+        Wire.writeString(out, "jobs/a");
+        out.writeLong(7);
+        byte[] cancel = bytes.toByteArray();
+
+        LockAcquire oldAcquire = (LockAcquire) CODEC.decode(acquire);
+        LockCancel oldCancel = (LockCancel) CODEC.decode(cancel);
+
+        assertThat(render(oldAcquire)).isEqualTo(render(new LockAcquire("jobs/a", 7, new byte[] {1}, true, 0)));
+        assertThat(oldCancel).isEqualTo(new LockCancel("jobs/a", 7, 0));
+        assertThat(CODEC.encode(oldAcquire)).as("written the old way, byte for byte").isEqualTo(acquire);
+        assertThat(CODEC.encode(oldCancel)).isEqualTo(cancel);
     }
 
     @Test
@@ -82,7 +113,7 @@ class CommandCodecTest {
         assertThat(EVERY_COMMAND).allSatisfy(c -> assertThat(CODEC.knows(c)).isTrue());
         long known = EVERY_COMMAND.stream().map(Object::getClass).distinct().count();
         assertThat(known).as("this test names one command of each type").isEqualTo(EVERY_COMMAND.size());
-        assertThat(countTypes()).isEqualTo(EVERY_COMMAND.size());
+        assertThat(countTypes()).isEqualTo(EVERY_COMMAND.size() + OLDER_TAGS.size());
     }
 
     private static int countTypes() {

@@ -128,7 +128,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
     public void lock(LockRequest request, StreamObserver<LockResponse> observer) {
         ServerCallStreamObserver<LockResponse> call = (ServerCallStreamObserver<LockResponse>) observer;
         Locks.Wait wait = member.locks().lock(request.getName(), request.getLeaseId(),
-                request.getMetadata().toByteArray(), request.getTimeoutMs());
+                request.getMetadata().toByteArray(), request.getTimeoutMs(), request.getRequestId());
         call.setOnCancelHandler(wait::abandon);
         wait.outcome().whenComplete((outcome, error) -> {
             if (call.isCancelled()) {
@@ -149,7 +149,8 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     @Override
     public void tryLock(TryLockRequest request, StreamObserver<TryLockResponse> observer) {
-        answer(member.locks().tryLock(request.getName(), request.getLeaseId(), request.getMetadata().toByteArray()), observer,
+        answer(member.locks().tryLock(request.getName(), request.getLeaseId(), request.getMetadata().toByteArray(),
+                request.getRequestId()), observer,
                 this::tryLockResponse);
     }
 
@@ -161,7 +162,8 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     @Override
     public void lockCancel(LockCancelRequest request, StreamObserver<LockCancelResponse> observer) {
-        answer(member.locks().cancel(request.getName(), request.getLeaseId()), observer, this::lockCancelResponse);
+        answer(member.locks().cancel(request.getName(), request.getLeaseId(), request.getRequestId()), observer,
+                this::lockCancelResponse);
     }
 
     @Override

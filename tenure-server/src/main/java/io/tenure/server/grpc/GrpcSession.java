@@ -82,7 +82,7 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
         switch (call.getCallCase()) {
             case LOCK -> {
                 Locks.Wait wait = member.locks().lock(call.getLock().getName(), call.getLock().getLeaseId(),
-                        call.getLock().getMetadata().toByteArray(), call.getLock().getTimeoutMs());
+                        call.getLock().getMetadata().toByteArray(), call.getLock().getTimeoutMs(), call.getLock().getRequestId());
                 if (!wait.outcome().isDone()) {
                     waiting.put(id, wait);
                     if (ended) {
@@ -102,10 +102,11 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
                 });
             }
             case TRY_LOCK -> answer(id, member.locks().tryLock(call.getTryLock().getName(), call.getTryLock().getLeaseId(),
-                    call.getTryLock().getMetadata().toByteArray()), o -> SessionAnswer.newBuilder().setTryLock(answers.tryLockResponse(o)));
+                    call.getTryLock().getMetadata().toByteArray(), call.getTryLock().getRequestId()), o -> SessionAnswer.newBuilder().setTryLock(answers.tryLockResponse(o)));
             case UNLOCK -> answer(id, member.locks().unlock(call.getUnlock().getKey(), call.getUnlock().getLeaseId(),
                     call.getUnlock().getFencingToken()), next -> SessionAnswer.newBuilder().setUnlock(answers.unlockResponse(next)));
-            case LOCK_CANCEL -> answer(id, member.locks().cancel(call.getLockCancel().getName(), call.getLockCancel().getLeaseId()),
+            case LOCK_CANCEL -> answer(id, member.locks().cancel(call.getLockCancel().getName(), call.getLockCancel().getLeaseId(),
+                            call.getLockCancel().getRequestId()),
                     o -> SessionAnswer.newBuilder().setLockCancel(answers.lockCancelResponse(o)));
             default -> throw new IllegalStateException("unhandled call " + call.getCallCase());
         }

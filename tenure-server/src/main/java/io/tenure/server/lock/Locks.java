@@ -66,14 +66,17 @@ public final class Locks {
     /** One call of {@link #lock}: completes once, granted, not granted, failed, or handed back. */
     public final class Wait implements Waits.Parked {
         private final WaitKey key;
+        /** The client's id for the acquire (0 = none): its timeout withdraws the wait in its name. */
+        private final long acquireRequest;
         private final CompletableFuture<Outcome> outcome = new CompletableFuture<>();
         /** The request that started the wait, for the log line of its grant. */
         private final String requestId = RequestIds.current();
         private volatile ScheduledFuture<?> timeout;
         private volatile boolean abandoned;
 
-        private Wait(WaitKey key) {
+        private Wait(WaitKey key, long acquireRequest) {
             this.key = key;
+            this.acquireRequest = acquireRequest;
         }
 
         public CompletableFuture<Outcome> outcome() {
@@ -153,7 +156,15 @@ public final class Locks {
      * @param timeoutMs 0 = do not wait, positive = wait at most that long, -1 = until granted or the lease ends
      */
     public Wait lock(String name, long leaseId, byte[] metadata, long timeoutMs) {
-        Wait wait = new Wait(new WaitKey(LockTable.NAME, name, leaseId));
+        return lock(name, leaseId, metadata, timeoutMs, 0);
+    }
+
+    /**
+     * {@link #lock(String, long, byte[], long)} for the client's acquire {@code requestId} (0 =
+     * none): once that acquire ended, a copy of it is refused (see {@link LockAcquire#requestId}).
+     */
+    public Wait lock(String name, long leaseId, byte[] metadata, long timeoutMs, long requestId) {
+        Wait wait = new Wait(new WaitKey(LockTable.NAME, name, leaseId), requestId);
         long started = System.nanoTime();
         wait.outcome.whenComplete((outcome, error) -> {
             metrics.latency("acquire", System.nanoTime() - started);
@@ -174,7 +185,7 @@ public final class Locks {
             wait.outcome.completeExceptionally(e);
             return wait;
         }
-        proposer.propose(new LockAcquire(name, leaseId, metadata, timeoutMs != 0), new Proposer.Answer() {
+        proposer.propose(new LockAcquire(name, leaseId, metadata, timeoutMs != 0, requestId), new Proposer.Answer() {
             @Override
             public void applied(Applied applied) {
                 acquired(wait, applied.result(), timeoutMs);
@@ -217,7 +228,12 @@ public final class Locks {
 
     /** Acquires {@code name} only if it is free or already held by the lease. */
     public CompletableFuture<Outcome> tryLock(String name, long leaseId, byte[] metadata) {
-        return lock(name, leaseId, metadata, 0).outcome();
+        return tryLock(name, leaseId, metadata, 0);
+    }
+
+    /** {@link #tryLock(String, long, byte[])} for the client's request {@code requestId} (0 = none). */
+    public CompletableFuture<Outcome> tryLock(String name, long leaseId, byte[] metadata, long requestId) {
+        return lock(name, leaseId, metadata, 0, requestId).outcome();
     }
 
     /**
@@ -226,7 +242,7 @@ public final class Locks {
      */
     private void withdraw(Wait wait) {
         WaitKey key = wait.key;
-        proposer.propose(new LockCancel(key.key(), key.leaseId()), new Proposer.Answer() {
+        proposer.propose(new LockCancel(key.key(), key.leaseId(), wait.acquireRequest), new Proposer.Answer() {
             @Override
             public void applied(Applied applied) {
                 // Answered already by a wake-up, unless this member missed it (an installed snapshot).
@@ -252,9 +268,14 @@ public final class Locks {
      * that is not there changes nothing.
      */
     public CompletableFuture<Outcome> cancel(String name, long leaseId) {
+        return cancel(name, leaseId, 0);
+    }
+
+    /** {@link #cancel(String, long)} of the client's acquire {@code acquireRequest} (0 = none): its later copies are refused. */
+    public CompletableFuture<Outcome> cancel(String name, long leaseId, long acquireRequest) {
         String requestId = RequestIds.current();
         return RequestRejected.unless("name", Limits.checkKey("name", name))
-                .thenCompose(ok -> proposer.propose(new LockCancel(name, leaseId)))
+                .thenCompose(ok -> proposer.propose(new LockCancel(name, leaseId, acquireRequest)))
                 .thenApply(applied -> {
                     if (applied.result() instanceof LockResult.Granted g) {
                         return Outcome.granted(g.key(), g.fencingToken());
