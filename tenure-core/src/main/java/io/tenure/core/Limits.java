@@ -25,7 +25,24 @@ public final class Limits {
     /** The most leases one keep-alive request may renew, or one batch grant. */
     public static final int MAX_BATCH = 10_000;
 
+    /** The largest limit a semaphore may have. */
+    public static final int MAX_SEMAPHORE_LIMIT = 1_000_000;
+
     private Limits() {}
+
+    /** @return null when {@code limit} is 1 to {@link #MAX_SEMAPHORE_LIMIT} and {@code permits} 1 to {@code limit}, else a message */
+    public static String checkPermits(int limit, int permits) {
+        if (limit < 1 || limit > MAX_SEMAPHORE_LIMIT) {
+            return "limit must be between 1 and " + MAX_SEMAPHORE_LIMIT + ", got " + limit;
+        }
+        if (permits < 1) {
+            return "permits must be at least 1, got " + permits;
+        }
+        if (permits > limit) {
+            return "permits must not exceed the limit: asked for " + permits + " of a semaphore whose limit is " + limit;
+        }
+        return null;
+    }
 
     /** @return null when valid, else a message naming the problem */
     public static String checkKey(String field, String key) {

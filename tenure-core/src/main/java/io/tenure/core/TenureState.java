@@ -6,9 +6,11 @@ import io.tenure.core.kernel.CommandCodec;
 import io.tenure.core.kernel.Kernel;
 import io.tenure.core.kernel.LeaseView;
 import io.tenure.core.kernel.Leases;
+import io.tenure.core.kernel.Names;
 import io.tenure.core.kernel.Primitive;
 import io.tenure.core.lock.LockTable;
 import io.tenure.core.member.MemberEndpoints;
+import io.tenure.core.semaphore.SemaphoreTable;
 import io.tenure.core.watch.EventLog;
 
 import java.io.IOException;
@@ -32,14 +34,15 @@ public final class TenureState {
      * The primitives, in the order in which a lease's end reaches them and their snapshot sections
      * are written. A new primitive is one more line here; never reorder (the order decides stamps).
      */
-    private static List<Primitive> primitives(Leases leases) {
+    private static List<Primitive> primitives(Leases leases, Names names) {
         return List.of(
-                new LockTable(leases),
-                new MemberEndpoints());
+                new LockTable(leases, names),
+                new MemberEndpoints(),
+                new SemaphoreTable(leases, names));
     }
 
     /** The log encoding of every command of the kernel and the primitives. */
-    public static final CommandCodec CODEC = Kernel.codecOf(primitives(new Leases()));
+    public static final CommandCodec CODEC = Kernel.codecOf(primitives(new Leases(), new Names()));
 
     private final Kernel kernel;
 

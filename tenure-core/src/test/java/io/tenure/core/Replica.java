@@ -5,6 +5,7 @@ import io.tenure.core.kernel.Command;
 import io.tenure.core.kernel.Effect;
 import io.tenure.core.kernel.WaitKey;
 import io.tenure.core.lock.LockTable;
+import io.tenure.core.semaphore.SemaphoreTable;
 import io.tenure.core.kernel.LeaseView;
 import io.tenure.core.lock.LockView;
 import io.tenure.core.kernel.Result;
@@ -209,6 +210,7 @@ final class Replica {
         return "applied=" + state.appliedPosition() + " revision=" + state.revision()
                 + "\nleases=" + Rendering.of(state.leases())
                 + "\nlocks=" + Rendering.of(locks().locks("", Integer.MAX_VALUE))
+                + "\nsemaphores=" + Rendering.of(state.primitive(SemaphoreTable.class).semaphores("", Integer.MAX_VALUE))
                 + "\nhorizon=" + state.events().horizon() + " events=" + Rendering.of(events);
     }
 

@@ -9,7 +9,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 
 /**
  * What every primitive shares, and the dispatch to them: the lease table, the applied position
@@ -55,6 +55,7 @@ public final class Kernel {
     private static final Applied READ_BARRIER_PASSED = Applied.of(new Result.Skipped("a read barrier changes nothing"));
 
     private final Leases leases = new Leases();
+    private final Names names = new Names();
     private final EventLog events;
     private final ApplyContext context;
     private final List<Primitive> primitives;
@@ -64,11 +65,12 @@ public final class Kernel {
 
     /**
      * @param primitives makes the primitives, in their fixed order, over this kernel's lease table
+     *                   and the grant-queue kinds' namespace
      */
-    public Kernel(int eventLogCapacity, Function<Leases, List<Primitive>> primitives) {
+    public Kernel(int eventLogCapacity, BiFunction<Leases, Names, List<Primitive>> primitives) {
         this.events = new EventLog(eventLogCapacity);
         this.context = new ApplyContext(leases, events);
-        this.primitives = List.copyOf(primitives.apply(leases));
+        this.primitives = List.copyOf(primitives.apply(leases, names));
         for (Primitive primitive : this.primitives) {
             for (CommandType<?> type : primitive.kind().commands()) {
                 owners.put(type.type(), primitive);

@@ -1,10 +1,14 @@
 package io.tenure.core.kernel;
 
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.NavigableMap;
 import java.util.SortedSet;
 import java.util.TreeSet;
+import java.util.function.Function;
 
 /**
  * Which names of one primitive each lease holds and waits for: what a lease's end must release
@@ -23,6 +27,26 @@ public final class Ties {
     /** What the lease waits for, sorted; empty when nothing. */
     public SortedSet<String> waitedBy(long leaseId) {
         return view(waiting.get(leaseId));
+    }
+
+    /** Whether the lease holds or waits for {@code key}. */
+    public boolean holdsOrWaits(long leaseId, String key) {
+        return heldBy(leaseId).contains(key) || waitedBy(leaseId).contains(key);
+    }
+
+    /**
+     * The views of the resources whose names start with {@code prefix}, in name order, at most
+     * {@code limit}: the listing every primitive with named resources offers.
+     */
+    public static <T, V> List<V> prefixed(NavigableMap<String, T> byName, String prefix, int limit, Function<T, V> view) {
+        List<V> found = new ArrayList<>();
+        for (Map.Entry<String, T> e : byName.tailMap(prefix, true).entrySet()) {
+            if (found.size() >= limit || !e.getKey().startsWith(prefix)) {
+                break;
+            }
+            found.add(view.apply(e.getValue()));
+        }
+        return found;
     }
 
     void hold(long leaseId, String key) {

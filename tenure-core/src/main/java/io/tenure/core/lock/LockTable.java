@@ -5,12 +5,14 @@ import io.tenure.core.SnapshotFormatException;
 import io.tenure.core.kernel.ApplyContext;
 import io.tenure.core.kernel.Claim;
 import io.tenure.core.kernel.Command;
+import io.tenure.core.kernel.EndedAcquires;
 import io.tenure.core.kernel.CommandType;
 import io.tenure.core.kernel.GrantQueue;
 import io.tenure.core.kernel.GrantRule;
 import io.tenure.core.kernel.Hold;
 import io.tenure.core.kernel.Lease;
 import io.tenure.core.kernel.Leases;
+import io.tenure.core.kernel.Names;
 import io.tenure.core.kernel.Primitive;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.kernel.Result.Code;
@@ -54,12 +56,8 @@ import java.util.TreeMap;
 public final class LockTable implements Primitive {
     /** How many recent releases are remembered, so a retried release succeeds again instead of failing. */
     public static final int RECENT_RELEASES = 16_384;
-    /**
-     * How many ended acquire requests are remembered, so that a late copy of one is refused. A
-     * copy arrives within a retry's lifetime (seconds); this many ends take far longer at the
-     * rates one member applies.
-     */
-    public static final int ENDED_ACQUIRES = 16_384;
+    /** How many ended acquire requests are remembered, so that a late copy of one is refused. */
+    public static final int ENDED_ACQUIRES = EndedAcquires.CAPACITY;
     /** Strings and byte fields a log entry may carry; commands are checked against {@link Limits} when applied. */
     private static final int MAX_FIELD_BYTES = 1 << 20;
     private static final GrantRule<LockClaim> EXCLUSIVE = GrantRule.exclusive();
@@ -102,8 +100,6 @@ public final class LockTable implements Primitive {
     /** A holder's or waiter's claim: its lease, the metadata it asked with, and the acquire request that asked (0 = none). */
     record LockClaim(long leaseId, byte[] metadata, long requestId) implements Claim {}
 
-    /** An acquire request whose grant was released or whose wait was withdrawn: its late copies are refused. */
-    record EndedAcquire(String key, long leaseId, long requestId) {}
 
     /** A remembered release: the lock, the lease that held it, and whom it went to. */
     record Release(String key, long leaseId, long nextToken) {}
@@ -124,15 +120,21 @@ public final class LockTable implements Primitive {
     }
 
     private final Leases leases;
+    private final Names names;
     private final TreeMap<String, Lock> locks = new TreeMap<>();
     private final Ties ties = new Ties();
     /** Released token → release, oldest evicted first. */
     private final RetryMemo<Long, Release> recentReleases = new RetryMemo<>(RECENT_RELEASES);
-    /** Ended acquire request → the position at which it ended, oldest evicted first. */
-    private final RetryMemo<EndedAcquire, Long> endedAcquires = new RetryMemo<>(ENDED_ACQUIRES);
+    private final EndedAcquires endedAcquires = new EndedAcquires();
 
-    public LockTable(Leases leases) {
+    public LockTable(Leases leases, Names names) {
         this.leases = leases;
+        this.names = names;
+    }
+
+    /** A lock table with a namespace of its own (no other grant-queue kind beside it). */
+    public LockTable(Leases leases) {
+        this(leases, new Names());
     }
 
     @Override
@@ -165,13 +167,13 @@ public final class LockTable implements Primitive {
         if (lease == null) {
             return new Result.Rejected(Code.NOT_FOUND, Leases.notFound(c.leaseId()));
         }
-        if (c.requestId() != 0) {
-            Long endedAt = endedAcquires.recall(new EndedAcquire(c.key(), lease.id(), c.requestId()));
-            if (endedAt != null) {
-                return new Result.Rejected(Code.FAILED_PRECONDITION, "acquire request " + Long.toUnsignedString(c.requestId())
-                        + " of lease " + lease.id() + " for lock '" + c.key() + "' already ended at revision " + endedAt
-                        + " (its grant was released or its wait withdrawn); a late copy of it does not acquire again");
-            }
+        String otherKind = names.mismatch(c.key(), NAME);
+        if (otherKind != null) {
+            return new Result.Rejected(Code.FAILED_PRECONDITION, otherKind);
+        }
+        Result.Rejected lateCopy = endedAcquires.lateCopy(NAME, c.key(), lease.id(), c.requestId());
+        if (lateCopy != null) {
+            return lateCopy;
         }
         LockClaim claim = new LockClaim(lease.id(), metadataOf(c.metadata()), c.requestId());
         Lock lock = locks.get(c.key());
@@ -179,6 +181,7 @@ public final class LockTable implements Primitive {
             long token = context.stamp();
             lock = new Lock(c.key(), token, ties);
             locks.put(c.key(), lock);
+            names.take(c.key(), NAME);
             holdBy(context, lock, lock.queue.hold(claim, token), null);
             return new Granted(c.key(), lease.id(), token, false);
         }
@@ -208,7 +211,7 @@ public final class LockTable implements Primitive {
             return new Granted(c.key(), c.leaseId(), lock.holder.token(), true);
         }
         // Even with nothing to withdraw yet: the acquire may still be on its way.
-        acquireEnded(context, c.key(), c.leaseId(), c.requestId());
+        endedAcquires.ended(context, c.key(), c.leaseId(), c.requestId());
         if (lock == null) {
             return new Cancelled(c.key(), c.leaseId(), "", 0);
         }
@@ -216,7 +219,7 @@ public final class LockTable implements Primitive {
         if (withdrawn == null) {
             return new Cancelled(c.key(), c.leaseId(), holderClient(lock), lock.queue.waiterCount());
         }
-        acquireEnded(context, c.key(), c.leaseId(), withdrawn.claim().requestId());
+        endedAcquires.ended(context, c.key(), c.leaseId(), withdrawn.claim().requestId());
         Cancelled cancelled = new Cancelled(c.key(), c.leaseId(), holderClient(lock), lock.queue.waiterCount());
         // Calls waiting for this lease on any member are answered "not acquired".
         context.wake(new WaitKey(NAME, c.key(), c.leaseId()), cancelled);
@@ -230,7 +233,7 @@ public final class LockTable implements Primitive {
         }
         Lock lock = locks.get(c.key());
         if (lock != null && lock.holder.leaseId() == c.leaseId() && lock.holder.token() == c.fencingToken()) {
-            acquireEnded(context, c.key(), c.leaseId(), lock.holder.claim().requestId());
+            endedAcquires.ended(context, c.key(), c.leaseId(), lock.holder.claim().requestId());
             long next = handOver(context, lock);
             recentReleases.remember(c.fencingToken(), new Release(c.key(), c.leaseId(), next));
             return new Released(c.key(), next);
@@ -243,12 +246,6 @@ public final class LockTable implements Primitive {
             return new Result.Rejected(Code.NOT_FOUND, Leases.notFound(c.leaseId()));
         }
         return new Result.Rejected(Code.FAILED_PRECONDITION, notHeld(c.key(), c.leaseId(), c.fencingToken()).message());
-    }
-
-    private void acquireEnded(ApplyContext context, String key, long leaseId, long requestId) {
-        if (requestId != 0) {
-            endedAcquires.remember(new EndedAcquire(key, leaseId, requestId), context.position());
-        }
     }
 
     /** Why (lease, token) does not hold the lock: the request field at fault and a message. */
@@ -291,6 +288,7 @@ public final class LockTable implements Primitive {
         });
         if (lock.holder == null) {
             locks.remove(lock.key);
+            names.free(lock.key, NAME);
             long revision = context.stamp();
             context.emit(new WatchEvent(revision, WatchEvent.Type.DELETE, KeyValue.deleted(lock.key, revision), before));
             return 0;
@@ -351,14 +349,7 @@ public final class LockTable implements Primitive {
 
     /** Held locks whose key starts with {@code prefix}, in key order, at most {@code limit}. */
     public List<LockView> locks(String prefix, int limit) {
-        List<LockView> found = new ArrayList<>();
-        for (Lock lock : locks.tailMap(prefix, true).values()) {
-            if (found.size() >= limit || !lock.key.startsWith(prefix)) {
-                break;
-            }
-            found.add(view(lock));
-        }
-        return found;
+        return Ties.prefixed(locks, prefix, limit, this::view);
     }
 
     public int lockCount() {
@@ -382,7 +373,7 @@ public final class LockTable implements Primitive {
 
     /** Whether lease {@code leaseId} holds or waits for lock {@code key}. */
     public boolean holdsOrWaits(long leaseId, String key) {
-        return ties.heldBy(leaseId).contains(key) || ties.waitedBy(leaseId).contains(key);
+        return ties.holdsOrWaits(leaseId, key);
     }
 
     /** How many releases are remembered for idempotent retries (at most {@value #RECENT_RELEASES}). */
@@ -436,13 +427,7 @@ public final class LockTable implements Primitive {
             out.writeLong(e.getValue().leaseId());
             out.writeLong(e.getValue().nextToken());
         }
-        out.writeInt(endedAcquires.size());
-        for (Map.Entry<EndedAcquire, Long> e : endedAcquires.entries().entrySet()) {
-            Wire.writeString(out, e.getKey().key());
-            out.writeLong(e.getKey().leaseId());
-            out.writeLong(e.getKey().requestId());
-            out.writeLong(e.getValue());
-        }
+        endedAcquires.write(out);
     }
 
     @Override
@@ -467,6 +452,7 @@ public final class LockTable implements Primitive {
                 lock.queue.enqueue(new LockClaim(lease, waiterMetadata, waiterRequestId), in.readLong());
             }
             locks.put(key, lock);
+            names.take(key, NAME);
         }
         int releaseCount = Wire.count(in, "release");
         for (int i = 0; i < releaseCount; i++) {
@@ -474,11 +460,7 @@ public final class LockTable implements Primitive {
             recentReleases.remember(token, new Release(Wire.readString(in, Limits.MAX_METADATA_BYTES), in.readLong(), in.readLong()));
         }
         if (withRequestIds) {
-            int endedCount = Wire.count(in, "ended acquire");
-            for (int i = 0; i < endedCount; i++) {
-                EndedAcquire ended = new EndedAcquire(Wire.readString(in, Limits.MAX_METADATA_BYTES), in.readLong(), in.readLong());
-                endedAcquires.remember(ended, in.readLong());
-            }
+            endedAcquires.read(in);
         }
     }
 

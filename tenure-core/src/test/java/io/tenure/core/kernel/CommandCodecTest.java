@@ -5,6 +5,9 @@ import io.tenure.core.lock.LockAcquire;
 import io.tenure.core.lock.LockCancel;
 import io.tenure.core.lock.LockRelease;
 import io.tenure.core.member.MemberEndpoint;
+import io.tenure.core.semaphore.SemaphoreAcquire;
+import io.tenure.core.semaphore.SemaphoreCancel;
+import io.tenure.core.semaphore.SemaphoreRelease;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -29,10 +32,13 @@ class CommandCodecTest {
             new LockAcquire("jobs/\u9396", 7, new byte[] {0, -1, 3}, true, -5),
             new LockRelease("jobs/a", 7, 99L << 16),
             new LockCancel("jobs/b", 7, 77),
-            new MemberEndpoint("n1", "127.0.0.1:7070"));
+            new MemberEndpoint("n1", "127.0.0.1:7070"),
+            new SemaphoreAcquire("pool/\u9396", 7, 8, 3, true, -9),
+            new SemaphoreRelease("pool/a", 7, 98L << 16),
+            new SemaphoreCancel("pool/b", 7, 5));
 
     /** Tags are what old logs name their commands by: changing one would misread every log written before. */
-    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 10, 7, 11, 8);
+    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 10, 7, 11, 8, 12, 13, 14);
     /** Tags of older encodings, read from old logs, and written for commands that leave the newer fields unset. */
     static final List<Integer> OLDER_TAGS = List.of(5, 6);
 

@@ -1,0 +1,166 @@
+package io.tenure.core;
+
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.Effect;
+import io.tenure.core.kernel.Result;
+import io.tenure.core.kernel.Result.Code;
+import io.tenure.core.kernel.Result.Rejected;
+import io.tenure.core.lock.LockAcquire;
+import io.tenure.core.semaphore.SemaphoreAcquire;
+import io.tenure.core.semaphore.SemaphoreCancel;
+import io.tenure.core.semaphore.SemaphoreRelease;
+import io.tenure.core.semaphore.SemaphoreResult.Busy;
+import io.tenure.core.semaphore.SemaphoreResult.Granted;
+import io.tenure.core.semaphore.SemaphoreResult.Queued;
+import io.tenure.core.semaphore.SemaphoreResult.Released;
+import io.tenure.core.semaphore.SemaphoreTable;
+import io.tenure.core.semaphore.SemaphoreView;
+import io.tenure.core.watch.WatchEvent;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static io.tenure.core.Replica.expect;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The semaphore's rules, one scenario each; {@link SemaphoreModelTest} explores their combinations. */
+class SemaphoreTest {
+    private final Replica replica = new Replica();
+
+    private Granted acquire(String name, long lease, int limit, int permits) {
+        return expect(replica.run(new SemaphoreAcquire(name, lease, limit, permits, true, 0)), Granted.class);
+    }
+
+    private Queued enqueue(String name, long lease, int limit, int permits) {
+        return expect(replica.run(new SemaphoreAcquire(name, lease, limit, permits, true, 0)), Queued.class);
+    }
+
+    private SemaphoreView view(String name) {
+        return replica.state.primitive(SemaphoreTable.class).semaphore(name);
+    }
+
+    @Test
+    void aHeadWaiterThatNeedsThreePermitsIsNotPassedByALaterOneThatNeedsOne() {
+        for (long id = 1; id <= 4; id++) {
+            replica.grantLease(id);
+        }
+        Granted first = acquire("pool", 1, 4, 2);
+        enqueue("pool", 2, 4, 3);
+        Queued small = enqueue("pool", 3, 4, 1);
+        Busy tried = expect(replica.run(new SemaphoreAcquire("pool", 4, 4, 1, false, 0)), Busy.class);
+
+        assertThat(small.ahead()).isEqualTo(1);
+        assertThat(small.available()).as("two permits are free, and still the small request waits").isEqualTo(2);
+        assertThat(tried.available()).isEqualTo(2);
+        assertThat(tried.waiters()).isEqualTo(2);
+
+        Applied release = replica.apply(new SemaphoreRelease("pool", 1, first.fencingToken()));
+
+        assertThat(expect(release.result(), Released.class).handedTo()).isEqualTo(2);
+        List<Granted> woken = Replica.effects(release, Effect.Wake.class).stream().map(w -> (Granted) w.result()).toList();
+        assertThat(woken).extracting(Granted::leaseId).containsExactly(2L, 3L);
+        assertThat(woken.get(1).fencingToken()).as("each grant its own token").isGreaterThan(woken.get(0).fencingToken())
+                .isGreaterThan(first.fencingToken());
+        assertThat(view("pool").available()).isZero();
+    }
+
+    @Test
+    void theLimitIsFixedWhileTheSemaphoreExistsAndFreeOnceItIsGone() {
+        replica.grantLease(1);
+        replica.grantLease(2);
+        Granted held = acquire("pool", 1, 3, 1);
+
+        Rejected mismatch = expect(replica.run(new SemaphoreAcquire("pool", 2, 5, 1, true, 0)), Rejected.class);
+        Rejected otherPermits = expect(replica.run(new SemaphoreAcquire("pool", 1, 3, 2, true, 0)), Rejected.class);
+
+        assertThat(mismatch.code()).isEqualTo(Code.FAILED_PRECONDITION);
+        assertThat(mismatch.message()).contains("limit 3", "not 5");
+        assertThat(otherPermits.message()).contains("holds 1 permits", "not 2");
+        replica.run(new SemaphoreRelease("pool", 1, held.fencingToken()));
+        assertThat(view("pool")).as("deleted once nobody holds or waits").isNull();
+        assertThat(acquire("pool", 2, 5, 5).permits()).isEqualTo(5);
+    }
+
+    @Test
+    void badLimitsAndPermitsAreRefusedNamingTheField() {
+        replica.grantLease(1);
+        assertThat(refusal(new SemaphoreAcquire("pool", 1, 0, 1, true, 0))).contains("limit must be between 1 and");
+        assertThat(refusal(new SemaphoreAcquire("pool", 1, 2, 0, true, 0))).contains("permits must be at least 1");
+        assertThat(refusal(new SemaphoreAcquire("pool", 1, 2, 3, true, 0))).contains("permits must not exceed the limit");
+        assertThat(refusal(new SemaphoreAcquire("", 1, 2, 1, true, 0))).contains("name must not be empty");
+        assertThat(view("pool")).isNull();
+    }
+
+    private String refusal(SemaphoreAcquire acquire) {
+        Rejected rejected = expect(replica.run(acquire), Rejected.class);
+        assertThat(rejected.code()).isEqualTo(Code.INVALID_ARGUMENT);
+        return rejected.message();
+    }
+
+    @Test
+    void aNameIsOneKindWhileItIsHeldOrWaitedFor() {
+        replica.grantLease(1);
+        replica.grantLease(2);
+        Granted permit = acquire("jobs/a", 1, 2, 1);
+        long lockToken = replica.acquire("jobs/b", 1).fencingToken();
+
+        Rejected lockOnSemaphore = expect(replica.run(new LockAcquire("jobs/a", 2, null, true)), Rejected.class);
+        Rejected semaphoreOnLock = expect(replica.run(new SemaphoreAcquire("jobs/b", 2, 2, 1, true, 0)), Rejected.class);
+
+        assertThat(lockOnSemaphore.code()).isEqualTo(Code.FAILED_PRECONDITION);
+        assertThat(lockOnSemaphore.message()).contains("'jobs/a' is a semaphore, not a lock");
+        assertThat(semaphoreOnLock.message()).contains("'jobs/b' is a lock, not a semaphore");
+        replica.run(new SemaphoreRelease("jobs/a", 1, permit.fencingToken()));
+        replica.release("jobs/b", 1, lockToken);
+        assertThat(replica.run(new LockAcquire("jobs/a", 2, null, true))).isInstanceOf(io.tenure.core.lock.LockResult.Granted.class);
+        assertThat(replica.run(new SemaphoreAcquire("jobs/b", 2, 2, 1, true, 0))).isInstanceOf(Granted.class);
+        // The namespace is rebuilt from a snapshot.
+        Replica restored = Replica.restore(replica.snapshot());
+        assertThat(restored.run(new SemaphoreAcquire("jobs/a", 1, 2, 1, true, 0))).isInstanceOf(Rejected.class);
+        assertThat(restored.run(new LockAcquire("jobs/b", 1, null, true))).isInstanceOf(Rejected.class);
+    }
+
+    @Test
+    void aLeaseThatEndsReturnsItsPermitsAndLeavesTheQueue() {
+        for (long id = 1; id <= 3; id++) {
+            replica.grantLease(id);
+        }
+        acquire("pool", 1, 2, 2);
+        enqueue("pool", 2, 2, 1);
+        enqueue("pool", 3, 2, 2);
+
+        Applied ended = replica.apply(new io.tenure.core.kernel.LeaseRevoke(1));
+
+        List<Long> woken = Replica.effects(ended, Effect.Wake.class).stream().map(w -> w.key().leaseId()).toList();
+        assertThat(woken).as("lease 2 is granted one permit; lease 3 needs two and waits").containsExactly(2L);
+        assertThat(view("pool").holders()).extracting(SemaphoreView.Holder::leaseId).containsExactly(2L);
+        Applied second = replica.apply(new io.tenure.core.kernel.LeaseRevoke(2));
+        assertThat(Replica.effects(second, Effect.Wake.class)).extracting(w -> w.key().leaseId()).containsExactly(3L);
+        Applied last = replica.apply(new io.tenure.core.kernel.LeaseRevoke(3));
+        assertThat(view("pool")).isNull();
+        assertThat(Replica.watched(last)).extracting(WatchEvent::type).as("watchers see the semaphore go").containsExactly(WatchEvent.Type.DELETE);
+    }
+
+    @Test
+    void aLateCopyOfAnEndedAcquireIsRefusedAndAWithdrawalLetsSmallerWaitersIn() {
+        for (long id = 1; id <= 3; id++) {
+            replica.grantLease(id);
+        }
+        Granted first = expect(replica.run(new SemaphoreAcquire("pool", 1, 3, 2, true, 77)), Granted.class);
+        expect(replica.run(new SemaphoreAcquire("pool", 2, 3, 3, true, 78)), Queued.class);
+        enqueue("pool", 3, 3, 1);
+
+        Applied withdrawn = replica.apply(new SemaphoreCancel("pool", 2, 78));
+        assertThat(Replica.effects(withdrawn, Effect.Wake.class)).extracting(w -> w.key().leaseId())
+                .as("lease 2's call hears 'not acquired'; lease 3, behind it, now fits").containsExactly(2L, 3L);
+        replica.run(new SemaphoreRelease("pool", 1, first.fencingToken()));
+
+        Result late = replica.run(new SemaphoreAcquire("pool", 1, 3, 2, true, 77));
+        Result lateWaiter = replica.run(new SemaphoreAcquire("pool", 2, 3, 3, true, 78));
+
+        assertThat(((Rejected) late).message()).contains("acquire request 77", "already ended");
+        assertThat(lateWaiter).isInstanceOf(Rejected.class);
+        assertThat(view("pool").holders()).extracting(SemaphoreView.Holder::leaseId).containsExactly(3L);
+        assertThat(view("pool").waiters()).isEmpty();
+    }
+}
