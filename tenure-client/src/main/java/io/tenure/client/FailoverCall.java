@@ -153,9 +153,20 @@ final class FailoverCall<Req, Resp> {
             ScheduledExecutorService scheduler,
             MethodDescriptor<LockRequest, Resp> method,
             LockRequest request, Duration grace, Supplier<RuntimeException> leaseLost, Executor answers) {
+        return wait(endpoints, clock, scheduler, method, request, request.getTimeoutMs(),
+                (r, remaining) -> r.toBuilder().setTimeoutMs(remaining).build(), grace, leaseLost, answers);
+    }
+
+    /**
+     * {@link #lockWait}, for any call that waits in a queue on the server with a timeout in its
+     * request ({@code timeoutMs}; {@code withTimeout} makes the same request with what remains).
+     */
+    static <Req, Resp> FailoverCall<Req, Resp> wait(Endpoints endpoints, MonotonicClock clock,
+            ScheduledExecutorService scheduler, MethodDescriptor<Req, Resp> method, Req request, long timeoutMs,
+            java.util.function.BiFunction<Req, Long, Req> withTimeout, Duration grace, Supplier<RuntimeException> leaseLost,
+            Executor answers) {
         long start = clock.nanoTime();
-        long timeoutMs = request.getTimeoutMs();
-        FailoverCall<LockRequest, Resp> call;
+        FailoverCall<Req, Resp> call;
         if (timeoutMs < 0) {
             call = new FailoverCall<>(endpoints, clock, scheduler, method,
                     now -> request, now -> NO_DEADLINE, false, 0, leaseLost, answers);
@@ -167,7 +178,7 @@ final class FailoverCall<Req, Resp> {
             call = new FailoverCall<>(endpoints, clock, scheduler, method,
                     now -> {
                         long remaining = ceilMillis(Math.max(0, waitUntil - now));
-                        return remaining == timeoutMs ? request : request.toBuilder().setTimeoutMs(remaining).build();
+                        return remaining == timeoutMs ? request : withTimeout.apply(request, remaining);
                     },
                     now -> Math.max(0, giveUpAt - now), true, giveUpAt, leaseLost, answers);
         }

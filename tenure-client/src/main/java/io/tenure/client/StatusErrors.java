@@ -3,6 +3,7 @@ package io.tenure.client;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.tenure.proto.v1.ClusterServiceGrpc;
+import io.tenure.proto.v1.SemaphoreServiceGrpc;
 
 /** The one place where gRPC statuses become client exceptions. */
 final class StatusErrors {
@@ -20,13 +21,17 @@ final class StatusErrors {
      * @param endpoint the endpoint that answered, named in transport failures where it helps
      * @param service  the full gRPC service name of the call: {@code NOT_FOUND} and
      *                 {@code FAILED_PRECONDITION} mean a lease and a stale release for the lock
-     *                 service, and a member and a refused change for the cluster service
+     *                 service, a member and a refused change for the cluster service, and a lease
+     *                 and a refused request for the semaphore service
      */
     static TenureException toException(Throwable failure, String endpoint, String service) {
         if (failure instanceof TenureException tenure) {
             return tenure;
         }
         boolean cluster = ClusterServiceGrpc.SERVICE_NAME.equals(service);
+        // A semaphore's FAILED_PRECONDITION is more than a stale release: a limit or permits that
+        // differ from the semaphore's, or a name that is a lock.
+        boolean semaphore = SemaphoreServiceGrpc.SERVICE_NAME.equals(service);
         Status status = Status.fromThrowable(failure);
         String text = status.getDescription() != null ? status.getDescription() : status.getCode().name();
         if (status.getCause() != null && status.getCause().getMessage() != null) {
@@ -36,7 +41,7 @@ final class StatusErrors {
         return switch (status.getCode()) {
             case INVALID_ARGUMENT -> new InvalidArgumentException(text, failure);
             case NOT_FOUND -> cluster ? new NotFoundException(text, failure) : new LeaseNotFoundException(text, failure);
-            case FAILED_PRECONDITION -> cluster
+            case FAILED_PRECONDITION -> cluster || semaphore
                     ? new FailedPreconditionException(text, failure)
                     : new NotHolderException(text, failure);
             case ALREADY_EXISTS -> new AlreadyExistsException(text, failure);

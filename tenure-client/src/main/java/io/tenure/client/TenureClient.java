@@ -262,6 +262,35 @@ public final class TenureClient implements AutoCloseable {
     }
 
     /**
+     * The counting semaphore {@code name} with at most {@code limit} permits held at once,
+     * acquired with this client's {@linkplain #session() session lease}. Nothing is sent until an
+     * acquire.
+     *
+     * @throws IllegalArgumentException if the name is blank or longer than 1 KiB in UTF-8, or
+     *                                  the limit is not 1 to 1,000,000
+     */
+    public TenureSemaphore semaphore(String name, int limit) {
+        checkName(name);
+        checkLimit(limit);
+        ensureOpen();
+        return new TenureSemaphore(this, name, limit, null);
+    }
+
+    /** The semaphore {@code name}, acquired with {@code lease}. */
+    public TenureSemaphore semaphore(String name, int limit, Lease lease) {
+        checkName(name);
+        checkLimit(limit);
+        checkLease(lease);
+        return new TenureSemaphore(this, name, limit, lease);
+    }
+
+    private static void checkLimit(int limit) {
+        if (limit < 1 || limit > 1_000_000) {
+            throw new IllegalArgumentException("limit must be between 1 and 1000000, got " + limit);
+        }
+    }
+
+    /**
      * The lease that {@link #lock(String)} acquires with: granted on first use with the
      * {@linkplain Builder#sessionTtl(Duration) session TTL} and this client's id, kept alive in the
      * background, and granted anew on the next use once lost (locks held under the old one are
@@ -564,6 +593,22 @@ public final class TenureClient implements AutoCloseable {
      * that acquire still on its way is refused when it arrives after the withdrawal.
      */
     private void withdraw(String name, Lease lease, long requestId) {
+        LockCancelRequest request = LockCancelRequest.newBuilder().setName(name).setLeaseId(lease.id()).setRequestId(requestId).build();
+        withdraw(name, lease, () -> unary(LockServiceGrpc.getLockCancelMethod(), request)
+                .thenCompose(response -> response.getAcquired()
+                        // Granted just before the withdrawal: nobody will use it, so give it back.
+                        ? giveBack(new LockHandle(response.getKey().isEmpty() ? name : response.getKey(), response.getFencingToken(), lease)::releaseAsync,
+                                lease)
+                        : CompletableFuture.<Void>completedFuture(null)));
+    }
+
+    /**
+     * Withdraws the lease's wait for {@code name} (a lock's, a semaphore's: names are unique
+     * across the kinds that wait) with {@code cancel}, which also gives back a grant that won the
+     * race. Until it is answered, a new acquire of the same name with the same lease waits for it
+     * ({@link #afterWithdrawal}). Best effort: if no member answers, the wait ends with the lease.
+     */
+    void withdraw(String name, Lease lease, java.util.function.Supplier<CompletableFuture<Void>> cancel) {
         if (closed || !lease.isValid()) {
             return; // a lost lease has no waits left; a closed client's leases are revoked or end
         }
@@ -571,16 +616,11 @@ public final class TenureClient implements AutoCloseable {
         LockWait wait = new LockWait(name, lease.id());
         CompletableFuture<Void> done = new CompletableFuture<>();
         CompletableFuture<Void> earlier = withdrawals.put(wait, done);
-        LockCancelRequest request = LockCancelRequest.newBuilder().setName(name).setLeaseId(lease.id()).setRequestId(requestId).build();
         (earlier == null ? CompletableFuture.<Void>completedFuture(null) : earlier)
-                .thenCompose(ignored -> unary(LockServiceGrpc.getLockCancelMethod(), request))
-                .thenCompose(response -> response.getAcquired()
-                        // Granted just before the withdrawal: nobody will use it, so give it back.
-                        ? giveBack(new LockHandle(response.getKey().isEmpty() ? name : response.getKey(), response.getFencingToken(), lease))
-                        : CompletableFuture.<Void>completedFuture(null))
+                .thenCompose(ignored -> cancel.get())
                 .whenComplete((ignored, failure) -> {
                     if (failure != null) {
-                        log.debug("the wait of lease {} for lock '{}' was not withdrawn ({}); it ends with the lease",
+                        log.debug("the wait of lease {} for '{}' was not withdrawn ({}); it ends with the lease",
                                 lease.id(), name, failure.getMessage());
                     }
                     withdrawals.remove(wait, done);
@@ -588,30 +628,35 @@ public final class TenureClient implements AutoCloseable {
                 });
     }
 
+    /** The withdrawal of the lease's wait for {@code name} still under way, or null. */
+    CompletableFuture<Void> afterWithdrawal(String name, Lease lease) {
+        return withdrawals.get(new LockWait(name, lease.id()));
+    }
+
     /**
      * Releases a grant nobody will use, again and again while no member answers and the lease
-     * lives: until it is released, the same lease's next acquire of the lock must not be sent
+     * lives: until it is released, the same lease's next acquire of the name must not be sent
      * (see {@link #withdrawals}).
      */
-    private CompletableFuture<Void> giveBack(LockHandle grant) {
-        return grant.releaseAsync().handle((released, failure) -> failure).thenCompose(failure -> {
+    CompletableFuture<Void> giveBack(java.util.function.Supplier<CompletableFuture<Void>> release, Lease lease) {
+        return release.get().handle((released, failure) -> failure).thenCompose(failure -> {
             if (failure == null) {
                 return CompletableFuture.<Void>completedFuture(null);
             }
-            if (Futures.rethrowable(failure) instanceof UnavailableException && !closed && grant.lease().isValid()) {
-                return giveBack(grant);
+            if (Futures.rethrowable(failure) instanceof UnavailableException && !closed && lease.isValid()) {
+                return giveBack(release, lease);
             }
             return CompletableFuture.<Void>failedFuture(failure);
         });
     }
 
-    private long nextAcquireRequest() {
-        long id = acquireRequests.incrementAndGet();
-        return id != 0 ? id : acquireRequests.incrementAndGet();
+    /** A lease's wait for one name (a lock or a semaphore). */
+    private record LockWait(String name, long leaseId) {
     }
 
-    /** A lease's wait for one lock. */
-    private record LockWait(String name, long leaseId) {
+    long nextAcquireRequest() {
+        long id = acquireRequests.incrementAndGet();
+        return id != 0 ? id : acquireRequests.incrementAndGet();
     }
 
     /**
@@ -946,6 +991,19 @@ public final class TenureClient implements AutoCloseable {
 
     MonotonicClock clock() {
         return clock;
+    }
+
+    Endpoints endpoints() {
+        return endpoints;
+    }
+
+    Duration requestTimeout() {
+        return requestTimeout;
+    }
+
+    /** A unary call with failover, for the other primitives' classes. */
+    <Req, Resp> CompletableFuture<Resp> call(MethodDescriptor<Req, Resp> method, Req request, Executor answers) {
+        return unary(method, request, answers);
     }
 
     ScheduledExecutorService scheduler() {

@@ -8,6 +8,7 @@ import io.tenure.proto.v1.ResponseHeader;
 import io.tenure.proto.v1.StatusResponse;
 import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.lock.Locks;
+import io.tenure.server.semaphore.Semaphores;
 import io.tenure.server.raft.Entry;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
@@ -46,6 +47,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final Proposer proposer;
     private final LeaseKeeper leases;
     private final Locks locks;
+    private final Semaphores semaphores;
     private final Waits waits;
     private final Admission admission;
     private final WatchHub watches;
@@ -62,7 +64,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final RequestRateGuard rateGuard;
 
     Member(ServerConfig config, RaftServer raft, RaftGroupId groupId, TenureStateMachine stateMachine,
-           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, WatchHub watches, ServerMetrics metrics, long clusterId,
+           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, WatchHub watches, ServerMetrics metrics, long clusterId,
            RaftClient admin, Runnable onRaftShutdown,
            java.util.function.Consumer<Throwable> onLogFailure) {
         this.config = config;
@@ -72,6 +74,7 @@ public final class Member implements TenureStateMachine.Listener {
         this.proposer = proposer;
         this.leases = leases;
         this.locks = locks;
+        this.semaphores = semaphores;
         this.waits = waits;
         this.admission = admission;
         this.watches = watches;
@@ -107,6 +110,10 @@ public final class Member implements TenureStateMachine.Listener {
 
     public Locks locks() {
         return locks;
+    }
+
+    public Semaphores semaphores() {
+        return semaphores;
     }
 
     /** Whether the member takes new work now (it sheds it with a retry hint while it is behind). */

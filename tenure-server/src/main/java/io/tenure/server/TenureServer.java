@@ -15,10 +15,12 @@ import io.tenure.core.lock.LockTable;
 import io.tenure.server.grpc.ClientGuard;
 import io.tenure.server.grpc.GrpcClusterService;
 import io.tenure.server.grpc.GrpcLockService;
+import io.tenure.server.grpc.GrpcSemaphoreService;
 import io.tenure.server.http.HttpFront;
 import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.lock.Locks;
+import io.tenure.server.semaphore.Semaphores;
 import io.tenure.server.raft.AuditLog;
 import io.tenure.server.raft.LogBehindSnapshot;
 import io.tenure.server.raft.PeerTransport;
@@ -144,8 +146,9 @@ public final class TenureServer implements AutoCloseable {
                 config.limits().maxLeasesPerClient());
         Waits waits = new Waits();
         Locks locks = new Locks(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
+        Semaphores semaphores = new Semaphores(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         this.watches = new WatchHub(stateMachine, delivery);
-        this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, admission, leases, waits, locks, watches, metrics,
+        this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, admission, leases, waits, locks, semaphores, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), raftAdmin, this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
         metrics.gauges(() -> stateMachine.read(s -> s.primitive(LockTable.class).lockCount()), () -> stateMachine.read(TenureState::leaseCount),
@@ -362,6 +365,7 @@ public final class TenureServer implements AutoCloseable {
                 .addTransportFilter(guard)
                 .intercept(guard)
                 .addService(new GrpcLockService(member))
+                .addService(new GrpcSemaphoreService(member))
                 .addService(new GrpcClusterService(member, admin))
                 .intercept(gate)
                 .maxInboundMessageSize(4 << 20)

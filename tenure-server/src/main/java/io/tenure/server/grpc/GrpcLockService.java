@@ -38,6 +38,7 @@ import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.LockState;
 import io.tenure.proto.v1.LeaseSummary;
 import io.tenure.proto.v1.ResponseHeader;
+import io.tenure.proto.v1.SemaphoreServiceGrpc;
 import io.tenure.proto.v1.SessionRequest;
 import io.tenure.proto.v1.SessionResponse;
 import io.tenure.proto.v1.StatusRequest;
@@ -87,7 +88,10 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
             LockServiceGrpc.getLeaseGrantBatchMethod().getFullMethodName(),
             LockServiceGrpc.getLeaseRevokeMethod().getFullMethodName(),
             LockServiceGrpc.getLeaseKeepAliveMethod().getFullMethodName(),
-            LockServiceGrpc.getSessionMethod().getFullMethodName());
+            LockServiceGrpc.getSessionMethod().getFullMethodName(),
+            SemaphoreServiceGrpc.getAcquireMethod().getFullMethodName(),
+            SemaphoreServiceGrpc.getReleaseMethod().getFullMethodName(),
+            SemaphoreServiceGrpc.getCancelMethod().getFullMethodName());
 
     private final Member member;
 
@@ -113,7 +117,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
     }
 
     /** Answers a unary call with the response made from {@code result}, or with the status of its failure. */
-    private static <T, R> void answer(CompletableFuture<T> result, StreamObserver<R> observer, Function<T, R> response) {
+    static <T, R> void answer(CompletableFuture<T> result, StreamObserver<R> observer, Function<T, R> response) {
         result.whenComplete((value, error) -> {
             if (error != null) {
                 observer.onError(Statuses.of(error));

@@ -1,0 +1,98 @@
+package io.tenure.server.grpc;
+
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.tenure.core.semaphore.SemaphoreView;
+import io.tenure.proto.v1.SemaphoreAcquireRequest;
+import io.tenure.proto.v1.SemaphoreAcquireResponse;
+import io.tenure.proto.v1.SemaphoreCancelRequest;
+import io.tenure.proto.v1.SemaphoreCancelResponse;
+import io.tenure.proto.v1.SemaphoreDescribeRequest;
+import io.tenure.proto.v1.SemaphoreDescribeResponse;
+import io.tenure.proto.v1.SemaphoreHolder;
+import io.tenure.proto.v1.SemaphoreReleaseRequest;
+import io.tenure.proto.v1.SemaphoreReleaseResponse;
+import io.tenure.proto.v1.SemaphoreServiceGrpc;
+import io.tenure.proto.v1.SemaphoreState;
+import io.tenure.proto.v1.SemaphoreWaiter;
+import io.tenure.server.Member;
+import io.tenure.server.semaphore.Semaphores;
+
+/** The gRPC front end of semaphores: translates {@code tenure.v1.SemaphoreService} to {@link Semaphores} and back. */
+public final class GrpcSemaphoreService extends SemaphoreServiceGrpc.SemaphoreServiceImplBase {
+    private final Member member;
+
+    public GrpcSemaphoreService(Member member) {
+        this.member = member;
+    }
+
+    @Override
+    public void acquire(SemaphoreAcquireRequest request, StreamObserver<SemaphoreAcquireResponse> observer) {
+        ServerCallStreamObserver<SemaphoreAcquireResponse> call = (ServerCallStreamObserver<SemaphoreAcquireResponse>) observer;
+        Semaphores.Wait wait = member.semaphores().acquire(request.getName(), request.getLeaseId(), request.getLimit(),
+                request.getPermits(), request.getTimeoutMs(), request.getRequestId());
+        call.setOnCancelHandler(wait::abandon);
+        wait.outcome().whenComplete((outcome, error) -> {
+            if (call.isCancelled()) {
+                return; // a grant stays with the lease: the client may hold it through another call
+            }
+            if (error != null) {
+                observer.onError(Statuses.of(error));
+                return;
+            }
+            observer.onNext(SemaphoreAcquireResponse.newBuilder()
+                    .setHeader(member.header())
+                    .setName(outcome.name())
+                    .setAcquired(outcome.acquired())
+                    .setFencingToken(outcome.fencingToken())
+                    .setPermits(outcome.permits())
+                    .setAvailable(outcome.available())
+                    .setWaiters(outcome.waiters())
+                    .build());
+            observer.onCompleted();
+        });
+    }
+
+    @Override
+    public void release(SemaphoreReleaseRequest request, StreamObserver<SemaphoreReleaseResponse> observer) {
+        GrpcLockService.answer(member.semaphores().release(request.getName(), request.getLeaseId(), request.getFencingToken()), observer,
+                handedTo -> SemaphoreReleaseResponse.newBuilder().setHeader(member.header()).setHandedTo(handedTo).build());
+    }
+
+    @Override
+    public void cancel(SemaphoreCancelRequest request, StreamObserver<SemaphoreCancelResponse> observer) {
+        GrpcLockService.answer(member.semaphores().cancel(request.getName(), request.getLeaseId(), request.getRequestId()), observer,
+                outcome -> SemaphoreCancelResponse.newBuilder()
+                        .setHeader(member.header())
+                        .setName(outcome.name())
+                        .setAcquired(outcome.acquired())
+                        .setFencingToken(outcome.fencingToken())
+                        .build());
+    }
+
+    @Override
+    public void describe(SemaphoreDescribeRequest request, StreamObserver<SemaphoreDescribeResponse> observer) {
+        GrpcLockService.answer(member.semaphores().read(request.getName()), observer, read -> SemaphoreDescribeResponse.newBuilder()
+                .setHeader(member.header().toBuilder().setRevision(read.revision()))
+                .setSemaphore(state(request.getName(), read.semaphore()))
+                .build());
+    }
+
+    static SemaphoreState state(String name, SemaphoreView view) {
+        SemaphoreState.Builder state = SemaphoreState.newBuilder().setName(name);
+        if (view == null) {
+            return state.build();
+        }
+        state.setExists(true).setLimit(view.limit()).setAvailable(view.available())
+                .setCreateRevision(view.createRevision()).setVersion(view.version());
+        for (SemaphoreView.Holder h : view.holders()) {
+            state.addHolders(SemaphoreHolder.newBuilder().setLeaseId(h.leaseId()).setClientId(h.clientId())
+                    .setPermits(h.permits()).setFencingToken(h.fencingToken()));
+        }
+        for (SemaphoreView.Waiter w : view.waiters()) {
+            state.addWaiters(SemaphoreWaiter.newBuilder().setLeaseId(w.leaseId()).setClientId(w.clientId())
+                    .setPermits(w.permits()).setJoinedAt(w.joinedAt()));
+        }
+        return state.build();
+    }
+}

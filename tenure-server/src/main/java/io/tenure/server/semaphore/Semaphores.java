@@ -1,0 +1,313 @@
+package io.tenure.server.semaphore;
+
+import io.tenure.core.Limits;
+import io.tenure.core.kernel.LeaseView;
+import io.tenure.core.kernel.Result;
+import io.tenure.core.kernel.WaitKey;
+import io.tenure.core.semaphore.SemaphoreAcquire;
+import io.tenure.core.semaphore.SemaphoreCancel;
+import io.tenure.core.semaphore.SemaphoreRelease;
+import io.tenure.core.semaphore.SemaphoreResult;
+import io.tenure.core.semaphore.SemaphoreTable;
+import io.tenure.core.semaphore.SemaphoreView;
+import io.tenure.server.Admission;
+import io.tenure.server.LimitExceeded;
+import io.tenure.server.NotServingException;
+import io.tenure.server.Overloaded;
+import io.tenure.server.RequestRejected;
+import io.tenure.server.ServerLimits;
+import io.tenure.server.Waits;
+import io.tenure.server.metrics.ServerMetrics;
+import io.tenure.server.raft.Proposer;
+import io.tenure.server.raft.TenureStateMachine;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The semaphore's operations, for every front end, on the path the lock's take (see
+ * {@link io.tenure.server.lock.Locks}): validated once, guarded by the member's limits, proposed
+ * through the log; a queued acquire parks in {@link Waits} under (semaphore, lease) until the log
+ * answers it (a grant, the withdrawal its timeout proposes, or the end of its lease). A caller
+ * that goes away only forgets its call: its lease keeps its place, or its permits, until the
+ * client cancels, releases or lets the lease go.
+ */
+public final class Semaphores {
+    private static final Logger LOG = LoggerFactory.getLogger(Semaphores.class);
+
+    /** What an acquire returned: acquired with a token, or not, with the permits free and the waiters at the time. */
+    public record Outcome(String name, boolean acquired, long fencingToken, int permits, int available, int waiters) {
+        static Outcome of(SemaphoreResult.Granted g) {
+            return new Outcome(g.key(), true, g.fencingToken(), g.permits(), 0, 0);
+        }
+    }
+
+    /** One acquire call: completes once, granted, not granted, or failed. */
+    public final class Wait implements Waits.Parked {
+        private final WaitKey key;
+        private final long acquireRequest;
+        private final CompletableFuture<Outcome> outcome = new CompletableFuture<>();
+        private volatile ScheduledFuture<?> timeout;
+        private volatile boolean abandoned;
+
+        private Wait(WaitKey key, long acquireRequest) {
+            this.key = key;
+            this.acquireRequest = acquireRequest;
+        }
+
+        public CompletableFuture<Outcome> outcome() {
+            return outcome;
+        }
+
+        /** The caller went away: forget the call; the lease keeps its place or its permits. */
+        public void abandon() {
+            abandoned = true;
+            waits.unpark(key, this);
+            cancelTimeout();
+        }
+
+        @Override
+        public void woken(Result result) {
+            cancelTimeout();
+            if (result instanceof SemaphoreResult.Granted g) {
+                if (abandoned) {
+                    leftToLease(g.key(), g.leaseId(), g.fencingToken());
+                } else {
+                    outcome.complete(Outcome.of(g));
+                }
+            } else if (result instanceof SemaphoreResult.Cancelled c) {
+                outcome.complete(new Outcome(c.key(), false, 0, 0, availableOf(c.key()), c.waiters()));
+            } else if (result instanceof Result.Rejected ended) {
+                outcome.completeExceptionally(new RequestRejected(ended.code(), "lease_id", ended.message()));
+            } else {
+                outcome.completeExceptionally(new IllegalStateException("unexpected wake-up " + result));
+            }
+        }
+
+        @Override
+        public void handedBack(NotServingException reason) {
+            fail(reason);
+        }
+
+        private void fail(Throwable error) {
+            cancelTimeout();
+            outcome.completeExceptionally(error);
+        }
+
+        private void cancelTimeout() {
+            ScheduledFuture<?> t = timeout;
+            if (t != null) {
+                t.cancel(false);
+            }
+        }
+    }
+
+    private final Proposer proposer;
+    private final TenureStateMachine stateMachine;
+    private final Waits waits;
+    private final Admission admission;
+    private final ScheduledExecutorService timer;
+    private final ServerMetrics metrics;
+    private final ServerLimits limits;
+
+    public Semaphores(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
+                      ServerMetrics metrics, ServerLimits limits) {
+        this.proposer = proposer;
+        this.stateMachine = stateMachine;
+        this.waits = waits;
+        this.admission = admission;
+        this.timer = timer;
+        this.metrics = metrics;
+        this.limits = limits;
+    }
+
+    /**
+     * Acquires {@code permits} of semaphore {@code name} (limit {@code limit}) for the lease,
+     * waiting in its FIFO queue.
+     *
+     * @param timeoutMs 0 = do not wait, positive = wait at most that long, -1 = until granted or the lease ends
+     * @param requestId the client's id for this acquire, the same on its retries (0 = none)
+     */
+    public Wait acquire(String name, long leaseId, int limit, int permits, long timeoutMs, long requestId) {
+        Wait wait = new Wait(new WaitKey(SemaphoreTable.NAME, name, leaseId), requestId);
+        long started = System.nanoTime();
+        wait.outcome.whenComplete((outcome, error) -> metrics.latency("semaphore_acquire", System.nanoTime() - started));
+        try {
+            checkName(name);
+            if (limit < 1 || limit > Limits.MAX_SEMAPHORE_LIMIT) {
+                throw RequestRejected.invalid("limit", Limits.checkPermits(limit, 1));
+            }
+            String problem = Limits.checkPermits(limit, permits);
+            if (problem != null) {
+                throw RequestRejected.invalid("permits", problem);
+            }
+            if (timeoutMs < -1) {
+                throw RequestRejected.invalid("timeout_ms", "timeout_ms must be -1 (wait until granted), 0 (do not wait) or positive, got "
+                        + timeoutMs);
+            }
+            checkLimits(name, leaseId, timeoutMs != 0);
+            admission.admit("acquire");
+        } catch (RequestRejected | LimitExceeded | Overloaded e) {
+            wait.outcome.completeExceptionally(e);
+            return wait;
+        }
+        proposer.propose(new SemaphoreAcquire(name, leaseId, limit, permits, timeoutMs != 0, requestId), new Proposer.Answer() {
+            @Override
+            public void applied(io.tenure.core.kernel.Applied applied) {
+                acquired(wait, applied.result(), timeoutMs);
+            }
+
+            @Override
+            public void failed(Throwable error) {
+                wait.fail(error);
+            }
+        });
+        return wait;
+    }
+
+    /** The acquire's own result, on the apply thread: answered now, or parked until the log decides. */
+    private void acquired(Wait wait, Result r, long timeoutMs) {
+        if (r instanceof SemaphoreResult.Granted g) {
+            wait.outcome.complete(Outcome.of(g));
+        } else if (r instanceof SemaphoreResult.Busy b) {
+            wait.outcome.complete(new Outcome(b.key(), false, 0, 0, b.available(), b.waiters()));
+        } else if (r instanceof SemaphoreResult.Queued q && timeoutMs == 0) {
+            // The lease already waits through another call: a try does not wait, and that call keeps the place.
+            wait.outcome.complete(new Outcome(q.key(), false, 0, 0, q.available(), q.ahead()));
+        } else if (r instanceof SemaphoreResult.Queued) {
+            if (wait.abandoned || !waits.park(wait.key, wait)) {
+                return;
+            }
+            if (timeoutMs > 0) {
+                wait.timeout = timer.schedule(() -> withdraw(wait), timeoutMs, TimeUnit.MILLISECONDS);
+            }
+        } else if (r instanceof Result.Rejected rejected) {
+            wait.fail(RequestRejected.of(rejected));
+        } else {
+            wait.fail(new IllegalStateException("unexpected result " + r));
+        }
+    }
+
+    /** The wait timed out: withdraws it through the log, whose answer (or the grant that won) ends the call. */
+    private void withdraw(Wait wait) {
+        WaitKey key = wait.key;
+        proposer.propose(new SemaphoreCancel(key.key(), key.leaseId(), wait.acquireRequest), new Proposer.Answer() {
+            @Override
+            public void applied(io.tenure.core.kernel.Applied applied) {
+                if (waits.unpark(key, wait)) {
+                    wait.woken(applied.result());
+                }
+            }
+
+            @Override
+            public void failed(Throwable error) {
+                if (waits.unpark(key, wait)) {
+                    wait.fail(error);
+                }
+            }
+        });
+    }
+
+    /**
+     * Withdraws the lease's wait, as its client asks when it gives up: calls parked for it here and
+     * on any member are answered "not acquired". When the grant won the race the outcome is
+     * acquired, with the grant's token, and the client decides whether to release it.
+     */
+    public CompletableFuture<Outcome> cancel(String name, long leaseId, long acquireRequest) {
+        return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> proposer.propose(new SemaphoreCancel(name, leaseId, acquireRequest)))
+                .thenApply(applied -> {
+                    if (applied.result() instanceof SemaphoreResult.Granted g) {
+                        return Outcome.of(g);
+                    }
+                    if (applied.result() instanceof SemaphoreResult.Cancelled c) {
+                        return new Outcome(c.key(), false, 0, 0, 0, c.waiters());
+                    }
+                    throw RequestRejected.of(applied);
+                });
+    }
+
+    /** Returns the permits of the grant (name, lease, token); completes with how many waiters were granted with them. */
+    public CompletableFuture<Integer> release(String name, long leaseId, long fencingToken) {
+        try {
+            checkName(name);
+            if (fencingToken <= 0) {
+                throw RequestRejected.invalid("fencing_token", "fencing_token must be positive, got " + fencingToken);
+            }
+        } catch (RequestRejected e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return proposer.propose(new SemaphoreRelease(name, leaseId, fencingToken)).thenApply(applied -> {
+            if (applied.result() instanceof SemaphoreResult.Released released) {
+                return released.handedTo();
+            }
+            throw RequestRejected.of(applied);
+        });
+    }
+
+    /** The semaphore as read linearizably (after a read barrier), with the revision of the state read. */
+    public CompletableFuture<Read> read(String name) {
+        return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> admission.admitRead(proposer::readBarrier))
+                .thenApply(ignored -> stateMachine.read(s -> new Read(s.primitive(SemaphoreTable.class).semaphore(name), s.revision())));
+    }
+
+    /** A semaphore read from one state: null when it does not exist; {@code revision} is that state's. */
+    public record Read(SemaphoreView semaphore, long revision) {}
+
+    /** The semaphore as this member has applied it (no read barrier), or null. */
+    public SemaphoreView describe(String name) {
+        return stateMachine.read(s -> s.primitive(SemaphoreTable.class).semaphore(name));
+    }
+
+    private int availableOf(String name) {
+        SemaphoreView view = describe(name);
+        return view == null ? 0 : view.available();
+    }
+
+    private void leftToLease(String name, long leaseId, long token) {
+        LOG.info("event=semaphore_grant_unanswered semaphore=\"{}\" lease={} token={} note=\"the caller went away; the permits stay with the lease\"",
+                name, leaseId, token);
+    }
+
+    private static void checkName(String name) {
+        String problem = Limits.checkKey("name", name);
+        if (problem != null) {
+            throw RequestRejected.invalid("name", problem);
+        }
+    }
+
+    /**
+     * Refuses a new hold or wait that would take the lease's client over its limit of held and
+     * waited-for resources, or a new waiter over the queue limit. A retry (the lease already
+     * holds or waits) is never refused.
+     */
+    private void checkLimits(String name, long leaseId, boolean wouldWait) {
+        LimitExceeded refusal = stateMachine.read(s -> {
+            SemaphoreTable semaphores = s.primitive(SemaphoreTable.class);
+            if (semaphores.holdsOrWaits(leaseId, name)) {
+                return null;
+            }
+            LeaseView lease = s.lease(leaseId);
+            if (lease == null) {
+                return null; // the state machine answers NOT_FOUND
+            }
+            if (s.holdsAndWaits(lease.clientId()) >= limits.maxLocksPerClient()) {
+                return new LimitExceeded("max-locks-per-client", "client id '" + lease.clientId() + "' already holds or waits for "
+                        + limits.maxLocksPerClient() + " locks and semaphores, the most a client may (--max-locks-per-client)");
+            }
+            if (wouldWait && semaphores.waiterCount(name) >= limits.maxWaitersPerLock()) {
+                return new LimitExceeded("max-waiters-per-lock", "semaphore '" + name + "' already has " + limits.maxWaitersPerLock()
+                        + " waiters, the most one may have (--max-waiters-per-lock); try again later");
+            }
+            return null;
+        });
+        if (refusal != null) {
+            throw refusal;
+        }
+    }
+}
