@@ -12,6 +12,7 @@ import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.tenure.core.TenureState;
 import io.tenure.core.lock.LockTable;
+import io.tenure.core.semaphore.SemaphoreTable;
 import io.tenure.server.grpc.ClientGuard;
 import io.tenure.server.grpc.GrpcClusterService;
 import io.tenure.server.grpc.GrpcLockService;
@@ -151,6 +152,9 @@ public final class TenureServer implements AutoCloseable {
         this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, admission, leases, waits, locks, semaphores, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), raftAdmin, this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
+        metrics.semaphoreGauges(() -> stateMachine.read(s -> s.primitive(SemaphoreTable.class).heldCount()),
+                () -> stateMachine.read(s -> s.primitive(SemaphoreTable.class).permitsHeld()),
+                () -> stateMachine.read(s -> s.primitive(SemaphoreTable.class).waiterCount()));
         metrics.gauges(() -> stateMachine.read(s -> s.primitive(LockTable.class).lockCount()), () -> stateMachine.read(TenureState::leaseCount),
                 () -> stateMachine.read(s -> s.primitive(LockTable.class).waiterCount()), watches::watcherCount, member::term,
                 member::commitIndex, () -> lastAppliedIndex(stateMachine));

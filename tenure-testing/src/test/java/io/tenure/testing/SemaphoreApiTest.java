@@ -154,6 +154,39 @@ class SemaphoreApiTest {
         assertThat(client.semaphore("pool/session", 2).describe().exists()).isFalse();
     }
 
+    @Test
+    void theMetricsCountSemaphoreGrantsHoldersAndWaiters() throws Exception {
+        TenureClient client = tenure.client();
+        Lease a = client.grantLease(TTL, "a");
+        Lease b = client.grantLease(TTL, "b");
+        double acquiredBefore = metric("semaphore_acquire_total{result=\"acquired\"}");
+        SemaphorePermit held = client.semaphore("pool/metrics", 3, a).acquire(3);
+        CompletableFuture<SemaphorePermit> waiting = client.semaphore("pool/metrics", 3, b).acquireAsync(1);
+        awaitWaiters(client, "pool/metrics", 1);
+
+        assertThat(metric("semaphore_acquire_total{result=\"acquired\"}")).isEqualTo(acquiredBefore + 1);
+        assertThat(metric("semaphore_permits_held")).isGreaterThanOrEqualTo(3);
+        assertThat(metric("semaphore_waiters")).isGreaterThanOrEqualTo(1);
+        held.release();
+        waiting.get(10, TimeUnit.SECONDS).release();
+        assertThat(metric("semaphore_release_total{result=\"released\"}")).isGreaterThanOrEqualTo(2);
+        a.revoke();
+        b.revoke();
+    }
+
+    /** One sample of the member's /metrics, by its name and labels as printed. */
+    private static double metric(String sample) throws Exception {
+        java.net.http.HttpResponse<String> response = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create(tenure.cluster().httpEndpoint(0) + "/metrics")).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        for (String line : response.body().split("\n")) {
+            if (line.startsWith(sample + " ")) {
+                return Double.parseDouble(line.substring(sample.length() + 1).trim());
+            }
+        }
+        throw new AssertionError("no sample " + sample + " in /metrics");
+    }
+
     private static void awaitWaiters(TenureClient client, String name, int count) {
         Await.until("semaphore " + name + " to have " + count + " waiters", Duration.ofSeconds(10),
                 () -> client.semaphore(name, 1_000_000).describe().waiters().size() >= count);

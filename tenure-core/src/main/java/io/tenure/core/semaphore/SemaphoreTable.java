@@ -373,6 +373,33 @@ public final class SemaphoreTable implements Primitive {
         return semaphores.size();
     }
 
+    /** Semaphores with at least one holder. */
+    public int heldCount() {
+        int held = 0;
+        for (Semaphore semaphore : semaphores.values()) {
+            held += semaphore.rule.held > 0 ? 1 : 0;
+        }
+        return held;
+    }
+
+    /** Permits held, over every semaphore. */
+    public long permitsHeld() {
+        long permits = 0;
+        for (Semaphore semaphore : semaphores.values()) {
+            permits += semaphore.rule.held;
+        }
+        return permits;
+    }
+
+    /** Leases queued, over every semaphore. */
+    public int waiterCount() {
+        int waiters = 0;
+        for (Semaphore semaphore : semaphores.values()) {
+            waiters += semaphore.queue.waiterCount();
+        }
+        return waiters;
+    }
+
     /** The leases queued for semaphore {@code key}. */
     public int waiterCount(String key) {
         Semaphore semaphore = semaphores.get(key);

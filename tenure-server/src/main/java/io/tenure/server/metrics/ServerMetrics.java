@@ -21,6 +21,9 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code lock_renew_total{result}}: renewed, expired (the lease is gone), rejected, unavailable</li>
  *   <li>{@code lock_release_total{result}}: released, stale (not the holder, or its lease ended), rejected, unavailable</li>
  *   <li>{@code lock_op_latency_seconds{op}}: a histogram per operation (acquire includes queueing)</li>
+ *   <li>{@code semaphore_acquire_total{result}} (acquired, not_acquired, rejected, unavailable) and
+ *       {@code semaphore_release_total{result}} (released, stale, rejected, unavailable); gauges
+ *       {@code semaphores_held}, {@code semaphore_permits_held}, {@code semaphore_waiters}</li>
  *   <li>{@code lock_expired_total}: leases ended by expiry, as applied from the log</li>
  *   <li>{@code overload_shed_total{kind}}: new requests shed while the member was behind (acquire, grant, read, watch)</li>
  *   <li>gauges {@code proposer_waiting{lane}} and {@code proposer_oldest_wait_seconds{lane}} (renewal, work),
@@ -42,6 +45,8 @@ public final class ServerMetrics {
     private final ResultCounter acquires = new ResultCounter("lock_acquire", "Lock acquisitions by result");
     private final ResultCounter renews = new ResultCounter("lock_renew", "Lease renewals (keep-alives, HTTP renews) by result");
     private final ResultCounter releases = new ResultCounter("lock_release", "Lock releases by result");
+    private final ResultCounter semaphoreAcquires = new ResultCounter("semaphore_acquire", "Semaphore acquisitions by result");
+    private final ResultCounter semaphoreReleases = new ResultCounter("semaphore_release", "Semaphore releases by result");
     private final ResultCounter shed = new ResultCounter("overload_shed", "New requests shed while the member was behind, by kind", "kind");
     private final Map<String, Timer> opLatency = new ConcurrentHashMap<>();
     private final Counter expired;
@@ -71,6 +76,13 @@ public final class ServerMetrics {
         gauge("raft_applied_index", "The last log index this member applied", appliedIndex);
     }
 
+    /** The semaphores' gauges, read from the member's state on each scrape. */
+    public void semaphoreGauges(Supplier<Number> held, Supplier<Number> permitsHeld, Supplier<Number> waiters) {
+        gauge("semaphores_held", "Semaphores with at least one holder", held);
+        gauge("semaphore_permits_held", "Permits held, over every semaphore", permitsHeld);
+        gauge("semaphore_waiters", "Leases queued for a semaphore", waiters);
+    }
+
     /**
      * The signals of overload: what waits for the log in each lane (renewals go first), how long
      * the oldest has waited, the entries in flight, how far apply trails the commit index, and the
@@ -97,6 +109,14 @@ public final class ServerMetrics {
 
     public void acquire(String result) {
         acquires.increment(result);
+    }
+
+    public void semaphoreAcquire(String result) {
+        semaphoreAcquires.increment(result);
+    }
+
+    public void semaphoreRelease(String result) {
+        semaphoreReleases.increment(result);
     }
 
     public void renew(String result) {

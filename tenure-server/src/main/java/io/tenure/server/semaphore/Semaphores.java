@@ -135,7 +135,10 @@ public final class Semaphores {
     public Wait acquire(String name, long leaseId, int limit, int permits, long timeoutMs, long requestId) {
         Wait wait = new Wait(new WaitKey(SemaphoreTable.NAME, name, leaseId), requestId);
         long started = System.nanoTime();
-        wait.outcome.whenComplete((outcome, error) -> metrics.latency("semaphore_acquire", System.nanoTime() - started));
+        wait.outcome.whenComplete((outcome, error) -> {
+            metrics.latency("semaphore_acquire", System.nanoTime() - started);
+            metrics.semaphoreAcquire(error != null ? ServerMetrics.failureResult(error) : outcome.acquired() ? "acquired" : "not_acquired");
+        });
         try {
             checkName(name);
             if (limit < 1 || limit > Limits.MAX_SEMAPHORE_LIMIT) {
@@ -241,7 +244,15 @@ public final class Semaphores {
         } catch (RequestRejected e) {
             return CompletableFuture.failedFuture(e);
         }
-        return proposer.propose(new SemaphoreRelease(name, leaseId, fencingToken)).thenApply(applied -> {
+        return proposer.propose(new SemaphoreRelease(name, leaseId, fencingToken)).whenComplete((applied, error) -> {
+            if (error != null) {
+                metrics.semaphoreRelease(ServerMetrics.failureResult(error));
+            } else {
+                metrics.semaphoreRelease(applied.result() instanceof SemaphoreResult.Released ? "released"
+                        : applied.result() instanceof Result.Rejected r && (r.code() == Result.Code.FAILED_PRECONDITION
+                        || r.code() == Result.Code.NOT_FOUND) ? "stale" : "rejected");
+            }
+        }).thenApply(applied -> {
             if (applied.result() instanceof SemaphoreResult.Released released) {
                 return released.handedTo();
             }
