@@ -19,15 +19,17 @@ public final class Bench {
                 switch (s.workload()) {
                     case "W3" -> s.leases() + " leases";
                     case "W5" -> s.rounds() + " rounds";
+                    case "W6" -> s.clients() + " clients on a semaphore of limit " + s.limit();
                     default -> s.clients() + " clients";
                 }, s.duration(), s.warmup());
         try (Members members = Members.start(s.memberCount(), s.jvmOptions())) {
             return switch (s.workload()) {
                 case "W1" -> Uncontended.run(members, s, "bench/w1/", null);
-                case "W2" -> Contended.run(members, s);
+                case "W2" -> Contended.lock(members, s);
                 case "W3" -> Leases.run(members, s);
                 case "W4" -> Watches.run(members, s);
                 case "W5" -> Failover.run(members, s);
+                case "W6" -> Contended.semaphore(members, s);
                 default -> throw new IllegalArgumentException("unknown workload " + s.workload());
             };
         }
@@ -58,6 +60,8 @@ public final class Bench {
             for (int c : full ? List.of(8, 64) : List.of(8)) {
                 runs.add(settings(target, "W2", c, duration, warmup, BenchSettings.DEFAULT_LEASES, jvmOptions));
             }
+            runs.add(settings(target, "W6", BenchSettings.DEFAULT_W6_CLIENTS, duration, warmup, BenchSettings.DEFAULT_LEASES,
+                    jvmOptions));
             runs.add(settings(target, "W3", 1, full ? Duration.ofSeconds(60) : Duration.ofSeconds(20), warmup,
                     BenchSettings.DEFAULT_LEASES, jvmOptions));
             if (full) {

@@ -12,12 +12,13 @@ import java.util.Objects;
  * {@code package-info.java}; peer drivers copy the format, not this class).
  *
  * @param target      {@code tenure-1}, {@code tenure-3}, {@code etcd}, {@code zookeeper} or {@code redis}
- * @param workload    {@code W1} to {@code W5}
+ * @param workload    {@code W1} to {@code W6}
  * @param clients     concurrent clients (W3: the lease count; W5: 1)
  * @param seconds     the measured time, warm-up excluded
  * @param ops         operations completed in it (see the format for what one is per workload)
  * @param opsPerSec   {@code ops / seconds}
- * @param overlaps    times two holders were seen inside one key at once: anything but 0 fails the run
+ * @param overlaps    times more holders were seen inside one key at once than it allows (a lock one,
+ *                    a semaphore its limit): anything but 0 fails the run
  * @param extra       workload-specific figures, in insertion order
  */
 public record BenchResult(String target, String workload, int clients, double seconds, long ops, double opsPerSec,

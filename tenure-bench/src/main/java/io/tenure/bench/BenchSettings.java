@@ -8,19 +8,20 @@ import java.util.Locale;
  * One run: which members, which workload, how long.
  *
  * @param target     {@code tenure-1} or {@code tenure-3}
- * @param workload   W1 to W5
- * @param clients    concurrent clients (W1, W2, W4); ignored by W3 and W5
+ * @param workload   W1 to W6
+ * @param clients    concurrent clients (W1, W2, W4, W6); ignored by W3 and W5
  * @param duration   the measured window (W3: how long the leases are held)
  * @param warmup     run before measuring, on the same members, to get past the JIT (RATIS.md)
  * @param leases     W3: how many leases
  * @param watchers   W4: how many watchers
  * @param rounds     W5: how many leader kills
+ * @param limit      W6: the semaphore's limit, the most permits held at once
  * @param jvmOptions of each member JVM
  * @param unaryLockCalls the SDK sends each lock call as a unary RPC instead of in its session
  *                       stream (to measure one against the other)
  */
 public record BenchSettings(String target, String workload, int clients, Duration duration, Duration warmup,
-                            int leases, int watchers, int rounds, List<String> jvmOptions, boolean unaryLockCalls) {
+                            int leases, int watchers, int rounds, int limit, List<String> jvmOptions, boolean unaryLockCalls) {
     /**
      * Members' heap and collector, as {@code ./tenure server} runs them: a heap big enough for
      * 100,000 leases, as on a small production box, and ZGC (see the {@code tenure} launcher).
@@ -29,6 +30,15 @@ public record BenchSettings(String target, String workload, int clients, Duratio
     public static final int DEFAULT_LEASES = 10_000;
     public static final int DEFAULT_WATCHERS = 1_000;
     public static final int DEFAULT_ROUNDS = 10;
+    /** Clients when none are given (W1, W2, W4). */
+    public static final int DEFAULT_CLIENTS = 16;
+    /** W6 as issue 17 defines it: 64 clients on one semaphore of limit 8. */
+    public static final int DEFAULT_W6_CLIENTS = 64;
+    public static final int DEFAULT_LIMIT = 8;
+    /** The SDK's largest semaphore limit. */
+    public static final int MAX_LIMIT = 1_000_000;
+    /** The workloads, in order. */
+    public static final List<String> WORKLOADS = List.of("W1", "W2", "W3", "W4", "W5", "W6");
     /** The lease TTL on one member (issue 7's 10 s; W3 keeps leases alive at TTL/3, the SDK's rhythm). */
     public static final Duration TTL = Duration.ofSeconds(10);
     /**
@@ -44,8 +54,8 @@ public record BenchSettings(String target, String workload, int clients, Duratio
         if (!target.equals("tenure-1") && !target.equals("tenure-3")) {
             throw new IllegalArgumentException("target must be tenure-1 or tenure-3 (peers have their own drivers), got " + target);
         }
-        if (!List.of("W1", "W2", "W3", "W4", "W5").contains(workload)) {
-            throw new IllegalArgumentException("workload must be W1..W5, got " + workload);
+        if (!WORKLOADS.contains(workload)) {
+            throw new IllegalArgumentException("workload must be W1..W6, got " + workload);
         }
         if (workload.equals("W5") && !target.equals("tenure-3")) {
             throw new IllegalArgumentException("W5 (failover) needs --target tenure-3");
@@ -53,18 +63,26 @@ public record BenchSettings(String target, String workload, int clients, Duratio
         if (clients < 1 || leases < 1 || watchers < 0 || rounds < 1) {
             throw new IllegalArgumentException("clients, leases and rounds must be positive");
         }
+        if (limit < 1 || limit > MAX_LIMIT) {
+            throw new IllegalArgumentException("limit must be between 1 and " + MAX_LIMIT + ", got " + limit);
+        }
         jvmOptions = List.copyOf(jvmOptions);
     }
 
-    /** A run whose SDK clients send their lock calls in session streams. */
+    /** A run whose SDK clients send their lock calls in session streams, W6 at the default limit. */
     public BenchSettings(String target, String workload, int clients, Duration duration, Duration warmup,
                          int leases, int watchers, int rounds, List<String> jvmOptions) {
-        this(target, workload, clients, duration, warmup, leases, watchers, rounds, jvmOptions, false);
+        this(target, workload, clients, duration, warmup, leases, watchers, rounds, DEFAULT_LIMIT, jvmOptions, false);
     }
 
     public static BenchSettings of(String target, String workload, int clients, Duration duration, Duration warmup) {
         return new BenchSettings(target, workload, clients, duration, warmup, DEFAULT_LEASES, DEFAULT_WATCHERS,
                 DEFAULT_ROUNDS, DEFAULT_JVM_OPTIONS);
+    }
+
+    /** The clients of {@code workload} when none are given: 64 for W6, else 16. */
+    public static int defaultClients(String workload) {
+        return workload.equalsIgnoreCase("W6") ? DEFAULT_W6_CLIENTS : DEFAULT_CLIENTS;
     }
 
     /** The TTL of every lease this run grants. */

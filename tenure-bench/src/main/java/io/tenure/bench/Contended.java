@@ -2,28 +2,75 @@ package io.tenure.bench;
 
 import io.tenure.client.Lease;
 import io.tenure.client.LockHandle;
+import io.tenure.client.SemaphorePermit;
 import io.tenure.client.TenureClient;
+import io.tenure.client.TenureSemaphore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiConsumer;
+import java.util.function.BiFunction;
 import org.HdrHistogram.Histogram;
 
 /**
- * W2: every client waits for the same key, holds it for no time and releases it, then queues
- * again. One op is one acquisition (a hand-off through the FIFO queue); the latency is the
- * acquire wait. Per-client counts show fairness: with FIFO hand-off they are nearly equal.
+ * The contended workloads: every client waits for the same name, holds it for no time and
+ * releases it, then queues again. One op is one acquisition (a grant through the FIFO queue);
+ * the latency is the acquire wait. Per-client counts show fairness: with FIFO grants they are
+ * nearly equal.
+ * <ul>
+ * <li>W2: one lock; each acquisition is a hand-off from the previous holder.
+ * <li>W6: one semaphore of {@link BenchSettings#limit()} permits; each client takes one permit
+ *     at a time, so up to the limit hold it at once and the rest queue.
+ * </ul>
  */
 final class Contended {
     static final String KEY = "bench/w2";
+    static final String SEMAPHORE = "bench/w6";
+    /** How long one acquire may wait: far beyond any wait of a healthy run. */
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    /** One client's way to the contended name, on its SDK instance and with its own lease. */
+    @FunctionalInterface
+    private interface Contender {
+        /** Blocks until granted; returns what gives the grant back. */
+        Runnable acquire();
+    }
 
     private Contended() {
     }
 
-    static BenchResult run(Members members, BenchSettings s) throws Exception {
-        try (SdkClients sdks = new SdkClients(members.endpoints(), s.clients(), "bench-w2", s.unaryLockCalls())) {
+    /** W2: all clients on one lock. */
+    static BenchResult lock(Members members, BenchSettings s) throws Exception {
+        return run(members, s, KEY, 1, "bench-w2", (sdk, lease) -> () -> {
+            LockHandle handle = sdk.acquire(KEY, lease, WAIT, null);
+            return handle::release;
+        }, (x, exclusion) -> x.put("lock_calls", s.unaryLockCalls() ? "unary" : "session"));
+    }
+
+    /** W6: all clients on one semaphore, one permit each. */
+    static BenchResult semaphore(Members members, BenchSettings s) throws Exception {
+        return run(members, s, SEMAPHORE, s.limit(), "bench-w6", (sdk, lease) -> {
+            TenureSemaphore semaphore = sdk.semaphore(SEMAPHORE, s.limit(), lease);
+            return () -> {
+                SemaphorePermit permit = semaphore.acquire(1, WAIT);
+                return permit::release;
+            };
+        }, (x, exclusion) -> {
+            x.put("limit", s.limit());
+            x.put("permits_per_acquire", 1);
+            x.put("holders_peak", exclusion.peak(SEMAPHORE));
+        });
+    }
+
+    private static BenchResult run(Members members, BenchSettings s, String name, int allowed, String clientId,
+                                   BiFunction<TenureClient, Lease, Contender> contenders,
+                                   BiConsumer<Map<String, Object>, Exclusion> extra) throws Exception {
+        String label = s.workload().toLowerCase(Locale.ROOT);
+        try (SdkClients sdks = new SdkClients(members.endpoints(), s.clients(), clientId, s.unaryLockCalls())) {
             Exclusion exclusion = new Exclusion();
             List<Lease> leases = new ArrayList<>();
             for (int i = 0; i < s.clients(); i++) {
@@ -39,16 +86,15 @@ final class Contended {
                 int client = i;
                 waits[i] = Latencies.histogram();
                 Thread thread = new Thread(() -> {
-                    TenureClient sdk = sdks.get(client);
-                    Lease lease = leases.get(client);
                     try {
+                        Contender contender = contenders.apply(sdks.get(client), leases.get(client));
                         while (!window.over(System.nanoTime()) && failure.get() == null) {
                             long began = System.nanoTime();
-                            LockHandle handle = sdk.acquire(KEY, lease, Duration.ofSeconds(30), null);
+                            Runnable release = contender.acquire();
                             long granted = System.nanoTime();
-                            exclusion.enter(KEY);
-                            exclusion.exit(KEY);
-                            handle.release();
+                            exclusion.enter(name, allowed);
+                            exclusion.exit(name);
+                            release.run();
                             if (window.counts(began, granted)) {
                                 Latencies.recordNanos(waits[client], granted - began);
                                 acquisitions[client]++;
@@ -57,7 +103,7 @@ final class Contended {
                     } catch (Throwable t) {
                         failure.compareAndSet(null, t);
                     }
-                }, "bench-w2-" + i);
+                }, "bench-" + label + "-" + i);
                 thread.start();
                 threads.add(thread);
             }
@@ -65,7 +111,7 @@ final class Contended {
                 t.join();
             }
             if (failure.get() != null) {
-                throw new IllegalStateException("W2 client failed: " + failure.get(), failure.get());
+                throw new IllegalStateException(s.workload() + " client failed: " + failure.get(), failure.get());
             }
             for (Lease lease : leases) {
                 lease.close();
@@ -87,7 +133,7 @@ final class Contended {
             x.put("wait_p50_ms", BenchResult.round(Latencies.ms(all, 50)));
             x.put("wait_p99_ms", BenchResult.round(Latencies.ms(all, 99)));
             x.put("fairness_min_over_max", max == 0 ? 0 : BenchResult.round((double) min / max));
-            x.put("lock_calls", s.unaryLockCalls() ? "unary" : "session");
+            extra.accept(x, exclusion);
             cpu.report(total, window.seconds(), x);
             return new BenchResult(s.target(), s.workload(), s.clients(), window.seconds(), total, total / window.seconds(),
                     Latencies.ms(all, 50), Latencies.ms(all, 99), Latencies.maxMs(all), exclusion.overlaps(), x);

@@ -198,6 +198,9 @@ public final class ResultTable {
             case "W4" -> x.containsKey("events_per_sec") ? rate(number(x, "events_per_sec", 0)) + " events/s to "
                     + x.getOrDefault("watchers", "?") + " watchers, delivery p99 " + x.getOrDefault("delivery_p99_ms", "?") + " ms" : "";
             case "W5" -> "failover median " + x.getOrDefault("median_ms", "?") + " ms, worst " + x.getOrDefault("worst_ms", "?") + " ms";
+            case "W6" -> "limit " + x.getOrDefault("limit", "?") + (x.containsKey("fairness_min_over_max")
+                    ? ", fairness min/max " + x.get("fairness_min_over_max") : "")
+                    + (x.containsKey("holders_peak") ? ", peak holders " + x.get("holders_peak") : "");
             default -> "";
         };
     }

@@ -1,19 +1,20 @@
 /**
- * Benchmarks of Tenure: {@code tenure bench} (workloads W1-W5 against real member processes
+ * Benchmarks of Tenure: {@code tenure bench} (workloads W1-W6 against real member processes
  * through the Java SDK) and JMH benchmarks of the core and the apply path ({@code jmh}).
  *
  * <h2>Result format (shared with the peer drivers)</h2>
  * Every workload run prints exactly one JSON line on stdout (progress goes to stderr), keys in
  * this order:
  * <pre>
- * {"target": "tenure-1"|"tenure-3"|"etcd"|"zookeeper"|"redis", "workload": "W1".."W5",
+ * {"target": "tenure-1"|"tenure-3"|"etcd"|"zookeeper"|"redis", "workload": "W1".."W6",
  *  "clients": N, "seconds": S, "ops": N, "ops_per_sec": X,
  *  "p50_ms": X, "p99_ms": X, "max_ms": X, "overlaps": 0, "extra": {...}}
  * </pre>
  * <ul>
  * <li>{@code seconds}: the measured window, warm-up excluded; {@code ops_per_sec = ops / seconds}.
  * <li>{@code overlaps}: how often a client entered a key's critical section while another was
- *     inside (an in-process counter of holders per key); any value above 0 fails the run (exit 1).
+ *     inside (W6: while {@code limit} others were inside), from an in-process counter of
+ *     holders per key; any value above 0 fails the run (exit 1).
  * <li>Latencies are in milliseconds, three decimals, from an HdrHistogram of microseconds.
  * </ul>
  * What an operation and the latency are, and what {@code extra} holds, per workload:
@@ -35,6 +36,11 @@
  * <li>W5 failover: one op = one kill -9 of the leader; latency = time from the kill to the next
  *     successful acquisition through a surviving member. extra: {@code failover_ms} (list),
  *     {@code median_ms}, {@code worst_ms}.
+ * <li>W6 semaphore: every client takes one permit of a single semaphore (limit {@code --limit},
+ *     default 8), holds it for no time and gives it back; one op = one grant; latency = the
+ *     acquire wait. extra: W2's ({@code acquisitions}, {@code wait_p50_ms}, {@code wait_p99_ms},
+ *     {@code fairness_min_over_max}) and {@code limit}, {@code permits_per_acquire},
+ *     {@code holders_peak} (the most holders seen inside at once, never above the limit).
  * </ul>
  * {@link io.tenure.bench.ResultTable} reads such lines (files or stdin; other lines are skipped)
  * and prints a markdown table with Tenure-to-peer ratios.

@@ -105,6 +105,17 @@ class ResultTableTest {
     }
 
     @Test
+    void aSemaphoreRowShowsItsLimitFairnessAndPeakAndIsComparedOnGrantsPerSecond() {
+        List<BenchResult> all = List.of(
+                row("tenure-1", "W6", 64, 3_000, Map.of("limit", 8, "fairness_min_over_max", 0.97, "holders_peak", 8)),
+                row("zookeeper", "W6", 64, 1_000, Map.of("limit", 8)));
+        assertThat(ResultTable.ratio(all.get(0), "zookeeper", all)).hasValue(3.0);
+        assertThat(ResultTable.markdown(all))
+                .contains("| W6 | 64 | tenure-1 | 3,000 | 0.50 | 1.50 | 3.00 | 0 | limit 8, fairness min/max 0.97, peak holders 8 | 3.00 |")
+                .contains("| W6 | 64 | zookeeper | 1,000 | 0.50 | 1.50 | 3.00 | 0 | limit 8 |  |");
+    }
+
+    @Test
     void aLineWithoutTheRequiredFieldsIsRefused() {
         assertThatThrownBy(() -> BenchResult.parse("{\"target\":\"etcd\"}")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> BenchResult.parse("not json")).isInstanceOf(IllegalArgumentException.class);

@@ -22,7 +22,7 @@ import picocli.CommandLine.Option;
                     + "default durability), runs a workload through the Java SDK, stops them, and prints one JSON "
                     + "line per run on stdout (the format is documented in docs/benchmarks.md).",
             "W1 uncontended lock+unlock, W2 contended hand-offs, W3 leases kept alive, W4 watchers while W1 runs, "
-                    + "W5 leader kill -9 and failover (tenure-3 only)."
+                    + "W5 leader kill -9 and failover (tenure-3 only), W6 clients on one semaphore of --limit permits."
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:every run completed without an overlap or a lost lease", "1:a run failed or broke a promise", "2:usage error"})
@@ -45,11 +45,11 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--target", defaultValue = "tenure-1", description = "tenure-1 or tenure-3 (default: ${DEFAULT-VALUE}).")
     String target;
 
-    @Option(names = "--workload", defaultValue = "W1", description = "W1..W5 (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--workload", defaultValue = "W1", description = "W1..W6 (default: ${DEFAULT-VALUE}).")
     String workload;
 
-    @Option(names = "--clients", defaultValue = "16", description = "Concurrent clients for W1, W2, W4 (default: ${DEFAULT-VALUE}).")
-    int clients;
+    @Option(names = "--clients", description = "Concurrent clients for W1, W2, W4, W6 (default: 16; W6: 64).")
+    Integer clients;
 
     @Option(names = "--duration", defaultValue = "20s", converter = DurationConverter.class, paramLabel = "DURATION",
             description = "Measured time (W3: how long the leases are held) (default: ${DEFAULT-VALUE}).")
@@ -67,6 +67,9 @@ final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--rounds", defaultValue = "10", description = "W5: leader kills (default: ${DEFAULT-VALUE}).")
     int rounds;
+
+    @Option(names = "--limit", defaultValue = "8", description = "W6: the semaphore's limit, permits held at once (default: ${DEFAULT-VALUE}).")
+    int limit;
 
     @Option(names = "--lock-calls", defaultValue = "session", paramLabel = "session|unary",
             description = "How the SDK sends W1's and W2's lock calls: in its session stream, or one unary RPC each (default: ${DEFAULT-VALUE}).")
@@ -90,9 +93,15 @@ final class BenchCommand implements Callable<Integer> {
         if (!lockCalls.equals("session") && !lockCalls.equals("unary")) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--lock-calls must be session or unary, got '" + lockCalls + "'");
         }
-        BenchResult r = Bench.run(new BenchSettings(target, workload, clients, duration, warmup, leases, watchers, rounds, jvm,
-                lockCalls.equals("unary")));
+        BenchResult r = Bench.run(settings(jvm));
         out.println(r.toJson());
         return Bench.passed(r) ? TenureCli.EXIT_OK : TenureCli.EXIT_ERROR;
+    }
+
+    /** The one run the options describe; {@code --clients} defaults by workload (W6: 64). */
+    BenchSettings settings(List<String> jvm) {
+        int n = clients != null ? clients : BenchSettings.defaultClients(workload);
+        return new BenchSettings(target, workload, n, duration, warmup, leases, watchers, rounds, limit, jvm,
+                lockCalls.equals("unary"));
     }
 }

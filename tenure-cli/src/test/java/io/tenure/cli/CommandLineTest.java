@@ -2,10 +2,12 @@ package io.tenure.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tenure.bench.BenchSettings;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 import picocli.CommandLine.ParseResult;
@@ -198,6 +200,24 @@ class CommandLineTest {
         assertThat(run("lease", "revoke")).isEqualTo(2);
         assertThat(run("lease", "ttl", "abc")).isEqualTo(2);
         assertThat(run("lease")).isEqualTo(2);
+    }
+
+    @Test
+    void benchW6Defaults64ClientsOnASemaphoreOfLimit8() {
+        List<String> jvm = List.of("-Xmx1g");
+        BenchSettings w6 = parsed(BenchCommand.class, "bench", "--workload", "W6").settings(jvm);
+        assertThat(w6.workload()).isEqualTo("W6");
+        assertThat(w6.clients()).isEqualTo(64);
+        assertThat(w6.limit()).isEqualTo(8);
+        assertThat(w6.jvmOptions()).isEqualTo(jvm);
+
+        BenchSettings told = parsed(BenchCommand.class, "bench", "--workload", "w6", "--clients", "16",
+                "--limit", "4", "--target", "tenure-3").settings(jvm);
+        assertThat(told.clients()).isEqualTo(16);
+        assertThat(told.limit()).isEqualTo(4);
+        assertThat(told.target()).isEqualTo("tenure-3");
+
+        assertThat(parsed(BenchCommand.class, "bench", "--workload", "W2").settings(jvm).clients()).isEqualTo(16);
     }
 
     @Test
