@@ -20,7 +20,10 @@ import org.HdrHistogram.Histogram;
  *       lock+unlock cycles; latencies are of the whole cycle.
  *   <li>W2, contended: every client locks and unlocks one key. {@code ops} are acquisitions, that
  *       is hand-offs; latencies are of the cycle, and {@code extra} adds the acquire wait
- *       percentiles and each client's acquisition count (fairness).
+ *       percentiles and each client's acquisition count, with their min/max (fairness).
+ *   <li>W6, one semaphore ({@link SemaphoreTarget}): every client takes one permit of a semaphore
+ *       of {@link Options#limit()} permits and gives it back. Measured and reported as W2, with
+ *       the limit and the most holders seen at once added to {@code extra}.
  * </ul>
  *
  * <p>An operation counts when its acquisition falls inside the measured window (after the
@@ -29,7 +32,8 @@ import org.HdrHistogram.Histogram;
  *
  * <p>Mutual exclusion is checked all the time, warm-up included: a holder counter per key in this
  * process, raised after the peer grants the lock and lowered before the release is sent. A second
- * holder of a key is an overlap; any overlap makes the run exit non-zero after printing its line.
+ * holder of a key (W6: one more than the limit) is an overlap; any overlap makes the run exit
+ * non-zero after printing its line.
  */
 public final class PeerBench {
 
@@ -51,6 +55,9 @@ public final class PeerBench {
                         throw new IllegalArgumentException(target.name() + " has no W3 driver");
                     }
                     status = keepAlives.runKeepAlives(options);
+                } else if (options.workload().equals("W6") && !(target instanceof SemaphoreTarget)) {
+                    throw new IllegalArgumentException(target.name()
+                            + " has no W6 driver: its client library has no semaphore recipe");
                 } else {
                     status = run(options, target);
                 }
@@ -76,9 +83,13 @@ public final class PeerBench {
 
     /** Runs the workload, prints the JSON line and returns the exit status (0 when clean). */
     public static int run(Options options, PeerTarget target) throws Exception {
-        boolean contended = options.workload().equals("W2");
+        boolean semaphore = options.workload().equals("W6");
+        boolean contended = semaphore || options.workload().equals("W2");
+        // Holders allowed inside one key at once: a lock's one, a semaphore's limit.
+        int allowed = semaphore ? options.limit() : 1;
         int n = options.clients();
         Map<String, AtomicInteger> holders = new ConcurrentHashMap<>();
+        AtomicInteger peak = new AtomicInteger();
         AtomicLong overlaps = new AtomicLong();
         AtomicLong errors = new AtomicLong();
         AtomicInteger failedSetups = new AtomicInteger();
@@ -98,11 +109,11 @@ public final class PeerBench {
             int client = i;
             cycle[i] = new Histogram(HIGHEST_NANOS, 3);
             wait[i] = new Histogram(HIGHEST_NANOS, 3);
-            String key = contended ? "tenure-bench/w2" : "tenure-bench/w1/" + client;
+            String key = semaphore ? "tenure-bench/w6" : contended ? "tenure-bench/w2" : "tenure-bench/w1/" + client;
             Thread t = new Thread(() -> {
                 PeerTarget.Locker locker = null;
                 try {
-                    locker = target.locker(client);
+                    locker = semaphore ? ((SemaphoreTarget) target).permits(client, options.limit()) : target.locker(client);
                 } catch (Exception e) {
                     failedSetups.incrementAndGet();
                     System.err.println("client " + client + " could not start: " + e);
@@ -119,7 +130,11 @@ public final class PeerBench {
                     try {
                         PeerTarget.Held lock = locker.lock(key);
                         long t1 = System.nanoTime();
-                        if (held.incrementAndGet() != 1) {
+                        int inside = held.incrementAndGet();
+                        if (semaphore) {
+                            peak.accumulateAndGet(inside, Math::max);
+                        }
+                        if (inside > allowed) {
                             overlaps.incrementAndGet();
                         }
                         held.decrementAndGet();
@@ -170,15 +185,28 @@ public final class PeerBench {
         double seconds = options.duration().toNanos() / 1e9;
 
         Map<String, Object> extra = new LinkedHashMap<>(target.describe());
+        if (semaphore) {
+            extra.put("recipe", ((SemaphoreTarget) target).semaphoreRecipe());
+        }
         if (contended) {
             List<Long> perClient = new ArrayList<>(n);
+            long min = Long.MAX_VALUE;
+            long max = 0;
             for (long a : acquisitions) {
                 perClient.add(a);
+                min = Math.min(min, a);
+                max = Math.max(max, a);
             }
             extra.put("acquisitions", perClient);
             extra.put("wait_p50_ms", ms(waits.getValueAtPercentile(50)));
             extra.put("wait_p99_ms", ms(waits.getValueAtPercentile(99)));
             extra.put("wait_max_ms", ms(waits.getMaxValue()));
+            extra.put("fairness_min_over_max", max == 0 ? 0 : Math.round((double) min / max * 1000) / 1000.0);
+        }
+        if (semaphore) {
+            extra.put("limit", options.limit());
+            extra.put("permits_per_acquire", 1);
+            extra.put("holders_peak", peak.get());
         }
         extra.put("warmup_s", options.warmup().toNanos() / 1e9);
         extra.put("errors", errors.get());

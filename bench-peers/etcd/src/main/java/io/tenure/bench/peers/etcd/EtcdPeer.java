@@ -26,6 +26,10 @@ import java.util.concurrent.TimeUnit;
  * <p>Given several endpoints ({@code --endpoint a:p,b:q,c:r}, the members of one cluster), the jetcd
  * client is built with all of them and spreads its calls over them; the JSON line's target is then
  * {@code etcd-N} (or {@code --target}).
+ *
+ * <p>No W6: jetcd's concurrency package has a lock and an election but no semaphore, so this driver
+ * is no {@link io.tenure.bench.peers.SemaphoreTarget} and answers {@code --workload W6} with a usage
+ * error; run-peers.sh skips W6 on etcd.
  */
 public final class EtcdPeer implements PeerTarget, KeepAliveTarget {
 

@@ -3,12 +3,16 @@ package io.tenure.bench.peers.redis;
 import io.tenure.bench.peers.Options;
 import io.tenure.bench.peers.PeerBench;
 import io.tenure.bench.peers.PeerTarget;
+import io.tenure.bench.peers.SemaphoreTarget;
 import io.tenure.bench.peers.Versions;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import org.redisson.Redisson;
 import org.redisson.api.RLock;
+import org.redisson.api.RPermitExpirableSemaphore;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
@@ -17,11 +21,20 @@ import org.redisson.config.Config;
  * the lock watchdog renews it; waiters are woken through pub/sub. An RLock belongs to a thread, and
  * each benchmark client is one thread, so every client is its own owner; all share one Redisson
  * client whose pools are sized so no client waits for a connection.
+ *
+ * <p>W6 uses Redisson's {@link RPermitExpirableSemaphore}: set to the limit once per run
+ * ({@code trySetPermits} on a fresh key), each acquisition a permit with its own id and a lease
+ * time (a crashed holder's permit comes back when it runs out), released by that id.
  */
-public final class RedisPeer implements PeerTarget {
+public final class RedisPeer implements PeerTarget, SemaphoreTarget {
+
+    /** W6's lease time per permit: far beyond any hold, a bound on a crashed holder's. */
+    private static final long PERMIT_LEASE_SECONDS = 30;
 
     private final RedissonClient redisson;
     private final int poolSize;
+    /** W6's semaphores, each emptied and set to its limit by the first client that asks for it. */
+    private final Map<String, RPermitExpirableSemaphore> semaphores = new ConcurrentHashMap<>();
 
     private RedisPeer(Options options) {
         poolSize = Math.max(64, options.clients() + 8);
@@ -51,6 +64,31 @@ public final class RedisPeer implements PeerTarget {
             lock.lock();
             return lock::unlock;
         };
+    }
+
+    @Override
+    public Locker permits(int index, int limit) {
+        return name -> {
+            RPermitExpirableSemaphore semaphore = semaphores.computeIfAbsent(name, k -> limited(k, limit));
+            String permit = semaphore.acquire(PERMIT_LEASE_SECONDS, TimeUnit.SECONDS);
+            return () -> semaphore.release(permit);
+        };
+    }
+
+    /** The semaphore {@code name} with {@code limit} permits, none held: a key left by an earlier run is dropped. */
+    private RPermitExpirableSemaphore limited(String name, int limit) {
+        RPermitExpirableSemaphore semaphore = redisson.getPermitExpirableSemaphore(name);
+        semaphore.delete();
+        if (!semaphore.trySetPermits(limit)) {
+            throw new IllegalStateException("semaphore " + name + " already had its permits set");
+        }
+        return semaphore;
+    }
+
+    @Override
+    public String semaphoreRecipe() {
+        return "RPermitExpirableSemaphore, trySetPermits(limit), acquire(lease " + PERMIT_LEASE_SECONDS
+                + " s) and release(permit id)";
     }
 
     @Override

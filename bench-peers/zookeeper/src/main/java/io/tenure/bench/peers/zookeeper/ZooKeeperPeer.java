@@ -3,6 +3,7 @@ package io.tenure.bench.peers.zookeeper;
 import io.tenure.bench.peers.Options;
 import io.tenure.bench.peers.PeerBench;
 import io.tenure.bench.peers.PeerTarget;
+import io.tenure.bench.peers.SemaphoreTarget;
 import io.tenure.bench.peers.Versions;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -11,6 +12,8 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 /**
@@ -18,11 +21,15 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * acquisition, each waiter watching only its predecessor). Each benchmark client owns its own
  * mutex instances; all clients share one Curator client, so one ZooKeeper session.
  *
+ * <p>W6 uses Curator's {@link InterProcessSemaphoreV2}: one instance per client and semaphore,
+ * each with the same limit; {@code acquire()} creates the client's own lease node (once the
+ * recipe's internal mutex lets it count the leases) and {@code returnLease} deletes it.
+ *
  * <p>Given several endpoints ({@code --endpoint a:p,b:q,c:r}, the servers of one ensemble), the
  * connect string lists them all (the session lives on one of them, chosen by the ZooKeeper client);
  * the JSON line's target is then {@code zookeeper-N} (or {@code --target}).
  */
-public final class ZooKeeperPeer implements PeerTarget {
+public final class ZooKeeperPeer implements PeerTarget, SemaphoreTarget {
 
     private static final int SESSION_TIMEOUT_MS = 30_000;
     private static final int CONNECT_TIMEOUT_SECONDS = 30;
@@ -65,6 +72,22 @@ public final class ZooKeeperPeer implements PeerTarget {
             mutex.acquire();
             return mutex::release;
         };
+    }
+
+    @Override
+    public Locker permits(int index, int limit) {
+        Map<String, InterProcessSemaphoreV2> semaphores = new HashMap<>();
+        return name -> {
+            InterProcessSemaphoreV2 semaphore = semaphores.computeIfAbsent(name,
+                    k -> new InterProcessSemaphoreV2(curator, "/" + k, limit));
+            Lease lease = semaphore.acquire();
+            return () -> semaphore.returnLease(lease);
+        };
+    }
+
+    @Override
+    public String semaphoreRecipe() {
+        return "InterProcessSemaphoreV2, acquire() and returnLease, one instance per client";
     }
 
     @Override
