@@ -56,7 +56,7 @@ final class LeaseCommand {
 
         @Override
         public Integer call() {
-            String holder = clientId != null ? clientId : LockCommand.defaultClientId();
+            String holder = clientId != null ? clientId : LeaseBoundCommand.defaultClientId();
             try (TenureClient client = endpoints.connect()) {
                 long id;
                 try {

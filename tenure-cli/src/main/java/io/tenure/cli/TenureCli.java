@@ -28,7 +28,7 @@ public final class TenureCli {
     static final int EXIT_ERROR = 1;
     static final int EXIT_USAGE = 2;
     static final int EXIT_LEASE_LOST = 3;
-    static final int EXIT_LOCK_NOT_ACQUIRED = 4;
+    static final int EXIT_NOT_ACQUIRED = 4;
 
     /**
      * The subcommands, in the order the help lists them. Made only when needed: picocli reads a

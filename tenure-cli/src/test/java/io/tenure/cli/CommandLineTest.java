@@ -51,7 +51,7 @@ class CommandLineTest {
         assertThat(lock.timeout).isEqualTo(Duration.ofSeconds(30));
         assertThat(lock.endpoints.endpoints).containsExactly("127.0.0.1:7070");
         assertThat(lock.clientId).isNull();
-        assertThat(LockCommand.defaultClientId()).matches(".+@.+:" + ProcessHandle.current().pid());
+        assertThat(LeaseBoundCommand.defaultClientId()).matches(".+@.+:" + ProcessHandle.current().pid());
     }
 
     @Test
