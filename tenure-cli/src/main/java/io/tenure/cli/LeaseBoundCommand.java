@@ -23,14 +23,13 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * A command that runs COMMAND while its lease holds a grant, as {@code tenure lock} does: grant a
- * lease, acquire NAME for it within {@code --timeout}, run COMMAND as a {@link LeaseBoundProcess}
- * with the grant in its environment, then release and revoke; and the exit codes that tell these
- * outcomes apart. A subclass says what it acquires ({@link #acquire}) and checks its own options
- * ({@link #validate}), so that another kind of grant runs commands exactly as a lock does.
+ * What {@code tenure lock} and {@code tenure semaphore} share: grant a lease, acquire NAME for it
+ * within {@code --timeout}, run COMMAND as a {@link LeaseBoundProcess} with the grant in its
+ * environment, then release and revoke; and the exit codes that tell these outcomes apart. A
+ * subclass says what it acquires ({@link #acquire}) and checks its own options ({@link #validate}).
  *
  * <p>The options here keep the names and defaults {@code tenure lock} has always had: scripts use
- * them. Their help and exit code 4's name what is held ("the lock") through picocli's
+ * them. Their help and exit code 4's say "the lock" or "the semaphore" through picocli's
  * {@code ${COMMAND-NAME}}; picocli takes each {@code @Command} attribute that a subclass leaves
  * unset from this class.
  */
@@ -49,7 +48,7 @@ abstract class LeaseBoundCommand implements Callable<Integer> {
     static final String LEASE_VARIABLE = "TENURE_LEASE_ID";
     static final String TOKEN_VARIABLE = "TENURE_FENCING_TOKEN";
 
-    /** Help text of every such command; followed by what the server could hand on: "the lock to anyone else." */
+    /** Help text of both commands; followed by what the server could hand on: "the lock to anyone else." */
     static final String LOST_LEASE_HELP = "If the lease is lost (the cluster stops acknowledging keep-alives for the lease's "
             + "safe window: TTL/2 for TTLs of 15s and more), COMMAND is stopped with SIGTERM, then SIGKILL, before the "
             + "server could hand ";

@@ -30,16 +30,18 @@ import picocli.CommandLine.ParameterException;
  * <p>Every option of {@code tenure server} is a setting (except {@code --config} in the file
  * itself, {@code --help} and {@code --version}); of the client commands, {@code --endpoints}
  * and {@code --request-timeout}. Nothing else reads the environment. In particular the variables
- * that {@code tenure lock} gives its command ({@link #RESERVED}) are never read as settings, so a
- * command run under a lock that runs {@code tenure} again cannot pick up its parent's lock.
+ * that {@code tenure lock} and {@code tenure semaphore} give their command ({@link #RESERVED}) are
+ * never read as settings, so a command run under a lock that runs {@code tenure} again cannot pick
+ * up its parent's lock, nor {@code --permits} its parent's {@code TENURE_PERMITS}.
  *
  * <p>It remembers which values it supplied, so that an invalid one is reported with its source
  * ({@code TENURE_CLIENT_PORT=abc: ...}).
  */
 final class SettingSources implements IDefaultValueProvider {
     static final String PREFIX = "TENURE_";
-    /** The variables {@code tenure lock} sets for its command; never settings. */
-    static final Set<String> RESERVED = Set.of("TENURE_LOCK_KEY", "TENURE_LEASE_ID", "TENURE_FENCING_TOKEN");
+    /** The variables {@code tenure lock} and {@code tenure semaphore} set for their command; never settings. */
+    static final Set<String> RESERVED = Set.of(LeaseBoundCommand.KEY_VARIABLE, LeaseBoundCommand.LEASE_VARIABLE,
+            LeaseBoundCommand.TOKEN_VARIABLE, SemaphoreCommand.PERMITS_VARIABLE);
     /** The options of the client commands that the environment may set. */
     static final Set<String> CLIENT_SETTINGS = Set.of("--endpoints", "--request-timeout");
     static final String CONFIG_OPTION = "--config";

@@ -17,11 +17,11 @@ import picocli.CommandLine.UnmatchedArgumentException;
         description = "Tenure: a Raft-replicated lock and lease service with fencing tokens.",
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
-            "0:success (tenure lock: COMMAND's own status, 0..255)",
+            "0:success (tenure lock, tenure semaphore: COMMAND's own status, 0..255)",
             "1:error (no member answered, or the cluster refused the request; the message says which)",
             "2:usage error",
-            "3:tenure lock: the lease was lost",
-            "4:tenure lock: the lock was not acquired within --timeout"
+            "3:tenure lock, tenure semaphore: the lease was lost",
+            "4:tenure lock, tenure semaphore: the lock or semaphore was not acquired within --timeout"
         })
 public final class TenureCli {
     static final int EXIT_OK = 0;
@@ -41,6 +41,7 @@ public final class TenureCli {
         Map<String, Supplier<Object>> all = new LinkedHashMap<>();
         all.put("server", ServerCommand::new);
         all.put("lock", LockCommand::new);
+        all.put("semaphore", SemaphoreCommand::new);
         all.put("status", StatusCommand::new);
         all.put("member", MemberCommand::new);
         all.put("locks", LocksCommand::new);

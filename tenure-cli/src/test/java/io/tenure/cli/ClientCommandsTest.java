@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
+import io.tenure.client.Lease;
 import io.tenure.client.LockDescription;
 import io.tenure.client.TenureClient;
 import io.tenure.proto.v1.LockRequest;
@@ -15,6 +16,7 @@ import io.tenure.testing.Waiters;
 import io.tenure.testing.TenureExtension;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -26,11 +28,13 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /**
- * {@code tenure locks|describe|lease|watch} against a real member in this JVM, reached through
- * {@code TENURE_ENDPOINTS}: what they print and how they exit.
+ * {@code tenure locks|describe|lease|watch}, and {@code tenure semaphore}'s refusals, against a
+ * real member in this JVM, reached through {@code TENURE_ENDPOINTS}: what they print and how they
+ * exit.
  */
 class ClientCommandsTest {
     @RegisterExtension
@@ -230,6 +234,36 @@ class ClientCommandsTest {
         assertThat(field(out.toString(), "waiters")).isEqualTo("0");
         assertThat(out.toString()).doesNotContain("holder:");
         Arrays.asList(alice, bob, carol).forEach(client::revokeLease);
+    }
+
+    @Test
+    void semaphoreExitsFourWhenThePermitsStayTakenAndOneOnAnotherLimitOrALocksName(@TempDir Path tmp) {
+        String never = tmp.resolve("never").toString();
+        Lease holder = client.grantLease(Duration.ofSeconds(60), "pool-holder");
+        try {
+            client.semaphore("refuse/pool", 2, holder).acquire(2, Duration.ZERO);
+
+            assertThat(run("semaphore", "refuse/pool", "--limit", "2", "--timeout", "0", "--", "touch", never))
+                    .as(err.toString()).isEqualTo(4);
+            assertThat(err.toString()).contains("tenure semaphore: 'refuse/pool' was not acquired within 0 ms: asked for 1 of 2 "
+                    + "permits; 0 free");
+
+            assertThat(run("semaphore", "refuse/pool", "--limit", "3", "--timeout", "0", "--", "touch", never))
+                    .as(err.toString()).isEqualTo(1);
+            assertThat(err.toString()).startsWith("tenure semaphore: ").contains("limit").contains("2").contains("3");
+
+            long lockHolder = grant("lock-holder", "60s");
+            assertThat(lock("refuse/lock", lockHolder, "").getAcquired()).isTrue();
+            assertThat(run("semaphore", "refuse/lock", "--limit", "2", "--timeout", "0", "--", "touch", never))
+                    .as(err.toString()).isEqualTo(1);
+            assertThat(err.toString()).contains("'refuse/lock' is a lock, not a semaphore");
+            client.revokeLease(lockHolder);
+        } finally {
+            holder.close();
+        }
+        assertThat(tmp.resolve("never")).as("no command ran").doesNotExist();
+        assertThat(client.leases()).as("each refused run revoked its lease")
+                .noneMatch(lease -> lease.getClientId().startsWith(LeaseBoundCommand.defaultClientId()));
     }
 
     @Test

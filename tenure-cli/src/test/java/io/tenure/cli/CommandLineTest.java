@@ -82,6 +82,79 @@ class CommandLineTest {
     }
 
     @Test
+    void semaphoreReadsNameLimitPermitsTheLockOptionsAndTheCommandAfterTheDoubleDash() {
+        SemaphoreCommand semaphore = parsed(SemaphoreCommand.class, "semaphore", "pool", "--limit", "8", "--permits", "3",
+                "--ttl", "5s", "--timeout", "0", "--client-id", "me", "--endpoints", "a:1,b:2", "--request-timeout", "2s",
+                "--", "sh", "-c", "exit 3");
+
+        assertThat(semaphore.name).isEqualTo("pool");
+        assertThat(semaphore.limit).isEqualTo(8);
+        assertThat(semaphore.permits).isEqualTo(3);
+        assertThat(semaphore.ttl).isEqualTo(Duration.ofSeconds(5));
+        assertThat(semaphore.timeout).isZero();
+        assertThat(semaphore.clientId).isEqualTo("me");
+        assertThat(semaphore.endpoints.endpoints).containsExactly("a:1", "b:2");
+        assertThat(semaphore.endpoints.requestTimeout).isEqualTo(Duration.ofSeconds(2));
+        assertThat(semaphore.command).containsExactly("sh", "-c", "exit 3");
+    }
+
+    @Test
+    void semaphoreDefaultsAreOnePermitAndTheLockDefaults() {
+        SemaphoreCommand semaphore = parsed(SemaphoreCommand.class, "semaphore", "pool", "--limit", "2", "--", "true");
+
+        assertThat(semaphore.permits).isEqualTo(1);
+        assertThat(semaphore.ttl).isEqualTo(Duration.ofSeconds(10));
+        assertThat(semaphore.timeout).isEqualTo(Duration.ofSeconds(30));
+        assertThat(semaphore.endpoints.endpoints).containsExactly("127.0.0.1:7070");
+        assertThat(semaphore.clientId).isNull();
+        assertThat(parsed(SemaphoreCommand.class, "semaphore", "pool", "--limit", "2", "--timeout", "forever", "--", "true")
+                .timeout).isNull();
+    }
+
+    @Test
+    void aSemaphoreLimitOutOfRangeOrMissingIsAUsageErrorNamingLimit() {
+        assertThat(run("semaphore", "pool", "--limit", "0", "--", "true")).isEqualTo(2);
+        assertThat(err.toString()).contains("Invalid value for option '--limit'").contains("between 1 and 1000000, got 0");
+
+        err.getBuffer().setLength(0);
+        assertThat(run("semaphore", "pool", "--limit", "1000001", "--", "true")).isEqualTo(2);
+        assertThat(err.toString()).contains("Invalid value for option '--limit'").contains("got 1000001");
+
+        err.getBuffer().setLength(0);
+        assertThat(run("semaphore", "pool", "--", "true")).isEqualTo(2);
+        assertThat(err.toString()).contains("--limit");
+
+        err.getBuffer().setLength(0);
+        assertThat(run("semaphore", "pool", "--limit", "many", "--", "true")).isEqualTo(2);
+        assertThat(err.toString()).contains("--limit").contains("many");
+    }
+
+    @Test
+    void permitsOutsideOneToTheLimitAreAUsageErrorNamingPermits() {
+        assertThat(run("semaphore", "pool", "--limit", "2", "--permits", "3", "--", "true")).isEqualTo(2);
+        assertThat(err.toString()).contains("Invalid value for option '--permits'").contains("between 1 and --limit (2), got 3");
+
+        err.getBuffer().setLength(0);
+        assertThat(run("semaphore", "pool", "--limit", "2", "--permits", "0", "--", "true")).isEqualTo(2);
+        assertThat(err.toString()).contains("Invalid value for option '--permits'").contains("got 0");
+    }
+
+    @Test
+    void semaphoreRefusesWhatLockRefuses() {
+        assertThat(run("semaphore", "pool", "--limit", "2")).as("without a command").isEqualTo(2);
+        assertThat(err.toString()).contains("COMMAND");
+
+        err.getBuffer().setLength(0);
+        assertThat(run("semaphore", "pool", "--limit", "2", "--ttl", "0s", "--", "true")).isEqualTo(2);
+        assertThat(err.toString()).contains("--ttl").contains("more than 0");
+
+        err.getBuffer().setLength(0);
+        assertThat(run("semaphore", "pool", "--limit", "2", "--metadata", "x", "--", "true")).as("no metadata on permits")
+                .isEqualTo(2);
+        assertThat(err.toString()).contains("--metadata");
+    }
+
+    @Test
     void aMalformedEndpointIsAUsageErrorNamingEndpoints() {
         assertThat(run("status", "--endpoints", "nonsense")).isEqualTo(2);
         assertThat(err.toString()).contains("--endpoints").contains("nonsense");
@@ -130,8 +203,8 @@ class CommandLineTest {
     @Test
     void helpListsTheSubcommandsAndTheExitCodes() {
         assertThat(run("--help")).isZero();
-        assertThat(out.toString()).contains("server", "lock", "status", "member", "locks", "describe", "lease", "watch",
-                "snapshot", "Exit codes");
+        assertThat(out.toString()).contains("server", "lock", "semaphore", "status", "member", "locks", "describe", "lease",
+                "watch", "snapshot", "Exit codes");
 
         out.getBuffer().setLength(0);
         assertThat(run("lock", "--help")).isZero();
@@ -139,6 +212,16 @@ class CommandLineTest {
                 .contains("TENURE_FENCING_TOKEN", "--ttl", "--timeout", "--endpoints", "--client-id", "--metadata")
                 .contains("3", "the lease was lost")
                 .contains("4", "not acquired within --timeout");
+
+        out.getBuffer().setLength(0);
+        assertThat(run("semaphore", "--help")).isZero();
+        assertThat(out.toString())
+                .contains("TENURE_LOCK_KEY", "TENURE_LEASE_ID", "TENURE_FENCING_TOKEN", "TENURE_PERMITS")
+                .contains("--limit", "--permits", "--ttl", "--timeout", "--endpoints", "--client-id")
+                .contains("wait for the semaphore")
+                .contains("3", "the lease was lost")
+                .contains("4", "the semaphore was not acquired within --timeout")
+                .doesNotContain("--metadata");
     }
 
     @Test
@@ -157,7 +240,8 @@ class CommandLineTest {
     @Test
     void subcommandsAreRegistered() {
         assertThat(TenureCli.commandLine().getSubcommands().keySet())
-                .containsExactlyInAnyOrder("server", "lock", "status", "member", "locks", "describe", "lease", "watch", "snapshot", "bench");
+                .containsExactlyInAnyOrder("server", "lock", "semaphore", "status", "member", "locks", "describe", "lease", "watch",
+                        "snapshot", "bench");
         assertThat(TenureCli.commandLine().getSubcommands().get("member").getSubcommands().keySet())
                 .containsExactlyInAnyOrder("list", "add", "remove");
         assertThat(TenureCli.commandLine().getSubcommands().get("lease").getSubcommands().keySet())

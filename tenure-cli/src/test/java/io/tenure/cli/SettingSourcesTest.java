@@ -213,11 +213,12 @@ class SettingSourcesTest {
 
     @Test
     void onlyServerOptionsAndTheEndpointsAreSettingsSoTheLockedCommandsVariablesAreNeverRead() {
-        // What `tenure lock` gives its command, plus variables a careless name scheme would read.
+        // What `tenure lock` and `tenure semaphore` give their command, plus variables a careless
+        // name scheme would read.
         Map<String, String> env = Map.of(
                 "TENURE_LOCK_KEY", "parent-lock", "TENURE_LEASE_ID", "12345", "TENURE_FENCING_TOKEN", "999",
-                "TENURE_TTL", "1h", "TENURE_TIMEOUT", "0", "TENURE_CLIENT_ID", "intruder", "TENURE_METADATA", "x",
-                "TENURE_PREFIX", "p/", "TENURE_LIMIT", "1");
+                "TENURE_PERMITS", "3", "TENURE_TTL", "1h", "TENURE_TIMEOUT", "0", "TENURE_CLIENT_ID", "intruder",
+                "TENURE_METADATA", "x", "TENURE_PREFIX", "p/", "TENURE_LIMIT", "1");
 
         LockCommand lock = parsed(env, LockCommand.class, "lock", "jobs", "--", "true");
         assertThat(lock.ttl).isEqualTo(Duration.ofSeconds(10));
@@ -227,12 +228,22 @@ class SettingSourcesTest {
         LocksCommand locks = parsed(env, LocksCommand.class, "locks");
         assertThat(locks.prefix).isEmpty();
         assertThat(locks.limit).isEqualTo(1000);
+        SemaphoreCommand semaphore = parsed(env, SemaphoreCommand.class, "semaphore", "pool", "--limit", "4", "--", "true");
+        assertThat(semaphore.permits).as("a semaphore's command that runs `tenure semaphore` asks for its own permits")
+                .isEqualTo(1);
+        assertThat(semaphore.ttl).isEqualTo(Duration.ofSeconds(10));
+        assertThat(semaphore.clientId).isNull();
         assertThat(server(env)).isEqualTo(ServerConfig.defaults());
 
-        // No option of any command is named so that its variable is one of the three.
+        // The one option named like a reserved variable, --permits (TENURE_PERMITS, which
+        // `tenure semaphore` sets for its command), is not a setting; no other option is so named.
         List<String> settings = new ArrayList<>();
+        List<String> namedLikeReserved = new ArrayList<>();
         forEachOption(TenureCli.commandLine(Map.of()), option -> {
-            assertThat(SettingSources.RESERVED).doesNotContain(SettingSources.variableOf(option));
+            if (SettingSources.RESERVED.contains(SettingSources.variableOf(option))) {
+                namedLikeReserved.add(option.command().qualifiedName() + " " + option.longestName());
+                assertThat(SettingSources.isSetting(option)).as(option.longestName()).isFalse();
+            }
             if (SettingSources.isSetting(option)) {
                 settings.add(option.command().qualifiedName() + " " + option.longestName());
             }
@@ -242,6 +253,7 @@ class SettingSourcesTest {
         assertThat(settings).contains("tenure server --data-dir", "tenure server --http-port", "tenure status --endpoints",
                 "tenure lock --endpoints", "tenure snapshot save --endpoints");
         assertThat(settings).noneMatch(s -> s.startsWith("tenure snapshot restore"));
+        assertThat(namedLikeReserved).containsExactly("tenure semaphore --permits");
     }
 
     private static void forEachOption(CommandLine command, java.util.function.Consumer<OptionSpec> check) {
