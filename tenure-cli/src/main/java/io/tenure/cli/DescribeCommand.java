@@ -1,6 +1,7 @@
 package io.tenure.cli;
 
 import io.tenure.client.LockDescription;
+import io.tenure.client.SemaphoreDescription;
 import io.tenure.client.TenureClient;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -11,16 +12,20 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code tenure describe NAME}: who holds a lock and who waits for it. */
+/** {@code tenure describe NAME}: who holds a lock or a semaphore, and who waits for it. */
 @Command(name = "describe", mixinStandardHelpOptions = true,
         description = {
-            "Prints who holds lock NAME and who waits for it.",
-            "Read linearizably, one 'name: value' per line: "
-                    + "held, holder, lease, fencing_token, metadata, held_since_revision, grants, holder_ttl_remaining "
+            "Prints who holds lock or semaphore NAME and who waits for it.",
+            "Read linearizably, one 'name: value' per line; the first line says the kind ('lock: NAME' or "
+                    + "'semaphore: NAME').",
+            "A lock: held, holder, lease, fencing_token, metadata, held_since_revision, grants, holder_ttl_remaining "
                     + "(on the serving member's clock; 'unknown' right after it restarted), revision (of the state "
                     + "read: watch from revision + 1 to see every later change), waiters, then one 'waiter:' line "
                     + "per waiter in the order they will be granted.",
-            "A free lock prints 'held: false' and the revision, and exits 0."
+            "A semaphore: limit, available (the permits free), holders, then one 'holder:' line per grant in the "
+                    + "order they were made (lease, client_id, permits, fencing_token), revision, waiters, then one "
+                    + "'waiter:' line per waiter in the order they will be granted, with the permits it asked for.",
+            "A name nobody holds or waits for prints as a free lock, 'held: false' and the revision, and exits 0."
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success (held or free)", "1:no member answered, or the cluster refused the request",
@@ -29,7 +34,7 @@ final class DescribeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "NAME", description = "The lock.")
+    @Parameters(index = "0", paramLabel = "NAME", description = "The lock or semaphore.")
     String name;
 
     @Mixin
@@ -45,7 +50,19 @@ final class DescribeCommand implements Callable<Integer> {
                 throw new picocli.CommandLine.ParameterException(spec.commandLine(),
                         "Invalid value for positional parameter NAME: " + e.getMessage());
             }
-            print(lock, spec.commandLine().getOut());
+            PrintWriter out = spec.commandLine().getOut();
+            if (lock.held() || !lock.waiters().isEmpty()) {
+                print(lock, out);
+                return TenureCli.EXIT_OK;
+            }
+            // A name is one kind while it is held or waited for, so a name free as a lock may be a
+            // semaphore. The handle's limit only matters to acquires; describe reads the semaphore's own.
+            SemaphoreDescription semaphore = client.semaphore(name, 1).describe();
+            if (semaphore.exists()) {
+                print(semaphore, out);
+            } else {
+                print(lock, out);
+            }
         }
         return TenureCli.EXIT_OK;
     }
@@ -69,6 +86,25 @@ final class DescribeCommand implements Callable<Integer> {
         for (LockDescription.Waiter waiter : lock.waiters()) {
             out.println("waiter: " + position++ + " lease=" + waiter.leaseId() + " client_id=" + waiter.clientId()
                     + " joined_revision=" + waiter.joinedRevision());
+        }
+        out.flush();
+    }
+
+    static void print(SemaphoreDescription semaphore, PrintWriter out) {
+        out.println("semaphore: " + semaphore.name());
+        out.println("limit: " + semaphore.limit());
+        out.println("available: " + semaphore.available());
+        out.println("holders: " + semaphore.holders().size());
+        for (SemaphoreDescription.Holder holder : semaphore.holders()) {
+            out.println("holder: lease=" + holder.leaseId() + " client_id=" + holder.clientId() + " permits=" + holder.permits()
+                    + " fencing_token=" + holder.fencingToken());
+        }
+        out.println("revision: " + semaphore.revision());
+        out.println("waiters: " + semaphore.waiters().size());
+        int position = 1;
+        for (SemaphoreDescription.Waiter waiter : semaphore.waiters()) {
+            out.println("waiter: " + position++ + " lease=" + waiter.leaseId() + " client_id=" + waiter.clientId()
+                    + " permits=" + waiter.permits() + " joined_revision=" + waiter.joinedRevision());
         }
         out.flush();
     }

@@ -6,6 +6,8 @@ import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import io.tenure.client.Lease;
 import io.tenure.client.LockDescription;
+import io.tenure.client.SemaphoreDescription;
+import io.tenure.client.SemaphorePermit;
 import io.tenure.client.TenureClient;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
@@ -234,6 +236,51 @@ class ClientCommandsTest {
         assertThat(field(out.toString(), "waiters")).isEqualTo("0");
         assertThat(out.toString()).doesNotContain("holder:");
         Arrays.asList(alice, bob, carol).forEach(client::revokeLease);
+    }
+
+    @Test
+    void describePrintsASemaphoresLimitFreePermitsHoldersAndWaitersInOrder() {
+        Lease alice = client.grantLease(Duration.ofSeconds(60), "alice");
+        Lease bob = client.grantLease(Duration.ofSeconds(60), "bob");
+        Lease carol = client.grantLease(Duration.ofSeconds(60), "carol");
+        Lease dave = client.grantLease(Duration.ofSeconds(60), "dave");
+        try {
+            SemaphorePermit first = client.semaphore("describe/pool", 4, alice).acquire(2, Duration.ZERO);
+            SemaphorePermit second = client.semaphore("describe/pool", 4, bob).acquire(1, Duration.ZERO);
+            // Carol needs 2 of the 1 free and queues; dave, who needs 1, queues behind her (strict FIFO).
+            client.semaphore("describe/pool", 4, carol).acquireAsync(2);
+            Await.until("carol queues", Duration.ofSeconds(30), () -> semaphore("describe/pool").waiters().size() == 1);
+            client.semaphore("describe/pool", 4, dave).acquireAsync(1);
+            Await.until("dave queues", Duration.ofSeconds(30), () -> semaphore("describe/pool").waiters().size() == 2);
+
+            assertThat(run("describe", "describe/pool")).as(err.toString()).isZero();
+
+            String text = out.toString();
+            SemaphoreDescription truth = semaphore("describe/pool");
+            assertThat(text.lines().findFirst()).hasValue("semaphore: describe/pool");
+            assertThat(field(text, "limit")).isEqualTo("4");
+            assertThat(field(text, "available")).isEqualTo("1");
+            assertThat(field(text, "holders")).isEqualTo("2");
+            assertThat(text.lines().filter(l -> l.startsWith("holder: ")).toList()).containsExactly(
+                    "holder: lease=" + alice.id() + " client_id=alice permits=2 fencing_token=" + first.fencingToken(),
+                    "holder: lease=" + bob.id() + " client_id=bob permits=1 fencing_token=" + second.fencingToken());
+            assertThat(Long.parseLong(field(text, "revision"))).isGreaterThanOrEqualTo(truth.waiters().get(1).joinedRevision());
+            assertThat(field(text, "waiters")).isEqualTo("2");
+            assertThat(text.lines().filter(l -> l.startsWith("waiter: ")).toList()).containsExactly(
+                    "waiter: 1 lease=" + carol.id() + " client_id=carol permits=2 joined_revision=" + truth.waiters().get(0).joinedRevision(),
+                    "waiter: 2 lease=" + dave.id() + " client_id=dave permits=1 joined_revision=" + truth.waiters().get(1).joinedRevision());
+            assertThat(text).as("none of a lock's fields").doesNotContain("held:", "metadata:");
+        } finally {
+            List.of(alice, bob, carol, dave).forEach(Lease::close);
+        }
+
+        assertThat(run("describe", "describe/pool")).isZero();
+        assertThat(out.toString().lines().findFirst()).as("gone with its holders and waiters").hasValue("lock: describe/pool");
+        assertThat(field(out.toString(), "held")).isEqualTo("false");
+    }
+
+    static SemaphoreDescription semaphore(String name) {
+        return client.semaphore(name, 1).describe();
     }
 
     @Test
