@@ -121,6 +121,45 @@ class SemaphoreTest {
     }
 
     @Test
+    void theReadOnlyChecksSayWhatAReleaseOrAnAcquireWouldRefuse() {
+        replica.grantLease(1);
+        replica.grantLease(2);
+        Granted held = acquire("pool", 1, 3, 2);
+        replica.acquire("jobs/lock", 2);
+        SemaphoreTable table = replica.state.primitive(SemaphoreTable.class);
+        SemaphoreView before = view("pool");
+
+        SemaphoreTable.Refusal staleToken = table.notHeld("pool", 1, held.fencingToken() + 1);
+        SemaphoreTable.Refusal noGrant = table.notHeld("pool", 2, held.fencingToken());
+        SemaphoreTable.Refusal otherLimit = table.conflict("pool", 5);
+        SemaphoreTable.Refusal aLock = table.conflict("jobs/lock", 3);
+
+        assertThat(table.notHeld("pool", 1, held.fencingToken())).isNull();
+        assertThat(table.permitsHeld("pool", 1)).isEqualTo(2);
+        assertThat(table.permitsHeld("pool", 2)).isZero();
+        assertThat(table.conflict("pool", 3)).isNull();
+        assertThat(table.conflict("free", 7)).isNull();
+        assertThat(staleToken.field()).isEqualTo("fencing_token");
+        assertThat(noGrant.field()).isEqualTo("lease_id");
+        assertThat(otherLimit.field()).isEqualTo("limit");
+        assertThat(aLock.field()).isEqualTo("name");
+        assertThat(aLock.message()).contains("'jobs/lock' is a lock, not a semaphore");
+        assertThat(view("pool")).as("the checks change nothing").isEqualTo(before);
+        // The same messages as the commands they foresee.
+        assertThat(staleToken.message()).isEqualTo(refused(new SemaphoreRelease("pool", 1, held.fencingToken() + 1)));
+        assertThat(noGrant.message()).isEqualTo(refused(new SemaphoreRelease("pool", 2, held.fencingToken())));
+        assertThat(otherLimit.message()).isEqualTo(refused(new SemaphoreAcquire("pool", 2, 5, 1, true, 0)));
+        assertThat(aLock.message()).isEqualTo(refused(new SemaphoreAcquire("jobs/lock", 1, 3, 1, true, 0)));
+        assertThat(view("pool")).isEqualTo(before);
+    }
+
+    private String refused(io.tenure.core.kernel.Command command) {
+        Rejected rejected = expect(replica.run(command), Rejected.class);
+        assertThat(rejected.code()).isEqualTo(Code.FAILED_PRECONDITION);
+        return rejected.message();
+    }
+
+    @Test
     void aLeaseThatEndsReturnsItsPermitsAndLeavesTheQueue() {
         for (long id = 1; id <= 3; id++) {
             replica.grantLease(id);

@@ -201,9 +201,9 @@ public final class SemaphoreTable implements Primitive {
             return lateCopy;
         }
         Semaphore semaphore = semaphores.get(c.key());
-        if (semaphore != null && semaphore.rule.limit != c.limit()) {
-            return new Result.Rejected(Code.FAILED_PRECONDITION, "semaphore '" + c.key() + "' has limit " + semaphore.rule.limit
-                    + ", not " + c.limit() + " (the limit is fixed while the semaphore is held or waited for)");
+        String otherLimit = limitMismatch(semaphore, c.limit());
+        if (otherLimit != null) {
+            return new Result.Rejected(Code.FAILED_PRECONDITION, otherLimit);
         }
         Permits claim = new Permits(lease.id(), c.permits(), c.requestId());
         if (semaphore != null) {
@@ -292,11 +292,50 @@ public final class SemaphoreTable implements Primitive {
         if (leases.get(c.leaseId()) == null) {
             return new Result.Rejected(Code.NOT_FOUND, Leases.notFound(c.leaseId()));
         }
+        return new Result.Rejected(Code.FAILED_PRECONDITION, notHeld(c.key(), c.leaseId(), c.fencingToken()).message());
+    }
+
+    /** Why a request for a semaphore cannot apply as it stands: the request field at fault and a message. */
+    public record Refusal(String field, String message) {}
+
+    /**
+     * Null when lease {@code leaseId} holds a grant of semaphore {@code key} with fencing token
+     * {@code token}; otherwise why not. The one holder check of every front end (release, and
+     * HTTP's renew).
+     */
+    public Refusal notHeld(String key, long leaseId, long token) {
+        Hold<Permits> holding = grantOf(key, leaseId);
         if (holding == null) {
-            return new Result.Rejected(Code.FAILED_PRECONDITION, "semaphore '" + c.key() + "' has no grant of lease " + c.leaseId());
+            return new Refusal("lease_id", "semaphore '" + key + "' has no grant of lease " + leaseId);
         }
-        return new Result.Rejected(Code.FAILED_PRECONDITION, "fencing token " + c.fencingToken() + " is stale for semaphore '"
-                + c.key() + "': lease " + c.leaseId() + " holds it with token " + holding.token());
+        if (holding.token() != token) {
+            return new Refusal("fencing_token", "fencing token " + token + " is stale for semaphore '" + key + "': lease "
+                    + leaseId + " holds it with token " + holding.token());
+        }
+        return null;
+    }
+
+    /**
+     * Null when an acquire of semaphore {@code key} with {@code limit} fits what the name is now
+     * (free, or a semaphore with that limit); otherwise why not, as the acquire itself would
+     * refuse it. A front end that grants a lease for each acquire (HTTP) asks first, so that such
+     * a request leaves no lease behind.
+     */
+    public Refusal conflict(String key, int limit) {
+        String otherKind = names.mismatch(key, NAME);
+        if (otherKind != null) {
+            return new Refusal("name", otherKind);
+        }
+        String otherLimit = limitMismatch(semaphores.get(key), limit);
+        return otherLimit == null ? null : new Refusal("limit", otherLimit);
+    }
+
+    private static String limitMismatch(Semaphore semaphore, int limit) {
+        if (semaphore == null || semaphore.rule.limit == limit) {
+            return null;
+        }
+        return "semaphore '" + semaphore.key + "' has limit " + semaphore.rule.limit + ", not " + limit
+                + " (the limit is fixed while the semaphore is held or waited for)";
     }
 
     /** Grants, in FIFO order, the waiters that fit now, waking each; returns how many. */
@@ -404,6 +443,17 @@ public final class SemaphoreTable implements Primitive {
     public int waiterCount(String key) {
         Semaphore semaphore = semaphores.get(key);
         return semaphore == null ? 0 : semaphore.queue.waiterCount();
+    }
+
+    /** The permits lease {@code leaseId} holds of semaphore {@code key}; 0 when it holds none. */
+    public int permitsHeld(String key, long leaseId) {
+        Hold<Permits> holding = grantOf(key, leaseId);
+        return holding == null ? 0 : holding.claim().permits();
+    }
+
+    private Hold<Permits> grantOf(String key, long leaseId) {
+        Semaphore semaphore = semaphores.get(key);
+        return semaphore == null ? null : semaphore.queue.holder(leaseId);
     }
 
     /** Whether lease {@code leaseId} holds or waits for semaphore {@code key}. */
