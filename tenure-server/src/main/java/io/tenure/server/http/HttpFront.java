@@ -80,7 +80,8 @@ public final class HttpFront implements AutoCloseable {
         ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, daemon("tenure-http-timer"));
         t.setRemoveOnCancelPolicy(true);
         this.timer = t;
-        this.locks = new LockApi(member, timer);
+        LeaseRecipe leases = new LeaseRecipe(member, timer);
+        this.locks = new LockApi(member, leases);
         this.app = Javalin.create(c -> {
             c.showJavalinBanner = false;
             c.startupWatcherEnabled = false;
@@ -98,7 +99,7 @@ public final class HttpFront implements AutoCloseable {
                 connector.setPort(config.httpPort());
                 connector.addBean(openConnections);
                 // An acquire may wait silently for up to wait_ms: the connection must outlive it.
-                connector.setIdleTimeout(LockApi.MAX_WAIT_MS + LockApi.WAIT_SLACK_MS);
+                connector.setIdleTimeout(LeaseRecipe.MAX_WAIT_MS + LeaseRecipe.WAIT_SLACK_MS);
                 return connector;
             });
         });
@@ -140,7 +141,7 @@ public final class HttpFront implements AutoCloseable {
     /**
      * Lock names may hold an encoded {@code /} or {@code %}, and empty or dot segments: Jetty's
      * default refuses such paths as ambiguous, which matters to servlet path mapping, not to us
-     * (the lock routes read the raw path, see {@link LockPath}).
+     * (the lock routes read the raw path, see {@link NamePath}).
      */
     private static void configure(HttpConfiguration http) {
         http.setUriCompliance(UriCompliance.DEFAULT.with("tenure-lock-names",
@@ -218,30 +219,36 @@ public final class HttpFront implements AutoCloseable {
         app.get("/v1/leases/{id}", ctx -> serve(ctx, () -> locks.lease(ctx.pathParam("id"))));
         app.get("/v1/locks", ctx -> serve(ctx, () -> locks.list(ctx.queryParam("prefix"), ctx.queryParam("limit"))));
         app.get("/v1/locks/*", ctx -> serve(ctx, () -> {
-            String lock = LockPath.lockOf(ctx.req().getRequestURI());
+            String lock = NamePath.LOCKS.nameOf(ctx.req().getRequestURI());
             return lock.isEmpty() ? locks.list(ctx.queryParam("prefix"), ctx.queryParam("limit")) : locks.describe(lock);
         }));
-        app.post("/v1/locks/*", ctx -> serve(ctx, () -> post(ctx)));
+        app.post("/v1/locks/*", ctx -> serve(ctx, () -> post(ctx, NamePath.LOCKS, locks::acquire, locks::renew, locks::release)));
         app.exception(Failure.class, (failure, ctx) -> render(ctx, failure));
         app.exception(HttpResponseException.class, (e, ctx) -> render(ctx, fromJavalin(ctx, e)));
         app.exception(Exception.class, (e, ctx) -> render(ctx, Failures.of(e)));
     }
 
-    private CompletableFuture<Answer> post(Context ctx) throws IOException {
-        LockPath.Target target = LockPath.actionOf(ctx.req().getRequestURI());
+    /** One POST action on a named grant: the name from the path, the parsed body, the request id. */
+    private interface Action {
+        CompletableFuture<Answer> call(String name, JsonBody body, String requestId);
+    }
+
+    /** A POST under {@code path}: {@code {name}/acquire}, {@code /renew} or {@code /release}. */
+    private CompletableFuture<Answer> post(Context ctx, NamePath path, Action acquire, Action renew, Action release) throws IOException {
+        NamePath.Target target = path.actionOf(ctx.req().getRequestURI());
         String action = target == null ? "" : target.action();
         if (!action.equals("acquire") && !action.equals("renew") && !action.equals("release")) {
-            throw new Failure(ErrorCode.UNKNOWN_ROUTE, null, "no endpoint POST " + ctx.req().getRequestURI()
-                    + "; the lock endpoints are POST /v1/locks/{lock}/acquire, /renew and /release");
+            throw new Failure(ErrorCode.UNKNOWN_ROUTE, null, "no endpoint POST " + ctx.req().getRequestURI() + "; the " + path.noun()
+                    + " endpoints are POST " + path.prefix() + "{" + path.noun() + "}/acquire, /renew and /release");
         }
         try {
             byte[] bytes = JsonBody.read(ctx.req().getInputStream(), ctx.req().getContentLengthLong(), maxBodyBytes);
             JsonBody body = JsonBody.parse(JSON, bytes);
             String requestId = ctx.attribute(REQUEST_ID);
             return switch (action) {
-                case "acquire" -> locks.acquire(target.lock(), body, requestId);
-                case "renew" -> locks.renew(target.lock(), body, requestId);
-                default -> locks.release(target.lock(), body, requestId);
+                case "acquire" -> acquire.call(target.name(), body, requestId);
+                case "renew" -> renew.call(target.name(), body, requestId);
+                default -> release.call(target.name(), body, requestId);
             };
         } catch (Failure refused) {
             // Refused here, before the lock service saw it (a body that is not JSON, a field

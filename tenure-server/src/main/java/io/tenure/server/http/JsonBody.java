@@ -98,6 +98,15 @@ final class JsonBody {
         return node.longValue();
     }
 
+    /** A required integer that must be positive (a TTL, a lease id, a fencing token). */
+    long requiredPositive(String field) {
+        long value = requiredLong(field);
+        if (value <= 0) {
+            throw Failure.invalid(field, field + " must be positive, got " + value);
+        }
+        return value;
+    }
+
     private JsonNode present(String field) {
         JsonNode node = fields.get(field);
         return node == null || node.isNull() ? null : node;

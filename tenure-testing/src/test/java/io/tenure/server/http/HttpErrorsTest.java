@@ -70,7 +70,7 @@ class HttpErrorsTest {
         assertThat(belowMinimum.json().get("message").asText()).contains("1000");
         assertError(acquire(body("owner_id", "ranges", "ttl_ms", 25L * 60 * 60 * 1000)), 400, "invalid_argument", "ttl_ms");
         assertError(acquire(body("owner_id", "ranges", "ttl_ms", 5_000, "wait_ms", -1)), 400, "invalid_argument", "wait_ms");
-        assertError(acquire(body("owner_id", "ranges", "ttl_ms", 5_000, "wait_ms", LockApi.MAX_WAIT_MS + 1)),
+        assertError(acquire(body("owner_id", "ranges", "ttl_ms", 5_000, "wait_ms", LeaseRecipe.MAX_WAIT_MS + 1)),
                 400, "invalid_argument", "wait_ms");
         assertError(acquire(body("owner_id", "ranges", "ttl_ms", 5_000, "metadata", "m".repeat(64 * 1024 + 1))),
                 400, "invalid_argument", "metadata");

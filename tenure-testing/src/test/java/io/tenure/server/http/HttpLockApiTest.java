@@ -34,18 +34,11 @@ class HttpLockApiTest {
     }
 
     private static JsonNode lockState(String lock) {
-        Reply r = member.get("/v1/locks/" + encoded(lock));
-        assertThat(r.status()).as("GET %s: %s", lock, r).isEqualTo(200);
-        return r.json();
+        return member.state("locks", lock);
     }
 
     private static List<String> waitersOf(String lock) {
-        Reply r = member.get("/v1/locks/" + encoded(lock));
-        List<String> owners = new ArrayList<>();
-        if (r.status() == 200) {
-            r.json().get("waiters").forEach(w -> owners.add(w.get("owner_id").asText()));
-        }
-        return owners;
+        return member.waiters("locks", lock);
     }
 
     private static Reply await(CompletableFuture<Reply> reply) throws Exception {

@@ -15,6 +15,8 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
@@ -136,6 +138,25 @@ final class HttpMember implements AutoCloseable {
     /** A lock's path segment with everything but unreserved characters percent-encoded (so {@code /} is %2F). */
     static String encoded(String lock) {
         return URLEncoder.encode(lock, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    /** GET /v1/{collection}/{name} (locks, semaphores), asserting it answers 200; the name is sent encoded. */
+    JsonNode state(String collection, String name) {
+        Reply r = get("/v1/" + collection + "/" + encoded(name));
+        if (r.status() != 200) {
+            throw new AssertionError("GET " + collection + "/" + name + ": " + r);
+        }
+        return r.json();
+    }
+
+    /** The owners waiting for the lock or semaphore, in queue order; none when it does not exist. */
+    List<String> waiters(String collection, String name) {
+        Reply r = get("/v1/" + collection + "/" + encoded(name));
+        List<String> owners = new ArrayList<>();
+        if (r.status() == 200) {
+            r.json().get("waiters").forEach(w -> owners.add(w.get("owner_id").asText()));
+        }
+        return owners;
     }
 
     /** POST /v1/locks/{lock}/acquire for owner with ttl and wait; the name is sent encoded. */

@@ -1,5 +1,7 @@
 package io.tenure.server.http;
 
+import io.tenure.core.Limits;
+
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -7,27 +9,28 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Lock names in paths. A name may contain {@code /} and any Unicode, so the lock routes are
- * wildcards and the name is taken from the raw (undecoded) path: {@code /v1/locks/jobs%2Fnightly}
+ * Lock names in paths. A name may contain {@code /} and any Unicode, so the routes
+ * are wildcards and the name is taken from the raw (undecoded) path: {@code /v1/locks/jobs%2Fnightly}
  * and {@code /v1/locks/jobs/nightly} name the same lock. For a POST the last raw segment is the
  * action ({@code acquire}, {@code renew}, {@code release}); percent-encoding is decoded once, after
  * that split, so an encoded {@code %2F} never separates anything.
+ *
+ * @param noun   what the name names ({@code lock}): the field a bad name is reported as
+ * @param prefix the path before the name
  */
-final class LockPath {
-    static final String PREFIX = "/v1/locks/";
+record NamePath(String noun, String prefix) {
+    static final NamePath LOCKS = new NamePath("lock", "/v1/locks/");
 
-    /** A lock name and, for a POST, the action after it. */
-    record Target(String lock, String action) {}
+    /** A name and, for a POST, the action after it. */
+    record Target(String name, String action) {}
 
-    private LockPath() {}
-
-    /** The lock a GET names: everything after {@code /v1/locks/}, decoded. */
-    static String lockOf(String rawPath) {
+    /** The name a GET names: everything after the prefix, decoded. */
+    String nameOf(String rawPath) {
         return decode(tail(rawPath));
     }
 
-    /** The lock and action a POST names, or null when the path has no action segment. */
-    static Target actionOf(String rawPath) {
+    /** The name and action a POST names, or null when the path has no action segment. */
+    Target actionOf(String rawPath) {
         String tail = tail(rawPath);
         int slash = tail.lastIndexOf('/');
         if (slash <= 0) {
@@ -36,8 +39,16 @@ final class LockPath {
         return new Target(decode(tail.substring(0, slash)), tail.substring(slash + 1));
     }
 
-    private static String tail(String rawPath) {
-        return rawPath.startsWith(PREFIX) ? rawPath.substring(PREFIX.length()) : "";
+    /** Refuses a name the member would refuse (empty, not Unicode, too long), as the {@link #noun} field. */
+    void check(String name) {
+        String problem = Limits.checkKey(noun, name);
+        if (problem != null) {
+            throw Failure.invalid(noun, "the " + noun + " name " + problem.substring(noun.length() + 1));
+        }
+    }
+
+    private String tail(String rawPath) {
+        return rawPath.startsWith(prefix) ? rawPath.substring(prefix.length()) : "";
     }
 
     /**
@@ -45,7 +56,7 @@ final class LockPath {
      *
      * @throws Failure invalid_argument for a malformed escape or bytes that are not UTF-8
      */
-    static String decode(String raw) {
+    String decode(String raw) {
         if (raw.indexOf('%') < 0) {
             return raw;
         }
@@ -64,7 +75,7 @@ final class LockPath {
             int hi = i + 2 < raw.length() ? Character.digit(raw.charAt(i + 1), 16) : -1;
             int lo = hi < 0 ? -1 : Character.digit(raw.charAt(i + 2), 16);
             if (hi < 0 || lo < 0) {
-                throw Failure.invalid("lock", "the lock name in the path has a malformed percent-escape at character "
+                throw Failure.invalid(noun, "the " + noun + " name in the path has a malformed percent-escape at character "
                         + i + " ('" + raw.substring(i, Math.min(raw.length(), i + 3)) + "'); encode '%' as %25");
             }
             bytes.write(hi * 16 + lo);
@@ -76,7 +87,7 @@ final class LockPath {
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .decode(ByteBuffer.wrap(bytes.toByteArray())).toString();
         } catch (CharacterCodingException e) {
-            throw Failure.invalid("lock", "the lock name in the path is not UTF-8 once percent-decoded");
+            throw Failure.invalid(noun, "the " + noun + " name in the path is not UTF-8 once percent-decoded");
         }
     }
 }
