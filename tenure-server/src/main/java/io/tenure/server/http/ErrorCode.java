@@ -12,7 +12,7 @@ enum ErrorCode {
     INVALID_JSON(400, "invalid_json"),
     /** A field is missing, of the wrong type or out of range; {@code field} names it. */
     INVALID_ARGUMENT(400, "invalid_argument"),
-    /** The lock is free (GET of a lock). */
+    /** A GET of a lock that is free, or of a semaphore that does not exist (nobody holds or waits). */
     NOT_FOUND(404, "not_found"),
     /** The lease was never granted, has expired or was revoked. */
     LEASE_NOT_FOUND(404, "lease_not_found"),
@@ -20,14 +20,19 @@ enum ErrorCode {
     UNKNOWN_ROUTE(404, "unknown_route"),
     /** The path exists, with other methods (listed in {@code Allow}). */
     METHOD_NOT_ALLOWED(405, "method_not_allowed"),
-    /** An acquire found the lock still held when its wait ended. */
+    /** An acquire found the lock still held, or too few of the semaphore's permits free, when its wait ended. */
     HELD(409, "held"),
-    /** A renew by a lease, token or owner that does not hold the lock. */
+    /** A renew by a lease, token or owner that does not hold the lock or the semaphore's grant. */
     NOT_HOLDER(409, "not_holder"),
     /** A renew of a lease that has ended. */
     EXPIRED(409, "expired"),
     /** A release that cannot apply: a stale token, another owner's lease, or a lease that ended (seed 002 S3). */
     STALE(409, "stale"),
+    /**
+     * A semaphore acquire that contradicts what the name is now: another limit than the live
+     * semaphore's, a lock's name, or other permits than the owner already holds; {@code field} names it.
+     */
+    CONFLICT(409, "conflict"),
     /** A lease id taken by another client or TTL. */
     ALREADY_EXISTS(409, "already_exists"),
     PAYLOAD_TOO_LARGE(413, "payload_too_large"),

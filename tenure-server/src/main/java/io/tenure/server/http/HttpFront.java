@@ -37,10 +37,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
- * The HTTP front end (Javalin on Jetty): the JSON lock API under {@code /v1} ({@link LockApi}),
- * {@code /metrics} in the Prometheus text format, {@code /healthz} and {@code /readyz}. Like the
- * gRPC front end it only translates: the lock and lease services decide, and failures become
- * answers in one table ({@link Failures}).
+ * The HTTP front end (Javalin on Jetty): the JSON lock and semaphore API under {@code /v1}
+ * ({@link LockApi}, {@link SemaphoreApi}), {@code /metrics} in the Prometheus text format,
+ * {@code /healthz} and {@code /readyz}. Like the gRPC front end it only translates: the lock,
+ * semaphore and lease services decide, and failures become answers in one table ({@link Failures}).
  *
  * <p>Every answer carries {@code X-Request-Id} ({@link RequestIds}). Every error body is
  * {@code {"error": code, "message": text, "field": name}}, {@code field} only when one field is
@@ -69,6 +69,7 @@ public final class HttpFront implements AutoCloseable {
     private final int maxBodyBytes;
     private final ScheduledExecutorService timer;
     private final LockApi locks;
+    private final SemaphoreApi semaphores;
     private final Javalin app;
     private final int maxConnections;
     private final OpenConnections openConnections = new OpenConnections();
@@ -82,6 +83,7 @@ public final class HttpFront implements AutoCloseable {
         this.timer = t;
         LeaseRecipe leases = new LeaseRecipe(member, timer);
         this.locks = new LockApi(member, leases);
+        this.semaphores = new SemaphoreApi(member, leases);
         this.app = Javalin.create(c -> {
             c.showJavalinBanner = false;
             c.startupWatcherEnabled = false;
@@ -139,9 +141,9 @@ public final class HttpFront implements AutoCloseable {
     }
 
     /**
-     * Lock names may hold an encoded {@code /} or {@code %}, and empty or dot segments: Jetty's
-     * default refuses such paths as ambiguous, which matters to servlet path mapping, not to us
-     * (the lock routes read the raw path, see {@link NamePath}).
+     * Lock and semaphore names may hold an encoded {@code /} or {@code %}, and empty or dot
+     * segments: Jetty's default refuses such paths as ambiguous, which matters to servlet path
+     * mapping, not to us (the routes read the raw path, see {@link NamePath}).
      */
     private static void configure(HttpConfiguration http) {
         http.setUriCompliance(UriCompliance.DEFAULT.with("tenure-lock-names",
@@ -223,6 +225,9 @@ public final class HttpFront implements AutoCloseable {
             return lock.isEmpty() ? locks.list(ctx.queryParam("prefix"), ctx.queryParam("limit")) : locks.describe(lock);
         }));
         app.post("/v1/locks/*", ctx -> serve(ctx, () -> post(ctx, NamePath.LOCKS, locks::acquire, locks::renew, locks::release)));
+        app.get("/v1/semaphores/*", ctx -> serve(ctx, () -> semaphores.describe(NamePath.SEMAPHORES.nameOf(ctx.req().getRequestURI()))));
+        app.post("/v1/semaphores/*", ctx -> serve(ctx,
+                () -> post(ctx, NamePath.SEMAPHORES, semaphores::acquire, semaphores::renew, semaphores::release)));
         app.exception(Failure.class, (failure, ctx) -> render(ctx, failure));
         app.exception(HttpResponseException.class, (e, ctx) -> render(ctx, fromJavalin(ctx, e)));
         app.exception(Exception.class, (e, ctx) -> render(ctx, Failures.of(e)));
@@ -253,10 +258,13 @@ public final class HttpFront implements AutoCloseable {
         } catch (Failure refused) {
             // Refused here, before the lock service saw it (a body that is not JSON, a field
             // missing or out of range): counted as the service counts the input it refuses.
-            switch (action) {
-                case "acquire" -> member.metrics().acquire("rejected");
-                case "renew" -> member.metrics().renew("rejected");
-                default -> member.metrics().release("rejected");
+            // The lock_* counters count locks; semaphores have their latency only.
+            if (path == NamePath.LOCKS) {
+                switch (action) {
+                    case "acquire" -> member.metrics().acquire("rejected");
+                    case "renew" -> member.metrics().renew("rejected");
+                    default -> member.metrics().release("rejected");
+                }
             }
             throw refused;
         }

@@ -107,6 +107,23 @@ final class JsonBody {
         return value;
     }
 
+    /** An integer that must fit in 32 bits (a count the services take as an {@code int}); see {@link #requiredLong}. */
+    int requiredInt(String field) {
+        return fitted(field, requiredLong(field));
+    }
+
+    int optionalInt(String field, int absent) {
+        return fitted(field, optionalLong(field, absent));
+    }
+
+    private static int fitted(String field, long value) {
+        if (value != (int) value) {
+            throw Failure.invalid(field, field + " must be an integer between " + Integer.MIN_VALUE + " and " + Integer.MAX_VALUE
+                    + ", got " + value);
+        }
+        return (int) value;
+    }
+
     private JsonNode present(String field) {
         JsonNode node = fields.get(field);
         return node == null || node.isNull() ? null : node;

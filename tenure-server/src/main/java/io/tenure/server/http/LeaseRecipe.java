@@ -24,7 +24,7 @@ import java.util.function.Supplier;
 
 /**
  * The lease half of the HTTP recipe, the same for every grant the {@code /v1} routes hand out
- * (locks). An HTTP caller has no session and cannot keep alive a lease it has not
+ * (locks, semaphores). An HTTP caller has no session and cannot keep alive a lease it has not
  * been told of, so:
  *
  * <ul>
@@ -47,7 +47,7 @@ final class LeaseRecipe {
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
     /**
      * The longest {@code wait_ms}: HTTP clients and proxies commonly cut a silent request after
-     * a minute. Longer waits are retries (with the hint) or gRPC's {@code Lock}.
+     * a minute. Longer waits are retries (with the hint) or gRPC's {@code Lock} and {@code Acquire}.
      */
     static final long MAX_WAIT_MS = 60_000;
     /** How long past {@code wait_ms} an acquire may take to settle (withdraw, revoke) before it answers 503. */

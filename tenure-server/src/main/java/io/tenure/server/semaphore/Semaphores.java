@@ -141,13 +141,7 @@ public final class Semaphores {
         });
         try {
             checkName(name);
-            if (limit < 1 || limit > Limits.MAX_SEMAPHORE_LIMIT) {
-                throw RequestRejected.invalid("limit", Limits.checkPermits(limit, 1));
-            }
-            String problem = Limits.checkPermits(limit, permits);
-            if (problem != null) {
-                throw RequestRejected.invalid("permits", problem);
-            }
+            checkPermits(limit, permits);
             if (timeoutMs < -1) {
                 throw RequestRejected.invalid("timeout_ms", "timeout_ms must be -1 (wait until granted), 0 (do not wait) or positive, got "
                         + timeoutMs);
@@ -170,6 +164,23 @@ public final class Semaphores {
             }
         });
         return wait;
+    }
+
+    /**
+     * Refuses a limit or a permit count that no semaphore takes, naming the field: an acquire's
+     * first check, made first also by a front end that grants a lease for each acquire, so that
+     * such a request leaves nothing behind.
+     *
+     * @throws RequestRejected INVALID_ARGUMENT naming {@code limit} or {@code permits}
+     */
+    public static void checkPermits(int limit, int permits) {
+        if (limit < 1 || limit > Limits.MAX_SEMAPHORE_LIMIT) {
+            throw RequestRejected.invalid("limit", Limits.checkPermits(limit, 1));
+        }
+        String problem = Limits.checkPermits(limit, permits);
+        if (problem != null) {
+            throw RequestRejected.invalid("permits", problem);
+        }
     }
 
     /** The acquire's own result, on the apply thread: answered now, or parked until the log decides. */
@@ -273,6 +284,31 @@ public final class Semaphores {
     /** The semaphore as this member has applied it (no read barrier), or null. */
     public SemaphoreView describe(String name) {
         return stateMachine.read(s -> s.primitive(SemaphoreTable.class).semaphore(name));
+    }
+
+    /** The permits of a grant, or why the lease holds no grant with that token; read together from one state. */
+    public record Holding(int permits, SemaphoreTable.Refusal notHeld) {}
+
+    /**
+     * Whether lease {@code leaseId} holds a grant of semaphore {@code name} with {@code fencingToken},
+     * and with how many permits, as this member has applied it (no read barrier: callers that
+     * need a linearizable answer pass one first).
+     */
+    public Holding holding(String name, long leaseId, long fencingToken) {
+        return stateMachine.read(s -> {
+            SemaphoreTable semaphores = s.primitive(SemaphoreTable.class);
+            SemaphoreTable.Refusal notHeld = semaphores.notHeld(name, leaseId, fencingToken);
+            return new Holding(notHeld == null ? semaphores.permitsHeld(name, leaseId) : 0, notHeld);
+        });
+    }
+
+    /**
+     * Why an acquire of {@code name} with {@code limit} would be refused whatever its lease (the
+     * name is another kind's, or the semaphore has another limit), as this member has applied it;
+     * null when it would not. The acquire checks again when it applies.
+     */
+    public SemaphoreTable.Refusal conflict(String name, int limit) {
+        return stateMachine.read(s -> s.primitive(SemaphoreTable.class).conflict(name, limit));
     }
 
     private int availableOf(String name) {

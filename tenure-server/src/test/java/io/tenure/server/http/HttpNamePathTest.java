@@ -5,7 +5,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** Lock names taken from raw paths: split first, then percent-decoded once. */
+/** Lock and semaphore names taken from raw paths: split first, then percent-decoded once. */
 class HttpNamePathTest {
     @Test
     void aGetNamesEverythingAfterThePrefix() {
@@ -21,6 +21,17 @@ class HttpNamePathTest {
         assertThat(NamePath.LOCKS.actionOf("/v1/locks/x%2Facquire/release")).isEqualTo(new NamePath.Target("x/acquire", "release"));
         assertThat(NamePath.LOCKS.actionOf("/v1/locks/jobs%2Fnightly")).isNull();
         assertThat(NamePath.LOCKS.actionOf("/v1/locks/x")).isNull();
+    }
+
+    @Test
+    void semaphoreNamesAreReadTheSameWayAndReportedAsTheSemaphoreField() {
+        assertThat(NamePath.SEMAPHORES.nameOf("/v1/semaphores/pools%2Fgpu")).isEqualTo("pools/gpu");
+        assertThat(NamePath.SEMAPHORES.actionOf("/v1/semaphores/pools/gpu/acquire")).isEqualTo(new NamePath.Target("pools/gpu", "acquire"));
+        assertThat(NamePath.SEMAPHORES.nameOf("/v1/locks/x")).isEmpty();
+        assertThatThrownBy(() -> NamePath.SEMAPHORES.decode("%C3")).isInstanceOf(Failure.class)
+                .hasMessageContaining("semaphore name").satisfies(e -> assertThat(((Failure) e).field).isEqualTo("semaphore"));
+        assertThatThrownBy(() -> NamePath.SEMAPHORES.check("")).isInstanceOf(Failure.class)
+                .hasMessage("the semaphore name must not be empty");
     }
 
     @Test
