@@ -37,6 +37,15 @@ import java.util.function.Predicate;
  * A READ also tells the resource that {@code process} holds {@code key} with {@code token} and
  * will write after {@code pauseMillis}: an open <em>critical section</em>, which its WRITE closes.
  * The nemesis uses these to pause (F5) or cut off (F7) a client while it holds a lock.
+ *
+ * <p>The run's semaphores are resources too, fenced per grant by a {@link PermitFence} (its
+ * Javadoc defines what holding means here), each decision logged to {@code permits.jsonl} as a
+ * {@link PermitDecision}:
+ *
+ * <pre>
+ * PWRITE key token permits writer               →  ACCEPT | REFUSE reason
+ * PEND key token permits writer                 →  ENDED | NOTHELD reason
+ * </pre>
  */
 public final class FencedResource implements AutoCloseable {
     /** Which tokens a write may carry. */
@@ -59,15 +68,24 @@ public final class FencedResource implements AutoCloseable {
     private final Fence fence;
     private final ServerSocket listener;
     private final Writer log;
+    private final Writer permitLog;
+    private final PermitFence permitFence;
     private final Map<String, Slot> slots = new TreeMap<>();
     private final List<ResourceWrite> decisions = new ArrayList<>();
     private final Map<String, Section> sections = new HashMap<>();
     private final List<Socket> connections = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
 
-    public FencedResource(Path logFile, Fence fence) throws IOException {
+    /**
+     * @param logFile       where the locks' decisions go ({@code resource.jsonl})
+     * @param permitLogFile where the semaphores' decisions go ({@code permits.jsonl})
+     * @param limits        the run's semaphores and their limits
+     */
+    public FencedResource(Path logFile, Fence fence, Path permitLogFile, Map<String, Integer> limits) throws IOException {
         this.fence = fence;
         this.log = Files.newBufferedWriter(logFile, StandardCharsets.UTF_8);
+        this.permitLog = Files.newBufferedWriter(permitLogFile, StandardCharsets.UTF_8);
+        this.permitFence = new PermitFence(limits);
         this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         Thread acceptor = new Thread(this::accept, "fenced-resource-accept");
         acceptor.setDaemon(true);
@@ -123,6 +141,14 @@ public final class FencedResource implements AutoCloseable {
             if (words[0].equals("WRITE") && words.length == 5) {
                 return write(words[1], Long.parseLong(words[2]), Long.parseLong(words[3]), words[4]);
             }
+            if (words[0].equals("PWRITE") && words.length == 5) {
+                PermitDecision decision = permitWrite(words[1], Long.parseLong(words[2]), Integer.parseInt(words[3]), words[4]);
+                return decision.accepted() ? "ACCEPT" : "REFUSE " + decision.reason();
+            }
+            if (words[0].equals("PEND") && words.length == 5) {
+                PermitDecision decision = permitEnd(words[1], Long.parseLong(words[2]), Integer.parseInt(words[3]), words[4]);
+                return decision.accepted() ? "ENDED" : "NOTHELD " + decision.reason();
+            }
         } catch (NumberFormatException e) {
             return "ERROR " + e.getMessage();
         }
@@ -155,6 +181,27 @@ public final class FencedResource implements AutoCloseable {
         sections.remove(processOf(writer));
         notifyAll();
         return accepted ? "ACCEPT" : "REFUSE " + slot.highest;
+    }
+
+    private synchronized PermitDecision permitWrite(String key, long token, int permits, String writer) {
+        return logPermits(permitFence.write(key, token, permits, writer, System.nanoTime()));
+    }
+
+    private synchronized PermitDecision permitEnd(String key, long token, int permits, String writer) {
+        return logPermits(List.of(permitFence.end(key, token, permits, writer, System.nanoTime())));
+    }
+
+    /** Logs a semaphore's decisions in order (the caller holds the resource's lock); returns the last, the one to answer. */
+    private PermitDecision logPermits(List<PermitDecision> decisions) {
+        try {
+            for (PermitDecision d : decisions) {
+                JsonLines.append(permitLog, d);
+            }
+            permitLog.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return decisions.get(decisions.size() - 1);
     }
 
     /** The process part of a writer ({@code c3/12345} → {@code c3}). */
@@ -242,6 +289,7 @@ public final class FencedResource implements AutoCloseable {
         synchronized (this) {
             try {
                 log.close();
+                permitLog.close();
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }

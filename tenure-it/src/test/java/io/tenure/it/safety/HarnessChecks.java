@@ -26,7 +26,11 @@ import java.util.stream.Stream;
  *       the value read under the lock plus one, so two accepted writes of one value mean two
  *       holders read the same value, a lost update;</li>
  *   <li>a WRITE a client recorded OK that the resource did not accept, or FAIL that it did not
- *       refuse.</li>
+ *       refuse;</li>
+ *   <li>per semaphore, by the resource's view ({@code permits.jsonl}, {@link PermitFence#breaches}):
+ *       more permits held than the limit, or a write accepted under a grant whose holding had
+ *       ended or that a newer accepted grant rules out; and a SEM_WRITE whose recorded outcome is
+ *       not the resource's decision.</li>
  * </ol>
  * Warnings (reported, not failing; the checker judges them against the members' logs): a write
  * accepted after another process had already been granted the key with a larger token (the
@@ -102,6 +106,9 @@ public final class HarnessChecks {
         checkResource(writes, FencedResource.Fence.valueOf(run.fence()), violations);
         checkWritesRecorded(ops, writes, violations);
         checkStaleAccepts(ops, writes, warnings);
+        List<PermitDecision> permitDecisions = Files.exists(runDir.resolve("permits.jsonl"))
+                ? JsonLines.read(runDir.resolve("permits.jsonl"), PermitDecision.class) : List.of();
+        checkPermits(ops, permitDecisions, run.semaphores(), violations);
 
         Map<Kind, Map<Outcome, Integer>> byKind = new EnumMap<>(Kind.class);
         for (Op op : ops) {
@@ -113,6 +120,11 @@ public final class HarnessChecks {
         Map<String, Integer> refused = new TreeMap<>();
         for (ResourceWrite w : writes) {
             (w.accepted() ? accepted : refused).merge(w.key(), 1, Integer::sum);
+        }
+        for (PermitDecision d : permitDecisions) {
+            if (d.event() == PermitDecision.Event.WRITE) {
+                (d.accepted() ? accepted : refused).merge(d.key(), 1, Integer::sum);
+            }
         }
         return new Findings(violations, warnings, byKind, faults, accepted, refused, timeline, run);
     }
@@ -157,6 +169,26 @@ public final class HarnessChecks {
                 violations.add(op.process() + " recorded WRITE " + op.id() + " " + op.outcome() + " (token " + op.token() + ", value "
                         + op.value() + ") but the resource " + (decision.accepted() ? "accepted" : "refused") + " token "
                         + decision.token() + " value " + decision.value());
+            }
+        }
+    }
+
+    /** Violation 4: the semaphores' resource view, and each SEM_WRITE's recorded outcome against the resource's decision. */
+    static void checkPermits(List<Op> ops, List<PermitDecision> decisions, Map<String, Integer> limits, List<String> violations) {
+        PermitFence.breaches(decisions, limits).forEach(b -> violations.add(b.description()));
+        Map<String, PermitDecision> byWriter = new HashMap<>();
+        decisions.stream().filter(d -> d.event() == PermitDecision.Event.WRITE).forEach(d -> byWriter.put(d.writer(), d));
+        for (Op op : ops) {
+            if (op.kind() != Kind.SEM_WRITE || op.outcome() == Outcome.INFO) {
+                continue;
+            }
+            PermitDecision decision = byWriter.get(op.process() + "/" + op.id());
+            if (decision == null || (op.outcome() == Outcome.OK) != decision.accepted() || decision.token() != op.token()
+                    || decision.permits() != op.value()) {
+                violations.add(op.process() + " recorded SEM_WRITE " + op.id() + " " + op.outcome() + " on " + op.key() + " (token "
+                        + op.token() + ", " + op.value() + " permits) but the resource " + (decision == null ? "has no such write"
+                        : (decision.accepted() ? "accepted" : "refused") + " token " + decision.token() + " with " + decision.permits()
+                        + " permits"));
             }
         }
     }

@@ -36,29 +36,7 @@ final class LockWorker {
     }
 
     void run() {
-        Lease lease = null;
-        while (ctx.running) {
-            if (lease == null || !lease.isValid()) {
-                lease = leases.grant();
-                if (lease == null) {
-                    ctx.pace(200, 1_000); // back off while no member grants
-                    continue;
-                }
-            }
-            String key = ctx.keys.get(ctx.random.nextInt(ctx.keys.size()));
-            try {
-                if (!cycle(lease, key)) {
-                    leases.revoke(lease);
-                    lease = null;
-                }
-            } catch (RuntimeException unexpected) {
-                // Recorded as INFO when the process ends; the worker goes on with a new lease.
-                System.err.println(ctx.name + ": unexpected failure in a lock cycle on " + key);
-                unexpected.printStackTrace();
-                lease = null;
-            }
-            ctx.pace(20, 200);
-        }
+        ctx.cycleWithLease(leases, "lock", lease -> cycle(lease, ctx.keys.get(ctx.random.nextInt(ctx.keys.size()))));
     }
 
     /** One acquire-read-pause-write-release; false when the lease should be given up. */
@@ -98,31 +76,12 @@ final class LockWorker {
 
     private void write(Lease lease, String key, long token, long value) {
         Pending write = ctx.history.invoke(Kind.WRITE, key).leaseId(lease.id()).token(token).value(value);
-        try {
-            String refusal = resource.write(key, token, value, ctx.name + "/" + write.id());
-            if (refusal == null) {
-                write.ok();
-            } else {
-                write.fail(refusal);
-            }
-        } catch (IOException e) {
-            write.info(WorkerContext.describe(e));
-        }
+        WorkerContext.recordWrite(write, () -> resource.write(key, token, value, ctx.name + "/" + write.id()));
     }
 
     /** A release with a lost lease may not reach the server (the SDK then only logs): that is INFO, not OK. */
     private void release(Lease lease, LockHandle handle) {
         Pending release = ctx.history.invoke(Kind.RELEASE, handle.key()).leaseId(lease.id()).token(handle.fencingToken());
-        boolean validBefore = lease.isValid();
-        try {
-            handle.release();
-            if (validBefore && lease.isValid()) {
-                release.ok();
-            } else {
-                release.info("the lease was lost: the release may not have reached the server");
-            }
-        } catch (RuntimeException e) {
-            release.complete(WorkerContext.outcomeOf(e), WorkerContext.describe(e));
-        }
+        WorkerContext.recordRelease(release, lease, handle::release);
     }
 }

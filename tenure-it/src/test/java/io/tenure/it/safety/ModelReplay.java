@@ -1,6 +1,12 @@
 package io.tenure.it.safety;
 
 import io.tenure.core.lock.LockRelease;
+import io.tenure.core.semaphore.SemaphoreAcquire;
+import io.tenure.core.semaphore.SemaphoreCancel;
+import io.tenure.core.semaphore.SemaphoreCommand;
+import io.tenure.core.semaphore.SemaphoreRelease;
+import io.tenure.core.semaphore.SemaphoreTable;
+import io.tenure.core.semaphore.SemaphoreView;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.Command;
@@ -12,8 +18,10 @@ import io.tenure.server.raft.AuditLog;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.HashMap;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -31,6 +39,20 @@ import java.util.TreeSet;
  *       queue before it has left it (granted, cancelled, or its lease ended), and nobody takes a
  *       lock past its waiters.</li>
  * </ul>
+ * Semaphores (commands with log tags 12-14, read by the same codec) are followed apart from the
+ * locks, by their results and wake-ups, and checked after every command that touches one:
+ * <ul>
+ *   <li>3: the permits of the holders add up to at most the limit; every holder's lease is alive;
+ *       a lease holds at most one grant of a semaphore, and a repeated grant is the one it holds;
+ *       the limit does not change while the semaphore exists; the holders and waiters by the
+ *       members' results are the model's ({@link SemaphoreView}), in order, with their permits and
+ *       tokens;</li>
+ *   <li>8: strict FIFO: a newcomer is granted only when nobody waits, and the waiters are handed
+ *       permits in the order they joined, the head first (a head that needs more permits than
+ *       are free holds back the ones behind it).</li>
+ * </ul>
+ * That each grant's token is larger than every earlier grant's of its name is check 1's, over the
+ * same log ({@code SafetyChecker#tokens}). The lock checks leave the names used by semaphores alone.
  * It also collects the model's watch events, which check 9 compares the streams with. The replay
  * stops at the first index that no member logged completely: the model cannot skip a command.
  */
@@ -49,6 +71,12 @@ final class ModelReplay {
     int digestsCompared;
     int queueGrants;
     int holderChecks;
+    /** Semaphore commands replayed, checks of a semaphore after one, and permits handed to its waiters. */
+    int semaphoreCommands;
+    int semaphoreChecks;
+    int semaphoreHandOffs;
+    /** The most permits held at once of any semaphore, by the members' results. */
+    int mostPermitsHeld;
 
     private final AppliedLog log;
     private final Findings findings;
@@ -58,6 +86,23 @@ final class ModelReplay {
     private final Set<Long> liveLeases = new HashSet<>();
     /** The queues by the members' logged results: key → lease → joinedAt, in join order. */
     private final Map<String, LinkedHashMap<Long, Long>> queues = new HashMap<>();
+    /** The semaphores by the members' logged results, by name. */
+    private final Map<String, Permits> semaphores = new HashMap<>();
+
+    /** A semaphore by the log: its limit, holders (lease → {permits, token}) in grant order, waiters (lease → {permits, joinedAt}) in join order. */
+    private static final class Permits {
+        int limit;
+        final LinkedHashMap<Long, long[]> holders = new LinkedHashMap<>();
+        final LinkedHashMap<Long, long[]> waiters = new LinkedHashMap<>();
+
+        boolean idle() {
+            return holders.isEmpty() && waiters.isEmpty();
+        }
+
+        int held() {
+            return holders.values().stream().mapToInt(h -> (int) h[0]).sum();
+        }
+    }
 
     private ModelReplay(AppliedLog log, Findings findings) {
         this.log = log;
@@ -127,7 +172,9 @@ final class ModelReplay {
             }
         }
         followClaims(c, command, at);
+        Set<String> touched = followSemaphores(c, command, at);
         checkHolders(c, at);
+        checkSemaphores(c, touched, at);
     }
 
     private void mismatch(AppliedLog.Command c, String what, long at) {
@@ -139,7 +186,8 @@ final class ModelReplay {
     private void followClaims(AppliedLog.Command c, Command command, long at) {
         JsonNode r = c.result();
         String where = "index " + c.index() + " (" + c.loggedBy() + ")";
-        switch (c.resultType()) {
+        // A semaphore's results share their names with a lock's; followSemaphores reads them.
+        switch (command instanceof SemaphoreCommand ? "" : c.resultType()) {
             case "LeaseGranted" -> liveLeases.add(r.path("leaseId").asLong());
             case "Granted" -> {
                 String key = r.path("key").asText();
@@ -185,7 +233,7 @@ final class ModelReplay {
             }
         }
         for (JsonNode e : c.effects()) {
-            if (!e.path("type").asText().equals("Wake")) {
+            if (!e.path("type").asText().equals("Wake") || isSemaphoreWake(e)) {
                 continue;
             }
             String key = e.path("key").path("key").asText();
@@ -223,6 +271,174 @@ final class ModelReplay {
         }
     }
 
+    private static boolean isSemaphoreWake(JsonNode effect) {
+        return effect.path("type").asText().equals("Wake") && effect.path("key").path("kind").asText().equals(SemaphoreTable.NAME);
+    }
+
+    /** The members' results as claims about each semaphore's holders and waiters (checks 3 and 8); returns the names touched. */
+    private Set<String> followSemaphores(AppliedLog.Command c, Command command, long at) {
+        Set<String> touched = new TreeSet<>();
+        JsonNode r = c.result();
+        String where = "index " + c.index() + " (" + c.loggedBy() + ")";
+        if (command instanceof SemaphoreCommand sc) {
+            semaphoreCommands++;
+            String key = sc instanceof SemaphoreAcquire a ? a.key() : sc instanceof SemaphoreRelease rel ? rel.key()
+                    : ((SemaphoreCancel) sc).key();
+            touched.add(key);
+            Permits s = semaphores.computeIfAbsent(key, k -> new Permits());
+            if (command instanceof SemaphoreAcquire a && !c.resultType().equals("Rejected")) {
+                if (s.idle()) {
+                    s.limit = a.limit();
+                } else if (s.limit != a.limit()) {
+                    findings.add(3, where + ": semaphore '" + key + "' of limit " + s.limit + " answered a request with limit "
+                            + a.limit() + " (" + c.resultType() + ") while it exists", at);
+                }
+            }
+            switch (c.resultType()) {
+                case "Granted" -> {
+                    boolean newcomer = command instanceof SemaphoreAcquire && !r.path("again").asBoolean();
+                    if (newcomer && !s.waiters.isEmpty()) {
+                        long first = s.waiters.keySet().iterator().next();
+                        findings.add(8, where + ": semaphore '" + key + "' granted " + r.path("permits").asLong() + " permits to newcomer lease "
+                                + r.path("leaseId").asLong() + " past " + s.waiters.size() + " waiter(s), first lease " + first
+                                + " (waiting for " + s.waiters.get(first)[0] + ")", at);
+                    }
+                    semaphoreGrant(s, key, r, newcomer, where, at);
+                }
+                case "Queued" -> s.waiters.putIfAbsent(r.path("leaseId").asLong(),
+                        new long[] {((SemaphoreAcquire) command).permits(), r.path("joinedAt").asLong()});
+                case "Cancelled" -> s.waiters.remove(r.path("leaseId").asLong());
+                case "Released" -> {
+                    SemaphoreRelease rel = (SemaphoreRelease) command;
+                    long[] held = s.holders.get(rel.leaseId());
+                    if (held != null && held[1] == rel.fencingToken()) {
+                        s.holders.remove(rel.leaseId());
+                    }
+                }
+                default -> {
+                }
+            }
+        }
+        if (c.resultType().equals("LeaseEnded")) {
+            long lease = r.path("leaseId").asLong();
+            for (JsonNode k : r.path("released")) {
+                Permits s = semaphores.get(k.asText());
+                if (s != null && s.holders.remove(lease) != null) {
+                    touched.add(k.asText());
+                }
+            }
+        }
+        for (JsonNode e : c.effects()) {
+            if (!isSemaphoreWake(e)) {
+                continue;
+            }
+            String key = e.path("key").path("key").asText();
+            long lease = e.path("key").path("leaseId").asLong();
+            Permits s = semaphores.computeIfAbsent(key, k -> new Permits());
+            touched.add(key);
+            if (e.path("result").path("type").asText().equals("Granted")) {
+                semaphoreHandOffs++;
+                if (!s.waiters.containsKey(lease)) {
+                    findings.add(8, where + ": lease " + lease + " was handed permits of semaphore '" + key + "' as a waiter, but it "
+                            + "was not waiting", at);
+                } else if (s.waiters.keySet().iterator().next() != lease) {
+                    long first = s.waiters.keySet().iterator().next();
+                    findings.add(8, where + ": semaphore '" + key + "' handed " + s.waiters.get(lease)[0] + " permits to lease " + lease
+                            + " (joined at " + s.waiters.get(lease)[1] + ") before lease " + first + " (joined earlier, at "
+                            + s.waiters.get(first)[1] + ", still waiting for " + s.waiters.get(first)[0] + ")", at);
+                }
+                s.waiters.remove(lease);
+                semaphoreGrant(s, key, e.path("result"), true, where, at);
+            } else {
+                s.waiters.remove(lease); // the lease ended while waiting (a refusal), or the wait was withdrawn
+            }
+        }
+        if (c.resultType().equals("LeaseEnded")) {
+            long lease = r.path("leaseId").asLong();
+            semaphores.forEach((key, s) -> {
+                if (s.holders.containsKey(lease) || s.waiters.containsKey(lease)) {
+                    findings.add(3, where + ": lease " + lease + " ended but by the log still " + (s.holders.containsKey(lease)
+                            ? "holds permits of" : "waits for") + " semaphore '" + key + "'", at);
+                }
+            });
+        }
+        return touched;
+    }
+
+    /**
+     * A Granted result of a semaphore: a repeat ({@code fresh} false) must be the grant held; a
+     * fresh one (a newcomer's, or a waiter's hand-off) is no second grant of the lease, and goes
+     * to a live lease.
+     */
+    private void semaphoreGrant(Permits s, String key, JsonNode granted, boolean fresh, String where, long at) {
+        long lease = granted.path("leaseId").asLong();
+        long permits = granted.path("permits").asLong();
+        long token = granted.path("fencingToken").asLong();
+        long[] held = s.holders.get(lease);
+        if (!fresh) {
+            if (held == null || held[0] != permits || held[1] != token) {
+                findings.add(3, where + ": semaphore '" + key + "' granted again to lease " + lease + " (" + permits + " permits, token "
+                        + token + "), but by the log it holds " + (held == null ? "none" : held[0] + " with token " + held[1]), at);
+            }
+            return;
+        }
+        if (held != null) {
+            findings.add(3, where + ": semaphore '" + key + "' granted " + permits + " permits to lease " + lease + " (token " + token
+                    + "), which already holds " + held[0] + " with token " + held[1], at);
+        }
+        if (!liveLeases.contains(lease)) {
+            findings.add(3, where + ": semaphore '" + key + "' granted to lease " + lease + ", which is not alive", at);
+        }
+        s.holders.put(lease, new long[] {permits, token});
+        mostPermitsHeld = Math.max(mostPermitsHeld, s.held());
+    }
+
+    /**
+     * After a command: each semaphore it touched holds at most its limit by the log, its holders'
+     * leases are alive, and its holders and waiters by the log are the model's.
+     */
+    private void checkSemaphores(AppliedLog.Command c, Set<String> touched, long at) {
+        SemaphoreTable table = state.primitive(SemaphoreTable.class);
+        for (String key : touched) {
+            semaphoreChecks++;
+            Permits s = semaphores.get(key);
+            String where = "index " + c.index() + " (" + c.loggedBy() + ")";
+            if (s.held() > s.limit) {
+                findings.add(3, where + ": semaphore '" + key + "' (limit " + s.limit + ") has " + s.held() + " permits held by the log: "
+                        + describe(s.holders), at);
+            }
+            for (Long lease : s.holders.keySet()) {
+                if (!liveLeases.contains(lease)) {
+                    findings.add(3, where + ": semaphore '" + key + "' is held by lease " + lease + ", which is not alive", at);
+                }
+            }
+            SemaphoreView view = table.semaphore(key);
+            List<String> modelHolders = new ArrayList<>();
+            List<String> modelWaiters = new ArrayList<>();
+            if (view != null) {
+                view.holders().forEach(h -> modelHolders.add(h.leaseId() + ":" + h.permits() + "@" + h.fencingToken()));
+                view.waiters().forEach(w -> modelWaiters.add(w.leaseId() + ":" + w.permits() + "@" + w.joinedAt()));
+            }
+            List<String> logHolders = new ArrayList<>();
+            List<String> logWaiters = new ArrayList<>();
+            s.holders.forEach((lease, h) -> logHolders.add(lease + ":" + h[0] + "@" + h[1]));
+            s.waiters.forEach((lease, w) -> logWaiters.add(lease + ":" + w[0] + "@" + w[1]));
+            boolean sameLimit = view == null ? s.idle() : view.limit() == s.limit;
+            if (!modelHolders.equals(logHolders) || !modelWaiters.equals(logWaiters) || !sameLimit) {
+                findings.add(3, where + ": by the log semaphore '" + key + "' (limit " + s.limit + ") has holders " + logHolders
+                        + " and waiters " + logWaiters + ", by the model " + (view == null ? "it does not exist"
+                        : "(limit " + view.limit() + ") holders " + modelHolders + " and waiters " + modelWaiters)
+                        + " (lease:permits@token, lease:permits@joinedAt)", at);
+            }
+        }
+    }
+
+    private static String describe(LinkedHashMap<Long, long[]> holders) {
+        List<String> text = new ArrayList<>();
+        holders.forEach((lease, h) -> text.add("lease " + lease + " " + h[0] + " with token " + h[1]));
+        return String.join(", ", text);
+    }
+
     private void grant(String key, long lease, long token, String where, long at) {
         long[] held = claimed.get(key);
         if (held != null) {
@@ -256,6 +472,7 @@ final class ModelReplay {
                 keys.add(e.path("event").path("kv").path("key").asText());
             }
         });
+        keys.removeAll(semaphores.keySet());
         for (String key : keys) {
             holderChecks++;
             LockView view = state.primitive(LockTable.class).lock(key);

@@ -10,11 +10,12 @@ package io.tenure.it.safety;
  * @param id            unique within the run (the process's number in the high bits)
  * @param process       the client process's name, e.g. {@code c3}
  * @param kind          what was done
- * @param key           the lock, and the fenced resource it protects; null for lease operations
+ * @param key           the lock or semaphore, and the fenced resource it protects; null for lease operations
  * @param leaseId       the lease used or granted; 0 when none
- * @param token         ACQUIRE: the fencing token granted; RELEASE, WRITE: the token used; WATCH:
- *                      the event's revision
- * @param value         READ: the value read; WRITE: the value written; WATCH: 1 for PUT, 0 for DELETE
+ * @param token         ACQUIRE, SEM_ACQUIRE: the fencing token granted; RELEASE, WRITE, SEM_WRITE,
+ *                      SEM_RELEASE: the token used; WATCH: the event's revision
+ * @param value         READ: the value read; WRITE: the value written; WATCH: 1 for PUT, 0 for DELETE;
+ *                      SEM_ACQUIRE, SEM_WRITE, SEM_RELEASE: the grant's permits
  * @param ttlMillis     GRANT, KEEPALIVE: the TTL the server acknowledged
  * @param invokeNanos   when the operation was invoked
  * @param completeNanos when its outcome was known (for INFO: when the process gave up on it)
@@ -46,7 +47,16 @@ public record Op(long id, String process, Kind kind, String key, long leaseId, l
         /** The fenced resource of {@code key} was written with {@code token}: {@code value}; FAIL when refused as stale. */
         WRITE,
         /** A watch event delivered on {@code stream}: revision {@code token}, PUT (1) or DELETE (0), holder lease {@code leaseId}. */
-        WATCH
+        WATCH,
+        /** {@code value} permits of semaphore {@code key} were acquired: {@code token} is the grant's fencing token. */
+        SEM_ACQUIRE,
+        /**
+         * The fenced resource of semaphore {@code key} was written under the grant with {@code token}
+         * and {@code value} permits; FAIL when the resource refused it ({@link PermitFence}).
+         */
+        SEM_WRITE,
+        /** The grant of semaphore {@code key} with {@code token} ({@code value} permits) was released. */
+        SEM_RELEASE
     }
 
     public enum Outcome { OK, FAIL, INFO }

@@ -40,11 +40,24 @@ final class ResourceClient implements AutoCloseable {
 
     /** The refusal's text ({@code REFUSE highest}), or null when accepted. */
     String write(String key, long token, long value, String writer) throws IOException {
-        String answer = call("WRITE " + key + " " + token + " " + value + " " + writer);
-        if (answer.equals("ACCEPT")) {
+        return refusalOf(call("WRITE " + key + " " + token + " " + value + " " + writer), "ACCEPT", "REFUSE");
+    }
+
+    /** A write under a semaphore's grant: the refusal's text ({@code REFUSE reason}), or null when accepted. */
+    String permitWrite(String key, long token, int permits, String writer) throws IOException {
+        return refusalOf(call("PWRITE " + key + " " + token + " " + permits + " " + writer), "ACCEPT", "REFUSE");
+    }
+
+    /** Ends the holding of a semaphore's grant: the resource's reason when it was not held ({@code NOTHELD reason}), or null. */
+    String permitEnd(String key, long token, int permits, String writer) throws IOException {
+        return refusalOf(call("PEND " + key + " " + token + " " + permits + " " + writer), "ENDED", "NOTHELD");
+    }
+
+    private static String refusalOf(String answer, String yes, String no) throws IOException {
+        if (answer.equals(yes)) {
             return null;
         }
-        if (answer.startsWith("REFUSE")) {
+        if (answer.startsWith(no)) {
             return answer;
         }
         throw new IOException("resource answered " + answer);

@@ -40,6 +40,9 @@ final class RunFixture {
     private final Map<String, AtomicLong> clocks = new LinkedHashMap<>();
     private final List<Op> ops = new ArrayList<>();
     private final List<ResourceWrite> resource = new ArrayList<>();
+    private final List<PermitDecision> permits = new ArrayList<>();
+    /** The run's semaphores and their limits, as {@code run.json} names them. */
+    final Map<String, Integer> semaphores = new LinkedHashMap<>();
     private final List<FaultEvent> faults = new ArrayList<>();
     private long nextIndex;
     private long nextOpId = 1;
@@ -119,7 +122,7 @@ final class RunFixture {
     /** An acknowledged operation; an acquire's position is its token. */
     Op ok(String process, Op.Kind kind, String key, long leaseId, long token, long value, long invokeMillis, long completeMillis) {
         return op(process, kind, key, leaseId, token, value, invokeMillis, completeMillis, Op.Outcome.OK,
-                kind == Op.Kind.ACQUIRE ? token : 0);
+                kind == Op.Kind.ACQUIRE || kind == Op.Kind.SEM_ACQUIRE ? token : 0);
     }
 
     /** A watch event delivered on {@code stream}. */
@@ -136,6 +139,12 @@ final class RunFixture {
 
     void resource(ResourceWrite write) {
         resource.add(write);
+    }
+
+    /** The resource's decision on {@code op}'s semaphore grant (its key, token and permits), made at {@code millis}. */
+    void permit(Op op, PermitDecision.Event event, long millis, boolean accepted) {
+        permits.add(new PermitDecision(op.key(), event, op.token(), (int) op.value(), op.process() + "/" + op.id(), at(millis), accepted,
+                accepted ? null : "refused"));
     }
 
     void fault(String fault, String target, long startMillis, long endMillis) {
@@ -162,6 +171,7 @@ final class RunFixture {
         run.put("endNanos", at(endMillis));
         run.put("seed", 42);
         run.putArray("faults").add("kill").add("pause");
+        semaphores.forEach(run.putObject("semaphores")::put);
         Files.writeString(dir.resolve("run.json"), run.toString());
         Files.createDirectories(dir.resolve("history"));
         Map<String, List<Op>> byProcess = new LinkedHashMap<>();
@@ -170,6 +180,7 @@ final class RunFixture {
             writeLines(dir.resolve("history").resolve(p.getKey() + ".jsonl"), p.getValue());
         }
         writeLines(dir.resolve("resource.jsonl"), resource);
+        writeLines(dir.resolve("permits.jsonl"), permits);
         writeLines(dir.resolve("nemesis.jsonl"), faults);
         return dir;
     }

@@ -28,10 +28,13 @@ import java.util.Map;
  * @param fence                 the resource's rule: {@code AT_LEAST} (token ≥ highest accepted) or {@code ABOVE} (>)
  * @param snapshotEvery         the members' {@code --snapshot-every}
  * @param faultsSkipped         fault kinds asked for but not run, and why
+ * @param semaphores            the semaphores the lock workers also use (each is also a resource), with their limits; empty
+ *                              for a run made before semaphores
  */
 public record RunInfo(long ttlMillis, long electionTimeoutMillis, long expiryPeriodMillis, List<String> members,
                       List<String> keys, long startNanos, long endNanos, long seed, List<String> faults,
-                      List<Client> clients, String fence, long snapshotEvery, Map<String, String> faultsSkipped) {
+                      List<Client> clients, String fence, long snapshotEvery, Map<String, String> faultsSkipped,
+                      Map<String, Integer> semaphores) {
     /** The server's lease-expiry scan period. */
     public static final long EXPIRY_PERIOD_MILLIS = 50;
     public static final String FILE = "run.json";
@@ -42,6 +45,10 @@ public record RunInfo(long ttlMillis, long electionTimeoutMillis, long expiryPer
 
     /** A client process: its name ({@code c3}, also its history file's name) and role ({@code lock}, {@code keeper}, {@code watcher}). */
     public record Client(String name, String role) {
+    }
+
+    public RunInfo {
+        semaphores = semaphores == null ? Map.of() : Map.copyOf(semaphores);
     }
 
     public static RunInfo read(Path runDir) throws IOException {
@@ -57,6 +64,6 @@ public record RunInfo(long ttlMillis, long electionTimeoutMillis, long expiryPer
 
     public RunInfo ended(long endNanos, List<String> members, Map<String, String> faultsSkipped) {
         return new RunInfo(ttlMillis, electionTimeoutMillis, expiryPeriodMillis, members, keys, startNanos, endNanos, seed,
-                faults, clients, fence, snapshotEvery, faultsSkipped);
+                faults, clients, fence, snapshotEvery, faultsSkipped, semaphores);
     }
 }

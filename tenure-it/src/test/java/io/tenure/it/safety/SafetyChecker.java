@@ -43,7 +43,7 @@ public final class SafetyChecker {
         null,
         "tokens strictly increase per key, never issued twice",
         "no stale write accepted, no acknowledged update lost",
-        "one holder per key at every index, with a live lease",
+        "one holder per lock, at most the limit's permits per semaphore, at every index, with a live lease",
         "real-time order; the model reproduces every result",
         "replicas at the same index have the same state",
         "no acknowledged operation lost after recovery",
@@ -54,6 +54,8 @@ public final class SafetyChecker {
     };
     /** The operations that go through the log and name a log position in their answer. */
     private static final Set<Kind> LOG_KINDS = EnumSet.of(Kind.ACQUIRE, Kind.RELEASE, Kind.GRANT, Kind.KEEPALIVE, Kind.REVOKE);
+    /** The acquires whose answer is a grant with its fencing token: a lock's, a semaphore's. */
+    private static final Set<Kind> GRANT_KINDS = EnumSet.of(Kind.ACQUIRE, Kind.SEM_ACQUIRE);
     private static final ObjectMapper JSON = new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
     private static final long NEARBY_NANOS = TimeUnit.SECONDS.toNanos(2);
     private static final int AROUND = 20;
@@ -62,6 +64,8 @@ public final class SafetyChecker {
     private final RunInfo run;
     private final List<Op> ops = new ArrayList<>();
     private final List<ResourceWrite> resource;
+    /** The fenced resource's decisions about semaphores' grants ({@code permits.jsonl}; absent before semaphores). */
+    private final List<PermitDecision> permits;
     private final List<FaultEvent> faults;
     private final AppliedLog log;
     private final Set<String> clients = new TreeSet<>();
@@ -91,6 +95,7 @@ public final class SafetyChecker {
         }
         ops.forEach(op -> clients.add(op.process()));
         this.resource = lines(runDir.resolve("resource.jsonl"), ResourceWrite.class);
+        this.permits = lines(runDir.resolve("permits.jsonl"), PermitDecision.class);
         List<FaultEvent> timeline = new ArrayList<>(lines(runDir.resolve("nemesis.jsonl"), FaultEvent.class));
         timeline.sort(Comparator.comparingLong(FaultEvent::atNanos));
         this.faults = List.copyOf(timeline);
@@ -149,8 +154,11 @@ public final class SafetyChecker {
 
     // ---- check 1 -------------------------------------------------------------------------------
 
-    /** A lock grant found in the log: by a Granted result (not a repeat) or a hand-off to a waiter. */
-    private record Grant(String key, long leaseId, long token, long index, long atNanos, String loggedBy) {}
+    /**
+     * A grant found in the log: by a Granted result (not a repeat) or a hand-off to a waiter; a
+     * lock's ({@code permits} 0) or a semaphore's (a Granted result of either kind has the same name).
+     */
+    private record Grant(String key, long leaseId, long token, long index, long atNanos, String loggedBy, int permits) {}
 
     private List<Grant> grants() {
         List<Grant> grants = new ArrayList<>();
@@ -159,13 +167,13 @@ public final class SafetyChecker {
             JsonNode r = c.result();
             if (c.resultType().equals("Granted") && !r.path("again").asBoolean()) {
                 grants.add(new Grant(r.path("key").asText(), r.path("leaseId").asLong(), r.path("fencingToken").asLong(), c.index(), at,
-                        c.loggedBy()));
+                        c.loggedBy(), r.path("permits").asInt()));
             }
             for (JsonNode e : c.effects()) {
                 JsonNode g = AppliedLog.handOff(e);
                 if (g != null) {
                     grants.add(new Grant(g.path("key").asText(), g.path("leaseId").asLong(), g.path("fencingToken").asLong(), c.index(), at,
-                            c.loggedBy()));
+                            c.loggedBy(), g.path("permits").asInt()));
                 }
             }
         }
@@ -195,7 +203,7 @@ public final class SafetyChecker {
         Map<Long, Op> clientByToken = new HashMap<>();
         int clientGrants = 0;
         for (Op op : ops) {
-            if (op.kind() != Kind.ACQUIRE || op.outcome() != Outcome.OK) {
+            if (!GRANT_KINDS.contains(op.kind()) || op.outcome() != Outcome.OK) {
                 continue;
             }
             clientGrants++;
@@ -212,9 +220,10 @@ public final class SafetyChecker {
         }
         Set<String> keys = new TreeSet<>();
         grants.forEach(g -> keys.add(g.key()));
+        long semaphoreGrants = grants.stream().filter(g -> g.permits() > 0).count();
         exercised[1] = !grants.isEmpty() || clientGrants > 0;
-        evidence[1] = grants.size() + " grants on " + keys.size() + " key(s) in the applied log, " + clientGrants
-                + " acknowledged acquires";
+        evidence[1] = grants.size() + " grants on " + keys.size() + " key(s) in the applied log" + (semaphoreGrants > 0 ? " ("
+                + semaphoreGrants + " of semaphores, each with its own token)" : "") + ", " + clientGrants + " acknowledged acquires";
     }
 
     // ---- check 2 -------------------------------------------------------------------------------
@@ -285,6 +294,71 @@ public final class SafetyChecker {
         exercised[2] = accepted > 0 || writes > 0;
         evidence[2] = resource.size() + " resource decisions (" + accepted + " accepted), " + writes + " client writes, "
                 + chains + " read-modify-write chains";
+        permitHolding();
+    }
+
+    /**
+     * Check 2 for semaphores, by the fenced resource's view ({@link PermitFence} defines holding
+     * there): never more permits held than the limit, no write accepted under a grant whose
+     * holding had ended or that a newer accepted grant rules out; each client's SEM_WRITE outcome
+     * is the resource's decision; and every grant the resource accepted a write under is a grant
+     * of the applied log, with those permits (where the log has its index).
+     */
+    private void permitHolding() {
+        if (permits.isEmpty() && ops.stream().noneMatch(o -> o.kind() == Kind.SEM_WRITE)) {
+            return;
+        }
+        for (PermitFence.Breach b : PermitFence.breaches(permits, run.semaphores())) {
+            findings.add(2, b.description(), b.atNanos(), opsOf(b.writers().toArray(String[]::new)));
+        }
+        Map<String, PermitDecision> byWriter = new HashMap<>();
+        Map<Long, Grant> logged = new HashMap<>();
+        grants().forEach(g -> logged.putIfAbsent(g.token(), g));
+        int accepted = 0;
+        int displaced = 0;
+        int fromLog = 0;
+        Set<Long> seen = new HashSet<>();
+        for (PermitDecision d : permits) {
+            if (d.event() == PermitDecision.Event.DISPLACE) {
+                displaced++;
+            }
+            if (d.event() != PermitDecision.Event.WRITE) {
+                continue;
+            }
+            byWriter.putIfAbsent(d.writer(), d);
+            if (!d.accepted()) {
+                continue;
+            }
+            accepted++;
+            AppliedLog.Index ix = log.indexes.get(d.token() >>> 16);
+            if (!seen.add(d.token()) || ix == null || !ix.complete()) {
+                continue;
+            }
+            fromLog++;
+            Grant g = logged.get(d.token());
+            if (g == null || !g.key().equals(d.key()) || g.permits() != d.permits()) {
+                findings.add(2, "semaphore '" + d.key() + "': the resource accepted a write under grant " + d.token() + " with "
+                        + d.permits() + " permits (" + d.writer() + "), but index " + ix.index + " of the log " + (g == null
+                        ? "grants nothing with that token" : "grants that token to lease " + g.leaseId() + " for '" + g.key() + "'"
+                        + (g.permits() > 0 ? " (" + g.permits() + " permits)" : "")), d.atNanos(), opsOf(d.writer()));
+            }
+        }
+        int writes = 0;
+        for (Op op : ops) {
+            if (op.kind() != Kind.SEM_WRITE || op.outcome() == Outcome.INFO) {
+                continue;
+            }
+            writes++;
+            PermitDecision d = byWriter.get(op.process() + "/" + op.id());
+            if (d == null || d.accepted() != (op.outcome() == Outcome.OK) || d.token() != op.token() || d.permits() != op.value()) {
+                findings.add(2, describe(op) + " (" + op.value() + " permits) was reported " + (op.outcome() == Outcome.OK ? "accepted"
+                        : "refused") + ", but the resource " + (d == null ? "has no record of it" : (d.accepted() ? "accepted" : "refused")
+                        + " token " + d.token() + " with " + d.permits() + " permits"), op.completeNanos(), op);
+            }
+        }
+        exercised[2] = true;
+        evidence[2] += "; semaphores " + run.semaphores() + ": " + permits.size() + " decisions (" + accepted + " writes accepted, "
+                + displaced + " grants displaced), " + writes + " client writes, " + fromLog + " accepted grants found in the log";
     }
 
     // ---- checks 3 and 8 (decided by the model replay) -------------------------------------------
@@ -294,13 +368,16 @@ public final class SafetyChecker {
         evidence[3] = replay.replayedUpTo < 0 ? "model replay did not start: " + replay.stopped
                 : "replayed " + replay.commands + " commands (indexes " + log.firstIndex() + " to " + replay.replayedUpTo
                 + ") through the core; " + replay.mismatches + " results differed; " + replay.holderChecks + " holder checks"
+                + (replay.semaphoreCommands > 0 ? "; " + replay.semaphoreCommands + " semaphore commands, " + replay.semaphoreChecks
+                + " semaphore checks (permits held at most " + replay.mostPermitsHeld + ")" : "")
                 + (replay.stopped == null ? "" : "; stopped: " + replay.stopped);
     }
 
     private void fifo() {
-        exercised[8] = replay.queueGrants > 0;
+        exercised[8] = replay.queueGrants > 0 || replay.semaphoreHandOffs > 0;
         evidence[8] = replay.queueGrants + " hand-offs to waiters checked against the queues"
-                + (replay.queueGrants == 0 ? " (no lock was handed to a waiter)" : "");
+                + (replay.queueGrants == 0 ? " (no lock was handed to a waiter)" : "")
+                + (replay.semaphoreCommands > 0 ? "; " + replay.semaphoreHandOffs + " semaphore hand-offs checked head first" : "");
     }
 
     // ---- check 4 -------------------------------------------------------------------------------
@@ -337,8 +414,30 @@ public final class SafetyChecker {
                         + (found == null ? "grants no lock with that token" : "grants that token to " + found), op.completeNanos(), op);
             }
         }
+        int semaphoreMatched = 0;
+        Map<Long, Grant> byToken = new HashMap<>();
+        grants().forEach(g -> byToken.putIfAbsent(g.token(), g));
+        for (Op op : ops) {
+            if (op.kind() != Kind.SEM_ACQUIRE || op.outcome() != Outcome.OK) {
+                continue;
+            }
+            AppliedLog.Index ix = log.indexes.get(op.token() >>> 16);
+            if (ix == null || !ix.complete()) {
+                undecided++;
+                continue;
+            }
+            Grant g = byToken.get(op.token());
+            if (g != null && g.key().equals(op.key()) && g.leaseId() == op.leaseId() && g.permits() == op.value()) {
+                semaphoreMatched++;
+            } else {
+                findings.add(4, describe(op) + " (" + op.value() + " permits) does not match the log: index " + ix.index + " "
+                        + (g == null ? "grants nothing with that token" : "grants that token to lease " + g.leaseId() + " for '" + g.key()
+                        + "'" + (g.permits() > 0 ? " (" + g.permits() + " permits)" : "")), op.completeNanos(), op);
+            }
+        }
         // Completed before invoked => smaller position: sweep by invocation over the completions before it.
-        List<Op> positioned = ops.stream().filter(o -> LOG_KINDS.contains(o.kind()) && o.outcome() == Outcome.OK && o.position() > 0).toList();
+        List<Op> positioned = ops.stream().filter(o -> (LOG_KINDS.contains(o.kind()) || o.kind() == Kind.SEM_ACQUIRE)
+                && o.outcome() == Outcome.OK && o.position() > 0).toList();
         List<Op> byComplete = new ArrayList<>(positioned);
         byComplete.sort(Comparator.comparingLong(Op::completeNanos));
         List<Op> byInvoke = new ArrayList<>(positioned);
@@ -369,14 +468,16 @@ public final class SafetyChecker {
             }
         }
         exercised[4] = matched > 0 || positioned.size() > 1 || probes > 0;
-        evidence[4] = matched + " acquire answers found in the log" + (undecided > 0 ? " (" + undecided + " undecided: index not logged)" : "")
+        exercised[4] |= semaphoreMatched > 0;
+        evidence[4] = matched + " acquire answers found in the log" + (semaphoreMatched > 0 ? " and " + semaphoreMatched
+                + " of semaphores (key, lease, permits)" : "") + (undecided > 0 ? " (" + undecided + " undecided: index not logged)" : "")
                 + "; real-time order over " + positioned.size() + " answers with a position; results vs the model: see check 3"
                 + (probes > 0 ? "; " + probes + " probe(s) of a cut-off minority member" : "");
     }
 
     private static boolean sameGrant(Op a, Op b) {
-        return a.kind() == Kind.ACQUIRE && b.kind() == Kind.ACQUIRE && java.util.Objects.equals(a.key(), b.key()) && a.leaseId() == b.leaseId()
-                && a.token() == b.token();
+        return GRANT_KINDS.contains(a.kind()) && a.kind() == b.kind() && java.util.Objects.equals(a.key(), b.key())
+                && a.leaseId() == b.leaseId() && a.token() == b.token();
     }
 
     // ---- check 5 -------------------------------------------------------------------------------
@@ -417,7 +518,8 @@ public final class SafetyChecker {
         int checked = 0;
         int undecided = 0;
         for (Op op : ops) {
-            if (op.outcome() != Outcome.OK || !EnumSet.of(Kind.ACQUIRE, Kind.RELEASE, Kind.GRANT, Kind.REVOKE).contains(op.kind())) {
+            if (op.outcome() != Outcome.OK || !EnumSet.of(Kind.ACQUIRE, Kind.RELEASE, Kind.GRANT, Kind.REVOKE, Kind.SEM_ACQUIRE,
+                    Kind.SEM_RELEASE).contains(op.kind())) {
                 continue;
             }
             long index = locate(op);
@@ -456,7 +558,7 @@ public final class SafetyChecker {
 
     /** The index at which the log applied what {@code op} was told, or -1. */
     private long locate(Op op) {
-        if (op.kind() == Kind.ACQUIRE) {
+        if (GRANT_KINDS.contains(op.kind())) {
             long index = op.token() >>> 16;
             AppliedLog.Index ix = log.indexes.get(index);
             if (ix != null) {
@@ -485,6 +587,8 @@ public final class SafetyChecker {
                     case "LeaseGrant/LeaseGranted" -> "GRANT/" + cmd.path("leaseId").asLong();
                     case "LockRelease/Released" -> "RELEASE/" + cmd.path("leaseId").asLong() + "/" + cmd.path("fencingToken").asLong()
                             + "/" + cmd.path("key").asText();
+                    case "SemaphoreRelease/Released" -> "SEM_RELEASE/" + cmd.path("leaseId").asLong() + "/"
+                            + cmd.path("fencingToken").asLong() + "/" + cmd.path("key").asText();
                     default -> null;
                 };
                 if (id != null) {
@@ -509,6 +613,9 @@ public final class SafetyChecker {
                 yield first(leaseCommands.get("RELEASE/" + op.leaseId() + "/" + op.token() + "/" + op.key()),
                         first(leaseCommands.get("ENDED/" + op.leaseId()), later == null ? null : later.getValue()));
             }
+            // A semaphore's later grants say nothing of this one's end: its release, or its lease's end.
+            case SEM_RELEASE -> first(leaseCommands.get("SEM_RELEASE/" + op.leaseId() + "/" + op.token() + "/" + op.key()),
+                    leaseCommands.get("ENDED/" + op.leaseId()));
             default -> -1L;
         };
         return found;
@@ -534,7 +641,7 @@ public final class SafetyChecker {
      * position bounds it; else any acquire invoked after {@code op} completed was granted later. -1 when unknown.
      */
     private static long indexBound(Op op, List<Op> acquires) {
-        if (op.kind() == Kind.ACQUIRE) {
+        if (GRANT_KINDS.contains(op.kind())) {
             return op.token() >>> 16;
         }
         if (op.position() > 0) {

@@ -23,6 +23,7 @@ import java.util.concurrent.TimeUnit;
  *   run.json                    {@link RunInfo}
  *   history/&lt;process&gt;.jsonl     an {@link Op} per line, per client process (and the F10 filler)
  *   resource.jsonl              a {@link ResourceWrite} per line: every accept and refusal, in order
+ *   permits.jsonl               a {@link PermitDecision} per line: the semaphores' writes, ends and displacements, in order
  *   nemesis.jsonl               a {@link NemesisEvent} per line: each fault's start and end
  *   members/&lt;name&gt;/audit.jsonl  the member's applied commands (the server's --audit-log; on unless --auditLog false)
  *   members/&lt;name&gt;/member.log   the member's output; members/&lt;name&gt;/data its data directory
@@ -37,6 +38,12 @@ import java.util.concurrent.TimeUnit;
 public final class SafetyRun {
     /** The hot keys: few, so that lock workers contend. */
     public static final List<String> KEYS = List.of("safety/k0", "safety/k1");
+    /**
+     * The semaphore every lock worker also takes permits of (1 to its limit at a time, beside its
+     * lock cycles; {@link SemaphoreWorker}): one name, so that the workers contend, wait in its
+     * queue and hold it together.
+     */
+    public static final Map<String, Integer> SEMAPHORES = Map.of("safety/s0", 3);
     /** Heap of each client process. */
     static final String CLIENT_HEAP = "-Xmx128m";
     static final Duration CLIENT_START_LIMIT = Duration.ofSeconds(120);
@@ -110,7 +117,8 @@ public final class SafetyRun {
 
     private static Result runIn(SafetyConfig config, NetworkFaults network, Path runDir, Map<String, Process> clients,
                                 List<AutoCloseable> toClose) throws Exception {
-        FencedResource resource = new FencedResource(runDir.resolve("resource.jsonl"), config.fence());
+        FencedResource resource = new FencedResource(runDir.resolve("resource.jsonl"), config.fence(), runDir.resolve("permits.jsonl"),
+                SEMAPHORES);
         toClose.add(resource);
         Cluster.Options options = clusterOptions(config, runDir);
         if (network instanceof io.tenure.it.Placement placement) {
@@ -145,7 +153,7 @@ public final class SafetyRun {
         long startNanos = System.nanoTime();
         RunInfo info = new RunInfo(config.ttl().toMillis(), config.electionTimeout().toMillis(), RunInfo.EXPIRY_PERIOD_MILLIS,
                 lab.everMembers, KEYS, startNanos, 0, config.seed(), config.faults().stream().sorted().map(Fault::name).toList(),
-                clientInfo, config.fence().name(), config.snapshotEvery(), Map.of());
+                clientInfo, config.fence().name(), config.snapshotEvery(), Map.of(), SEMAPHORES);
         info.write(runDir);
         for (int i = 1; i <= config.clients(); i++) {
             String name = "c" + i;

@@ -21,7 +21,8 @@ import org.junit.jupiter.api.Timeout;
  * fault set (F1 leader kills, F2 random and majority kills, F4 leader pauses, F5 a paused lock
  * holder, F6 member partitions with the members in network namespaces, F7 a partitioned lock
  * holder, F10 a follower caught up by snapshot and killed during the install, F11 delay and loss
- * on a member's peer links through its peer proxy) on 3 members and 5 client processes, about
+ * on a member's peer links through its peer proxy) on 3 members and 5 client processes (the
+ * three lock workers also take permits of a semaphore of limit 3 on a thread each), about
  * three minutes in all on a 2-core machine. Where network namespaces
  * cannot be made (not root, no iptables), F6 is left out and the test says so loudly. Any violation fails the build, and so does a fault the
  * harness could not carry out (a member that did not serve again, no progress after the heal).
@@ -115,6 +116,10 @@ class SafetySuiteTest {
     private static void assertWorkloadRan(HarnessChecks.Findings findings) {
         for (Kind kind : List.of(Kind.GRANT, Kind.KEEPALIVE, Kind.ACQUIRE, Kind.READ, Kind.WRITE, Kind.RELEASE, Kind.WATCH)) {
             assertThat(findings.ops(kind, Outcome.OK)).as(kind + " operations that succeeded").isPositive();
+        }
+        for (Kind kind : List.of(Kind.SEM_ACQUIRE, Kind.SEM_WRITE, Kind.SEM_RELEASE)) {
+            assertThat(findings.ops(kind, Outcome.OK)).as(kind + " operations that succeeded (the lock workers' semaphore threads)")
+                    .isPositive();
         }
         assertThat(findings.ops(Kind.LEASE_LOST, Outcome.OK)).as("leases the clients declared lost (F5, F7)").isPositive();
         assertThat(findings.ops(Kind.WRITE, Outcome.FAIL)).as("writes the resource refused (F5)").isPositive();

@@ -18,9 +18,10 @@ import java.util.Random;
  *              --endpoints HOST:PORT,... --resource HOST:PORT --seed N
  * </pre>
  *
- * It reads the TTL and the hot keys from {@code DIR/run.json}, connects with the Java SDK to the
+ * It reads the TTL, the hot keys and the semaphores from {@code DIR/run.json}, connects with the Java SDK to the
  * endpoints given (the harness's links to the members), and plays its role until it is told to
- * stop: SIGTERM, or the end of its standard input (the harness closes it, or died). Every
+ * stop: SIGTERM, or the end of its standard input (the harness closes it, or died). A lock
+ * worker also runs a {@link SemaphoreWorker} on a thread of its own, when the run has semaphores. Every
  * operation goes to {@code DIR/history/<name>.jsonl}; operations still open when it stops are
  * written as INFO. It may be killed or paused (SIGSTOP) at any moment; the SDK fails over when
  * members die.
@@ -42,11 +43,14 @@ public final class SafetyWorker {
                 .endpoints(List.of(options.get("endpoints").split(",")))
                 .clientId(name)
                 .build();
-        WorkerContext ctx = new WorkerContext(name, history, client,
-                new Random(Long.parseLong(options.get("seed")) * 1_000_003L + Integer.parseInt(options.get("number"))),
-                Duration.ofMillis(run.ttlMillis()), run.keys(), options.get("resource"));
+        long seed = Long.parseLong(options.get("seed")) * 1_000_003L + Integer.parseInt(options.get("number"));
+        WorkerContext ctx = new WorkerContext(name, history, client, new Random(seed), Duration.ofMillis(run.ttlMillis()), run.keys(),
+                options.get("resource"));
+        // The semaphore thread draws from a random of its own, so the lock side's choices stay those of its seed.
+        WorkerContext semaphoreCtx = ctx.withRandom(new Random(~seed));
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             ctx.running = false;
+            semaphoreCtx.running = false;
             history.close("the process was stopped with the operation open");
         }, "history-close"));
         exitWhenStdinEnds();
@@ -54,7 +58,15 @@ public final class SafetyWorker {
         String role = options.get("role");
         try (TrackedLeases leases = new TrackedLeases(ctx)) {
             switch (role) {
-                case "lock" -> new LockWorker(ctx, leases).run();
+                case "lock" -> {
+                    if (!run.semaphores().isEmpty()) {
+                        Thread semaphores = new Thread(() -> new SemaphoreWorker(semaphoreCtx, leases, run.semaphores()).run(),
+                                "semaphore-worker");
+                        semaphores.setDaemon(true);
+                        semaphores.start();
+                    }
+                    new LockWorker(ctx, leases).run();
+                }
                 case "keeper" -> new KeeperWorker(ctx, leases).run();
                 case "watcher" -> new WatchWorker(ctx).run();
                 default -> throw new IllegalArgumentException("unknown role " + role + " (known: " + ROLES + ")");
