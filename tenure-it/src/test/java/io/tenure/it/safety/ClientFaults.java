@@ -13,6 +13,8 @@ final class ClientFaults {
     /** How far ahead a holder's write must still be for F5 to stop it before the write. */
     static final Duration F5_MARGIN = Duration.ofMillis(400);
     static final Duration FIND_HOLDER_LIMIT = Duration.ofSeconds(90);
+    /** How long F5 looks for a lock holder whose semaphore thread also holds permits, before it takes any lock holder. */
+    static final Duration PREFER_PERMIT_HOLDER_LIMIT = Duration.ofSeconds(10);
 
     /** What one F5 saw: the paused holder's write after it resumed must have been refused. */
     public record PauseOutcome(String process, String key, long token, long pausedMillis, Optional<ResourceWrite> higherAccepted,
@@ -40,14 +42,26 @@ final class ClientFaults {
      * {@link #F5_MARGIN} away), for the TTL plus a second and until another client's write with
      * a larger token was accepted for the key (at most four TTLs); then SIGCONT. Its write, with
      * the old token, must be refused.
+     *
+     * <p>It prefers (for up to {@link #PREFER_PERMIT_HOLDER_LIMIT}) a process whose semaphore
+     * thread also holds permits by the resource's view, so that the semaphore's fence meets a
+     * stale holder too: the waiters take the permits when the lease expires, and the resumed
+     * holder's next write under its grant is refused if their writes displaced it.
      */
     void pauseHolder() throws Exception {
-        Section held = findHolder(F5_MARGIN);
+        List<String> candidates = lab.lockClients().stream().filter(c -> !lab.pausedClients.contains(c)).toList();
+        Section held = lab.resource.awaitSection(s -> candidates.contains(s.process()) && lab.resource.permitsHeldBy(s.process()) != null,
+                F5_MARGIN, PREFER_PERMIT_HOLDER_LIMIT).orElse(null);
+        if (held == null) {
+            held = findHolder(F5_MARGIN);
+        }
+        String permits = lab.resource.permitsHeldBy(held.process());
         long pausedAt = System.nanoTime();
         lab.signalClient(held.process(), "STOP");
         lab.pausedClients.add(held.process());
         lab.log.start(Fault.F5, held.process(), "SIGSTOP while holding " + held.key() + " with token " + held.token()
-                + " (lease " + held.leaseId() + "), its write due in " + (held.writeDueNanos() - pausedAt) / 1_000_000 + " ms", pausedAt);
+                + " (lease " + held.leaseId() + "), its write due in " + (held.writeDueNanos() - pausedAt) / 1_000_000 + " ms"
+                + (permits == null ? "" : ", and " + permits), pausedAt);
         Waits.untilTime(pausedAt + lab.ttl().plusSeconds(1).toNanos());
         Optional<ResourceWrite> higher = lab.resource.awaitAcceptedAbove(held.key(), held.token(),
                 pausedAt + lab.ttl().multipliedBy(4).toNanos());

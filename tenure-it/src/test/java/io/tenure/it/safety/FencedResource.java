@@ -191,6 +191,11 @@ public final class FencedResource implements AutoCloseable {
         return logPermits(List.of(permitFence.end(key, token, permits, writer, System.nanoTime())));
     }
 
+    /** What {@code process} holds of the run's semaphores by the resource's view, or null: see {@link PermitFence#heldBy}. */
+    public synchronized String permitsHeldBy(String process) {
+        return permitFence.heldBy(process);
+    }
+
     /** Logs a semaphore's decisions in order (the caller holds the resource's lock); returns the last, the one to answer. */
     private PermitDecision logPermits(List<PermitDecision> decisions) {
         try {
@@ -201,6 +206,7 @@ public final class FencedResource implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        notifyAll(); // awaitSection may prefer a process holding permits
         return decisions.get(decisions.size() - 1);
     }
 

@@ -46,8 +46,9 @@ final class PermitFence {
 
     private static final class Semaphore {
         final int limit;
-        /** Held grants: token → permits. */
+        /** Held grants: token → permits; and the process that wrote under each. */
         final TreeMap<Long, Integer> held = new TreeMap<>();
+        final Map<Long, String> heldBy = new HashMap<>();
         /** Grants whose holding ended (or that were refused): never held again. */
         final Set<Long> ended = new HashSet<>();
         /** Per permits q (1..limit), the largest token of a grant with q permits that had a write accepted. */
@@ -110,9 +111,11 @@ final class PermitFence {
         }
         List<PermitDecision> decisions = new ArrayList<>();
         s.held.put(token, permits);
+        s.heldBy.put(token, FencedResource.processOf(writer));
         s.largestWith[permits] = Math.max(s.largestWith[permits], token);
         while (s.heldPermits() > s.limit) {
             Map.Entry<Long, Integer> oldest = s.held.pollFirstEntry();
+            s.heldBy.remove(oldest.getKey());
             s.ended.add(oldest.getKey());
             decisions.add(new PermitDecision(key, Event.DISPLACE, oldest.getKey(), oldest.getValue(), writer, now, true,
                     "grant " + token + " needed its permits"));
@@ -128,9 +131,22 @@ final class PermitFence {
             return refused(key, Event.END, token, permits, writer, now, "'" + key + "' is no semaphore of this run");
         }
         boolean wasHeld = s.held.remove(token) != null;
+        s.heldBy.remove(token);
         s.ended.add(token);
         return wasHeld ? new PermitDecision(key, Event.END, token, permits, writer, now, true, null)
                 : refused(key, Event.END, token, permits, writer, now, "grant " + token + " was not held (displaced, refused or never written)");
+    }
+
+    /** What {@code process} holds by the resource's view ({@code 2 permits of safety/s0 (grant 123)}), or null. */
+    String heldBy(String process) {
+        for (Map.Entry<String, Semaphore> s : semaphores.entrySet()) {
+            for (Map.Entry<Long, String> grant : s.getValue().heldBy.entrySet()) {
+                if (grant.getValue().equals(process)) {
+                    return s.getValue().held.get(grant.getKey()) + " permits of " + s.getKey() + " (grant " + grant.getKey() + ")";
+                }
+            }
+        }
+        return null;
     }
 
     private Semaphore semaphore(String key) {
