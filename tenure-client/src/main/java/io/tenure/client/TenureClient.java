@@ -527,11 +527,20 @@ public final class TenureClient implements AutoCloseable {
      * on the result (no user code may be chained on it), null otherwise.
      */
     CompletableFuture<LockHandle> acquireAsync(String name, Lease lease, Duration timeout, byte[] metadata, Executor answers) {
+        return acquireAsync(name, lease, timeout, metadata, answers, 0);
+    }
+
+    /**
+     * The acquire, named {@code acquireRequest}: the second phase of a two-phase acquire names the
+     * request of its first phase (the lease's place in the queue); 0 makes a new acquire.
+     */
+    CompletableFuture<LockHandle> acquireAsync(String name, Lease lease, Duration timeout, byte[] metadata, Executor answers,
+                                               long acquireRequest) {
         checkName(name);
         checkMetadata(metadata);
         checkLease(lease);
         long timeoutMs = timeout == null || timeout.isNegative() ? -1 : ceilMillis(timeout);
-        long requestId = nextAcquireRequest();
+        long requestId = acquireRequest != 0 ? acquireRequest : nextAcquireRequest();
         LockRequest request = LockRequest.newBuilder()
                 .setName(name)
                 .setLeaseId(lease.id())
@@ -545,7 +554,7 @@ public final class TenureClient implements AutoCloseable {
         CompletableFuture<Void> withdrawing = withdrawals.get(new LockWait(name, lease.id()));
         if (withdrawing != null) {
             // A withdrawal always completes normally; a grant the caller no longer waits for is given back.
-            return Futures.thenCompose(withdrawing, done -> acquireAsync(name, lease, timeout, metadata, answers),
+            return Futures.thenCompose(withdrawing, done -> acquireAsync(name, lease, timeout, metadata, answers, acquireRequest),
                     handle -> handle.releaseAsync().exceptionally(f -> null));
         }
         // The server bounds each attempt's wait; the client's deadline only catches a member
@@ -582,6 +591,34 @@ public final class TenureClient implements AutoCloseable {
             }
         });
         return result;
+    }
+
+    /**
+     * The first phase of a two-phase acquire: the lease joins lock {@code name}'s queue, and the
+     * answer comes at once: granted, or the lease's place with the waiters ahead. Then
+     * {@link QueuePlace#await} waits for the grant, keeping the place.
+     */
+    CompletableFuture<QueuePlace<LockHandle>> enqueueAsync(String name, Lease lease, byte[] metadata, Executor answers) {
+        CompletableFuture<QueuePlace<LockHandle>> notNow = notYet(name, lease, metadata, () -> enqueueAsync(name, lease, metadata, answers),
+                place -> place.withdrawAsync().exceptionally(f -> null));
+        if (notNow != null) {
+            return notNow;
+        }
+        long requestId = nextAcquireRequest();
+        LockRequest request = LockRequest.newBuilder().setName(name).setLeaseId(lease.id()).setMetadata(bytes(metadata))
+                .setRequestId(requestId).setEnqueue(true).build();
+        return unary(LockServiceGrpc.getLockMethod(), request, answers).thenApply(response -> {
+            String key = response.getKey().isEmpty() ? name : response.getKey();
+            LockHandle granted = response.getAcquired() ? granted(key, response.getFencingToken(), lease) : null;
+            return new QueuePlace<>(key, lease, granted, response.getWaiters(),
+                    timeout -> acquireAsync(name, lease, timeout, metadata, null, requestId),
+                    () -> {
+                        withdraw(name, lease, requestId);
+                        CompletableFuture<Void> done = withdrawals.get(new LockWait(name, lease.id()));
+                        return done == null ? CompletableFuture.completedFuture(null) : done.copy();
+                    },
+                    LockHandle::releaseAsync);
+        });
     }
 
     /**
@@ -650,6 +687,24 @@ public final class TenureClient implements AutoCloseable {
         });
     }
 
+    /**
+     * Checks a lock request before it is sent: a bad name, metadata or lease throws; a lost lease
+     * fails the call; while a withdrawal of the same lease's wait is under way, the call is sent
+     * ({@code again}) only after it, and a result its caller no longer waits for is undone. Null
+     * when the call may go now.
+     */
+    private <T> CompletableFuture<T> notYet(String name, Lease lease, byte[] metadata, java.util.function.Supplier<CompletableFuture<T>> again,
+                                            java.util.function.Consumer<T> undo) {
+        checkName(name);
+        checkMetadata(metadata);
+        checkLease(lease);
+        if (!lease.isValid()) {
+            return CompletableFuture.failedFuture(lease.lostException());
+        }
+        CompletableFuture<Void> withdrawing = withdrawals.get(new LockWait(name, lease.id()));
+        return withdrawing == null ? null : Futures.thenCompose(withdrawing, done -> again.get(), undo);
+    }
+
     /** A lease's wait for one name (a lock or a semaphore). */
     private record LockWait(String name, long leaseId) {
     }
@@ -679,16 +734,10 @@ public final class TenureClient implements AutoCloseable {
 
     /** {@link #tryAcquireAsync(String, Lease, byte[])}, with the answer handled where {@code answers} says (see acquireAsync). */
     CompletableFuture<Optional<LockHandle>> tryAcquireAsync(String name, Lease lease, byte[] metadata, Executor answers) {
-        checkName(name);
-        checkMetadata(metadata);
-        checkLease(lease);
-        if (!lease.isValid()) {
-            return CompletableFuture.failedFuture(lease.lostException());
-        }
-        CompletableFuture<Void> withdrawing = withdrawals.get(new LockWait(name, lease.id()));
-        if (withdrawing != null) {
-            return Futures.thenCompose(withdrawing, done -> tryAcquireAsync(name, lease, metadata, answers),
-                    held -> held.ifPresent(handle -> handle.releaseAsync().exceptionally(f -> null)));
+        CompletableFuture<Optional<LockHandle>> notNow = notYet(name, lease, metadata, () -> tryAcquireAsync(name, lease, metadata, answers),
+                held -> held.ifPresent(handle -> handle.releaseAsync().exceptionally(f -> null)));
+        if (notNow != null) {
+            return notNow;
         }
         TryLockRequest request = TryLockRequest.newBuilder()
                 .setName(name)

@@ -90,6 +90,28 @@ public final class TenureLock {
                 granted -> granted.ifPresent(LockHandle::releaseAsync)), "try-lock '" + name + "'");
     }
 
+    /**
+     * The first phase of a two-phase acquire (seed 004's enqueue): the lease joins the queue and
+     * this returns at once, granted or with its place; {@link QueuePlace#await} then waits for
+     * the grant, keeping the place. For a worker that wants to know its position, or to do other
+     * work, before it waits.
+     *
+     * <pre>{@code
+     * QueuePlace<LockHandle> place = lock.enqueue();
+     * log.info("{} waiters ahead", place.ahead());
+     * prepare();
+     * try (LockHandle held = place.await(Duration.ofMinutes(5))) { ... }
+     * }</pre>
+     */
+    public QueuePlace<LockHandle> enqueue() {
+        return Futures.await(enqueueAsync(), "lock '" + name + "'");
+    }
+
+    /** The asynchronous form of {@link #enqueue()}. */
+    public CompletableFuture<QueuePlace<LockHandle>> enqueueAsync() {
+        return withLease(held -> client.enqueueAsync(name, held, metadata, null), place -> place.withdrawAsync());
+    }
+
     /** The asynchronous form of {@link #acquire()}; cancelling the future withdraws the wait. */
     public CompletableFuture<LockHandle> acquireAsync() {
         return withLease(held -> client.acquireAsync(name, held, null, metadata), LockHandle::releaseAsync);

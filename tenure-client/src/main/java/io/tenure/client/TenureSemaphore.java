@@ -90,6 +90,47 @@ public final class TenureSemaphore {
                 "semaphore '" + name + "'");
     }
 
+    /**
+     * The first phase of a two-phase acquire: the lease joins the queue for {@code permits} and
+     * this returns at once, granted or with its place; {@link QueuePlace#await} then waits for
+     * the grant, keeping the place.
+     */
+    public QueuePlace<SemaphorePermit> enqueue(int permits) {
+        checkPermits(permits);
+        return Futures.await(withLease(held -> enqueueAsync(held, permits)), "semaphore '" + name + "'");
+    }
+
+    /** The asynchronous form of {@link #enqueue(int)}. */
+    public CompletableFuture<QueuePlace<SemaphorePermit>> enqueueAsync(int permits) {
+        checkPermits(permits);
+        return withLease(held -> enqueueAsync(held, permits));
+    }
+
+    private CompletableFuture<QueuePlace<SemaphorePermit>> enqueueAsync(Lease held, int permits) {
+        if (!held.isValid()) {
+            return CompletableFuture.failedFuture(held.lostException());
+        }
+        CompletableFuture<Void> withdrawing = client.afterWithdrawal(name, held);
+        if (withdrawing != null) {
+            return Futures.thenCompose(withdrawing, done -> enqueueAsync(held, permits), place -> place.withdrawAsync().exceptionally(f -> null));
+        }
+        long requestId = client.nextAcquireRequest();
+        SemaphoreAcquireRequest request = SemaphoreAcquireRequest.newBuilder()
+                .setName(name).setLeaseId(held.id()).setLimit(limit).setPermits(permits).setRequestId(requestId).setEnqueue(true).build();
+        return client.call(SemaphoreServiceGrpc.getAcquireMethod(), request, null).thenApply(response -> {
+            SemaphorePermit granted = response.getAcquired()
+                    ? new SemaphorePermit(this, response.getPermits(), response.getFencingToken(), held) : null;
+            return new QueuePlace<>(name, held, granted, response.getWaiters(),
+                    timeout -> acquireAsync(held, permits, timeout, null, requestId),
+                    () -> {
+                        withdraw(held, requestId);
+                        CompletableFuture<Void> done = client.afterWithdrawal(name, held);
+                        return done == null ? CompletableFuture.completedFuture(null) : done.copy();
+                    },
+                    SemaphorePermit::releaseAsync);
+        });
+    }
+
     /** The asynchronous form of {@link #acquire(int)}; cancelling the future withdraws the wait. */
     public CompletableFuture<SemaphorePermit> acquireAsync(int permits) {
         checkPermits(permits);
@@ -140,16 +181,21 @@ public final class TenureSemaphore {
      * semaphore with this lease is sent.
      */
     private CompletableFuture<SemaphorePermit> acquireAsync(Lease held, int permits, Duration timeout, Executor answers) {
+        return acquireAsync(held, permits, timeout, answers, 0);
+    }
+
+    /** {@code acquireRequest}: the first phase's request when this is a two-phase acquire's wait, or 0 for a new acquire. */
+    private CompletableFuture<SemaphorePermit> acquireAsync(Lease held, int permits, Duration timeout, Executor answers, long acquireRequest) {
         if (!held.isValid()) {
             return CompletableFuture.failedFuture(held.lostException());
         }
         CompletableFuture<Void> withdrawing = client.afterWithdrawal(name, held);
         if (withdrawing != null) {
-            return Futures.thenCompose(withdrawing, done -> acquireAsync(held, permits, timeout, answers),
+            return Futures.thenCompose(withdrawing, done -> acquireAsync(held, permits, timeout, answers, acquireRequest),
                     permit -> permit.releaseAsync().exceptionally(f -> null));
         }
         long timeoutMs = timeout == null ? -1 : ceilMillis(timeout);
-        long requestId = client.nextAcquireRequest();
+        long requestId = acquireRequest != 0 ? acquireRequest : client.nextAcquireRequest();
         SemaphoreAcquireRequest request = SemaphoreAcquireRequest.newBuilder()
                 .setName(name).setLeaseId(held.id()).setLimit(limit).setPermits(permits)
                 .setTimeoutMs(timeoutMs).setRequestId(requestId).build();
@@ -239,6 +285,8 @@ public final class TenureSemaphore {
                 permit.releaseAsync().exceptionally(f -> null);
             } else if (granted instanceof Optional<?> maybe && maybe.orElse(null) instanceof SemaphorePermit permit) {
                 permit.releaseAsync().exceptionally(f -> null);
+            } else if (granted instanceof QueuePlace<?> place) {
+                place.withdrawAsync().exceptionally(f -> null);
             }
         });
     }

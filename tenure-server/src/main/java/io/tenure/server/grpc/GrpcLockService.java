@@ -132,7 +132,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
     public void lock(LockRequest request, StreamObserver<LockResponse> observer) {
         ServerCallStreamObserver<LockResponse> call = (ServerCallStreamObserver<LockResponse>) observer;
         Locks.Wait wait = member.locks().lock(request.getName(), request.getLeaseId(),
-                request.getMetadata().toByteArray(), request.getTimeoutMs(), request.getRequestId());
+                request.getMetadata().toByteArray(), request.getTimeoutMs(), request.getRequestId(), request.getEnqueue());
         call.setOnCancelHandler(wait::abandon);
         wait.outcome().whenComplete((outcome, error) -> {
             if (call.isCancelled()) {

@@ -30,7 +30,7 @@ public final class GrpcSemaphoreService extends SemaphoreServiceGrpc.SemaphoreSe
     public void acquire(SemaphoreAcquireRequest request, StreamObserver<SemaphoreAcquireResponse> observer) {
         ServerCallStreamObserver<SemaphoreAcquireResponse> call = (ServerCallStreamObserver<SemaphoreAcquireResponse>) observer;
         Semaphores.Wait wait = member.semaphores().acquire(request.getName(), request.getLeaseId(), request.getLimit(),
-                request.getPermits(), request.getTimeoutMs(), request.getRequestId());
+                request.getPermits(), request.getTimeoutMs(), request.getRequestId(), request.getEnqueue());
         call.setOnCancelHandler(wait::abandon);
         wait.outcome().whenComplete((outcome, error) -> {
             if (call.isCancelled()) {

@@ -82,7 +82,8 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
         switch (call.getCallCase()) {
             case LOCK -> {
                 Locks.Wait wait = member.locks().lock(call.getLock().getName(), call.getLock().getLeaseId(),
-                        call.getLock().getMetadata().toByteArray(), call.getLock().getTimeoutMs(), call.getLock().getRequestId());
+                        call.getLock().getMetadata().toByteArray(), call.getLock().getTimeoutMs(), call.getLock().getRequestId(),
+                        call.getLock().getEnqueue());
                 if (!wait.outcome().isDone()) {
                     waiting.put(id, wait);
                     if (ended) {

@@ -164,11 +164,22 @@ public final class Locks {
      * none): once that acquire ended, a copy of it is refused (see {@link LockAcquire#requestId}).
      */
     public Wait lock(String name, long leaseId, byte[] metadata, long timeoutMs, long requestId) {
+        return lock(name, leaseId, metadata, timeoutMs, requestId, false);
+    }
+
+    /**
+     * {@link #lock(String, long, byte[], long, long)}; with {@code enqueue}, the first phase of a
+     * two-phase acquire: the lease joins the queue and the call is answered at once, acquired or
+     * not with the waiters ahead ({@code timeoutMs} is not used). A later call for the same lease
+     * waits for the grant, keeping the place.
+     */
+    public Wait lock(String name, long leaseId, byte[] metadata, long timeoutMs, long requestId, boolean enqueue) {
         Wait wait = new Wait(new WaitKey(LockTable.NAME, name, leaseId), requestId);
         long started = System.nanoTime();
         wait.outcome.whenComplete((outcome, error) -> {
             metrics.latency("acquire", System.nanoTime() - started);
-            metrics.acquire(error != null ? ServerMetrics.failureResult(error) : outcome.acquired() ? "acquired" : "held");
+            metrics.acquire(error != null ? ServerMetrics.failureResult(error) : outcome.acquired() ? "acquired"
+                    : enqueue ? "queued" : "held");
         });
         try {
             checkName("name", name);
@@ -179,16 +190,17 @@ public final class Locks {
             if (timeoutMs < -1) {
                 throw RequestRejected.invalid("timeout_ms", "timeout_ms must be -1 (wait until granted), 0 (do not wait) or positive, got " + timeoutMs);
             }
-            checkLimits(name, leaseId, timeoutMs != 0);
+            checkLimits(name, leaseId, enqueue || timeoutMs != 0);
             admission.admit("acquire");
         } catch (RequestRejected | LimitExceeded | Overloaded e) {
             wait.outcome.completeExceptionally(e);
             return wait;
         }
-        proposer.propose(new LockAcquire(name, leaseId, metadata, timeoutMs != 0, requestId), new Proposer.Answer() {
+        long waitMs = enqueue ? 0 : timeoutMs;
+        proposer.propose(new LockAcquire(name, leaseId, metadata, enqueue || timeoutMs != 0, requestId), new Proposer.Answer() {
             @Override
             public void applied(Applied applied) {
-                acquired(wait, applied.result(), timeoutMs);
+                acquired(wait, applied.result(), waitMs);
             }
 
             @Override

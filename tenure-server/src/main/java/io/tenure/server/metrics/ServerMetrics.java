@@ -17,11 +17,12 @@ import java.util.function.ToDoubleFunction;
  * operator watches), in base units. Counted where the work is done, once for both front ends.
  *
  * <ul>
- *   <li>{@code lock_acquire_total{result}}: acquired, held (not granted in time), rejected, unavailable</li>
+ *   <li>{@code lock_acquire_total{result}}: acquired, held (not granted in time), queued (the first phase of a
+ *       two-phase acquire), rejected, unavailable</li>
  *   <li>{@code lock_renew_total{result}}: renewed, expired (the lease is gone), rejected, unavailable</li>
  *   <li>{@code lock_release_total{result}}: released, stale (not the holder, or its lease ended), rejected, unavailable</li>
  *   <li>{@code lock_op_latency_seconds{op}}: a histogram per operation (acquire includes queueing)</li>
- *   <li>{@code semaphore_acquire_total{result}} (acquired, not_acquired, rejected, unavailable) and
+ *   <li>{@code semaphore_acquire_total{result}} (acquired, not_acquired, queued, rejected, unavailable) and
  *       {@code semaphore_release_total{result}} (released, stale, rejected, unavailable); gauges
  *       {@code semaphores_held}, {@code semaphore_permits_held}, {@code semaphore_waiters}</li>
  *   <li>{@code lock_expired_total}: leases ended by expiry, as applied from the log</li>

@@ -133,11 +133,21 @@ public final class Semaphores {
      * @param requestId the client's id for this acquire, the same on its retries (0 = none)
      */
     public Wait acquire(String name, long leaseId, int limit, int permits, long timeoutMs, long requestId) {
+        return acquire(name, leaseId, limit, permits, timeoutMs, requestId, false);
+    }
+
+    /**
+     * {@link #acquire(String, long, int, int, long, long)}; with {@code enqueue}, the first phase of
+     * a two-phase acquire: the lease joins the queue and the call is answered at once, acquired or
+     * not with the waiters ahead. A later acquire for the same lease waits, keeping the place.
+     */
+    public Wait acquire(String name, long leaseId, int limit, int permits, long timeoutMs, long requestId, boolean enqueue) {
         Wait wait = new Wait(new WaitKey(SemaphoreTable.NAME, name, leaseId), requestId);
         long started = System.nanoTime();
         wait.outcome.whenComplete((outcome, error) -> {
             metrics.latency("semaphore_acquire", System.nanoTime() - started);
-            metrics.semaphoreAcquire(error != null ? ServerMetrics.failureResult(error) : outcome.acquired() ? "acquired" : "not_acquired");
+            metrics.semaphoreAcquire(error != null ? ServerMetrics.failureResult(error) : outcome.acquired() ? "acquired"
+                    : enqueue ? "queued" : "not_acquired");
         });
         try {
             checkName(name);
@@ -146,16 +156,17 @@ public final class Semaphores {
                 throw RequestRejected.invalid("timeout_ms", "timeout_ms must be -1 (wait until granted), 0 (do not wait) or positive, got "
                         + timeoutMs);
             }
-            checkLimits(name, leaseId, timeoutMs != 0);
+            checkLimits(name, leaseId, enqueue || timeoutMs != 0);
             admission.admit("acquire");
         } catch (RequestRejected | LimitExceeded | Overloaded e) {
             wait.outcome.completeExceptionally(e);
             return wait;
         }
-        proposer.propose(new SemaphoreAcquire(name, leaseId, limit, permits, timeoutMs != 0, requestId), new Proposer.Answer() {
+        long waitMs = enqueue ? 0 : timeoutMs;
+        proposer.propose(new SemaphoreAcquire(name, leaseId, limit, permits, enqueue || timeoutMs != 0, requestId), new Proposer.Answer() {
             @Override
             public void applied(io.tenure.core.kernel.Applied applied) {
-                acquired(wait, applied.result(), timeoutMs);
+                acquired(wait, applied.result(), waitMs);
             }
 
             @Override
