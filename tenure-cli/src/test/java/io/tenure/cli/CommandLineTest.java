@@ -234,7 +234,9 @@ class CommandLineTest {
     void anUnreachableClusterIsAnErrorNotAUsageError() {
         // Port 1 on loopback refuses connections at once.
         assertThat(run("status", "--endpoints", "127.0.0.1:1", "--request-timeout", "300ms")).isEqualTo(1);
-        assertThat(err.toString()).contains("127.0.0.1:1").contains("unavailable");
+        // Refused at once, unless this machine is too busy to see the refusal within the 300 ms;
+        // either way the cluster was unreachable, which is exit 1 and names the endpoint.
+        assertThat(err.toString()).contains("127.0.0.1:1").containsAnyOf("unavailable", "did not answer in time");
     }
 
     @Test

@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * The {@code /v1} lock endpoints: seed 002's lock API (acquire, renew, release with owner, lease
@@ -68,8 +69,19 @@ final class LockApi {
                     lease -> member.locks().lock(lock, lease, metadata, ask.waitMs()).outcome(),
                     Locks.Outcome::acquired,
                     (lease, outcome) -> granted(lock, ask.owner(), lease, outcome.fencingToken()),
-                    outcome -> held(lock, outcome.holder())));
+                    outcome -> held(lock, outcome.holder()))).exceptionally(error -> {
+                        throw new CompletionException(conflictOf(error));
+                    });
         });
+    }
+
+    /**
+     * An acquire's FAILED_PRECONDITION is not a stale release: the name is another kind's while it
+     * is held or waited for (a semaphore), which is a 409 {@code conflict} naming the lock.
+     */
+    private static Failure conflictOf(Throwable error) {
+        Failure f = Failures.of(error);
+        return f.code == ErrorCode.STALE ? new Failure(ErrorCode.CONFLICT, "lock", f.getMessage()) : f;
     }
 
     /** The 409 {@code held} answer, with a hint computed from the holder's remaining TTL and the queue. */

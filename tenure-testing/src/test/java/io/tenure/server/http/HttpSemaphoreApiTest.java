@@ -368,6 +368,10 @@ class HttpSemaphoreApiTest {
         Reply aLock = member.post(path("bad/lock", "acquire"), body("owner_id", "prober", "ttl_ms", 5_000, "limit", 3));
         assertError(aLock, 409, "conflict", "semaphore");
         assertThat(aLock.json().get("message").asText()).contains("'bad/lock' is a lock, not a semaphore");
+        // And the reverse: the lock routes on a semaphore's name.
+        Reply aSemaphore = member.post("/v1/locks/bad%2Fpool/acquire", body("owner_id", "prober", "ttl_ms", 5_000));
+        assertError(aSemaphore, 409, "conflict", "lock");
+        assertThat(aSemaphore.json().get("message").asText()).contains("'bad/pool' is a semaphore, not a lock");
         String ok = body("owner_id", "prober", "ttl_ms", 5_000, "limit", 3);
         assertError(member.post("/v1/semaphores/%C3/acquire", ok), 400, "invalid_argument", "semaphore");
         assertError(member.post("/v1/semaphores/" + "n".repeat(1025) + "/acquire", ok), 400, "invalid_argument", "semaphore");
