@@ -17,6 +17,6 @@ public sealed interface SemaphoreResult extends Result {
     /** The grant's permits were returned; {@code handedTo} waiters were granted with them. */
     record Released(String key, int handedTo) implements SemaphoreResult {}
 
-    /** The wait was withdrawn (or there was none); {@code waiters} remain. */
-    record Cancelled(String key, long leaseId, int waiters) implements SemaphoreResult {}
+    /** The wait was withdrawn (or there was none); {@code available} permits were free and {@code waiters} remained, as of the withdrawal. */
+    record Cancelled(String key, long leaseId, int available, int waiters) implements SemaphoreResult {}
 }

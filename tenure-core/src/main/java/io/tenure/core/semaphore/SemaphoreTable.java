@@ -255,14 +255,14 @@ public final class SemaphoreTable implements Primitive {
         }
         endedAcquires.ended(context, c.key(), c.leaseId(), c.requestId());
         if (semaphore == null) {
-            return new Cancelled(c.key(), c.leaseId(), 0);
+            return new Cancelled(c.key(), c.leaseId(), 0, 0);
         }
         Waiter<Permits> withdrawn = semaphore.queue.withdraw(c.leaseId());
         if (withdrawn == null) {
-            return new Cancelled(c.key(), c.leaseId(), semaphore.queue.waiterCount());
+            return new Cancelled(c.key(), c.leaseId(), semaphore.available(), semaphore.queue.waiterCount());
         }
         endedAcquires.ended(context, c.key(), c.leaseId(), withdrawn.claim().requestId());
-        Cancelled cancelled = new Cancelled(c.key(), c.leaseId(), semaphore.queue.waiterCount());
+        Cancelled cancelled = new Cancelled(c.key(), c.leaseId(), semaphore.available(), semaphore.queue.waiterCount());
         context.wake(new WaitKey(NAME, c.key(), c.leaseId()), cancelled);
         // The withdrawn head may have held back waiters that fit now.
         grantWaiters(context, semaphore);

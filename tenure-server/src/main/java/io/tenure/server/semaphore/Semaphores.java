@@ -80,7 +80,7 @@ public final class Semaphores {
                     outcome.complete(Outcome.of(g));
                 }
             } else if (result instanceof SemaphoreResult.Cancelled c) {
-                outcome.complete(new Outcome(c.key(), false, 0, 0, availableOf(c.key()), c.waiters()));
+                outcome.complete(new Outcome(c.key(), false, 0, 0, c.available(), c.waiters()));
             } else if (result instanceof Result.Rejected ended) {
                 outcome.completeExceptionally(new RequestRejected(ended.code(), "lease_id", ended.message()));
             } else {
@@ -250,7 +250,7 @@ public final class Semaphores {
                         return Outcome.of(g);
                     }
                     if (applied.result() instanceof SemaphoreResult.Cancelled c) {
-                        return new Outcome(c.key(), false, 0, 0, 0, c.waiters());
+                        return new Outcome(c.key(), false, 0, 0, c.available(), c.waiters());
                     }
                     throw RequestRejected.of(applied);
                 });
@@ -320,11 +320,6 @@ public final class Semaphores {
      */
     public SemaphoreTable.Refusal conflict(String name, int limit) {
         return stateMachine.read(s -> s.primitive(SemaphoreTable.class).conflict(name, limit));
-    }
-
-    private int availableOf(String name) {
-        SemaphoreView view = describe(name);
-        return view == null ? 0 : view.available();
     }
 
     private void leftToLease(String name, long leaseId, long token) {
