@@ -43,6 +43,15 @@ class SnapshotCompatibilityTest {
      */
     private static final String RELEASE_2026_11_27 = "/snapshots/v3-release-2026-11-27.snap";
     private static final long JOBS_B_RELEASED_TOKEN = 589824;
+    /**
+     * Written by the build of 2026-11-27 evening (format version 4: acquire request ids and
+     * semaphores, before read mode) at Raft index 10: leases 1001 (alice), 1002 (bob), 1003
+     * (carol) with a TTL of one day; jobs/a held by 1001 ("batch 7", request 11, token 262144)
+     * and waited for by 1002 ("bob waits", request 21); jobs/b released by 1001 (token 393216);
+     * semaphore "pool" of limit 3 with 2 permits held by 1001 (token 524288) and 1 by 1003, and
+     * 1002 waiting for 2.
+     */
+    private static final String RELEASE_2026_11_27_EVENING = "/snapshots/v4-release-2026-11-27.snap";
 
     @Test
     void aVersion2SnapshotOfTheLastReleaseLoads() throws IOException {
@@ -79,7 +88,7 @@ class SnapshotCompatibilityTest {
         byte[] rewritten = bytes(old);
         TenureState again = TenureState.readSnapshot(new ByteArrayInputStream(rewritten), TenureState.DEFAULT_EVENT_LOG_CAPACITY);
 
-        assertThat(ByteBuffer.wrap(rewritten, 4, 4).getInt()).as("format version").isEqualTo(4);
+        assertThat(ByteBuffer.wrap(rewritten, 4, 4).getInt()).as("format version").isEqualTo(5);
         assertThat(bytes(again)).isEqualTo(rewritten);
         assertThat(Rendering.of(again.leases())).isEqualTo(Rendering.of(old.leases()));
         assertThat(Rendering.of(again.primitive(LockTable.class).locks("", 100)))
@@ -113,6 +122,44 @@ class SnapshotCompatibilityTest {
         state.apply((next + 4) << 16, new LockRelease("jobs/a", 1002, named.fencingToken()));
         assertThat(state.apply((next + 5) << 16, new LockAcquire("jobs/a", 1002, null, true, 42)).result())
                 .isInstanceOf(io.tenure.core.kernel.Result.Rejected.class);
+    }
+
+    @Test
+    void aVersion4SnapshotLoadsItsLocksInWriteModeAndGoesOnWithReadMode() throws IOException {
+        TenureState state = read(RELEASE_2026_11_27_EVENING);
+
+        assertThat(state.appliedPosition() >>> 16).isEqualTo(10);
+        LockView a = state.primitive(LockTable.class).lock("jobs/a");
+        assertThat(a.leaseId()).isEqualTo(1001);
+        assertThat(a.fencingToken()).isEqualTo(262144);
+        assertThat(a.shared()).isFalse();
+        assertThat(a.holders()).extracting(LockView.Holder::leaseId).containsExactly(1001L);
+        assertThat(a.waiters()).extracting(LockView.Waiter::leaseId, LockView.Waiter::shared)
+                .containsExactly(org.assertj.core.api.Assertions.tuple(1002L, false));
+        io.tenure.core.semaphore.SemaphoreView pool = state.primitive(io.tenure.core.semaphore.SemaphoreTable.class).semaphore("pool");
+        assertThat(pool.limit()).isEqualTo(3);
+        assertThat(pool.holders()).extracting(io.tenure.core.semaphore.SemaphoreView.Holder::leaseId).containsExactly(1001L, 1003L);
+        assertThat(pool.waiters()).extracting(io.tenure.core.semaphore.SemaphoreView.Waiter::leaseId).containsExactly(1002L);
+
+        long next = (state.appliedPosition() >>> 16) + 1;
+        assertThat(((Released) state.apply(next << 16, new LockRelease("jobs/b", 1001, 393216)).result()).nextFencingToken())
+                .as("a retried release of the old build's grant").isZero();
+        assertThat(state.apply((next + 1) << 16, new LockAcquire("jobs/a", 1001, null, true, 11)).result())
+                .as("a retry of alice's acquire").isInstanceOf(LockResult.Granted.class);
+        long bobs = ((Released) state.apply((next + 2) << 16, new LockRelease("jobs/a", 1001, 262144)).result()).nextFencingToken();
+        assertThat(bobs).isGreaterThan(262144);
+        assertThat(state.apply((next + 3) << 16, new LockAcquire("jobs/a", 1001, null, true, 11)).result())
+                .as("a late copy of alice's ended acquire").isInstanceOf(io.tenure.core.kernel.Result.Rejected.class);
+        // Read mode on the loaded state: bob downgrades, and carol reads beside him.
+        state.apply((next + 4) << 16, new io.tenure.core.lock.LockDowngrade("jobs/a", 1002, bobs));
+        assertThat(state.apply((next + 5) << 16, new LockAcquire("jobs/a", 1003, null, true, 31, true)).result())
+                .isInstanceOf(LockResult.Granted.class);
+        assertThat(state.primitive(LockTable.class).lock("jobs/a").holders()).extracting(LockView.Holder::leaseId)
+                .containsExactly(1002L, 1003L);
+
+        byte[] rewritten = bytes(state);
+        assertThat(ByteBuffer.wrap(rewritten, 4, 4).getInt()).as("format version").isEqualTo(5);
+        assertThat(bytes(TenureState.readSnapshot(new ByteArrayInputStream(rewritten), 16))).isEqualTo(rewritten);
     }
 
     /** Format version 1 had no member endpoints: leases, locks and recent releases only. */

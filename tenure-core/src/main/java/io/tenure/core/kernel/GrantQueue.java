@@ -98,6 +98,22 @@ public final class GrantQueue<C extends Claim> {
         return hold;
     }
 
+    /**
+     * Changes what a holder holds, keeping its token and its place in grant order (a writer that
+     * downgrades to read). Nobody is granted yet: see {@link #grantWaiters}.
+     */
+    public Hold<C> change(C claim) {
+        Hold<C> before = holders.get(claim.leaseId());
+        if (before == null) {
+            throw new IllegalStateException("lease " + claim.leaseId() + " holds nothing of '" + key + "'");
+        }
+        rule.released(before.claim());
+        Hold<C> after = new Hold<>(claim, before.token());
+        holders.put(claim.leaseId(), after);
+        rule.held(claim);
+        return after;
+    }
+
     /** Queues {@code claim} at the back. */
     public Waiter<C> enqueue(C claim, long joinedAt) {
         Waiter<C> waiter = new Waiter<>(claim, joinedAt);
@@ -145,7 +161,7 @@ public final class GrantQueue<C extends Claim> {
                 count++;
                 continue;
             }
-            if (rule.strictlyFifo()) {
+            if (rule.strictlyFifo() || rule.holdsBackAll(claim)) {
                 break;
             }
             if (passedOver == null) {

@@ -42,6 +42,14 @@ public interface GrantRule<C extends Claim> {
         return false;
     }
 
+    /**
+     * Whether every later waiter must follow {@code waiter} (a queued writer of a read/write
+     * lock): then a scan of the queue stops at it.
+     */
+    default boolean holdsBackAll(C waiter) {
+        return strictlyFifo();
+    }
+
     /** A claim was granted (for rules that index their holders). */
     default void held(C claim) {
     }

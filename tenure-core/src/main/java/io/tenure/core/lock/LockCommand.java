@@ -2,6 +2,6 @@ package io.tenure.core.lock;
 
 import io.tenure.core.kernel.Command;
 
-/** The commands of exclusive locks; {@link LockTable} applies them. */
-public sealed interface LockCommand extends Command permits LockAcquire, LockRelease, LockCancel {
+/** The commands of locks (write and read modes); {@link LockTable} applies them. */
+public sealed interface LockCommand extends Command permits LockAcquire, LockRelease, LockCancel, LockDowngrade {
 }

@@ -3,6 +3,7 @@ package io.tenure.core.kernel;
 import io.tenure.core.TenureState;
 import io.tenure.core.lock.LockAcquire;
 import io.tenure.core.lock.LockCancel;
+import io.tenure.core.lock.LockDowngrade;
 import io.tenure.core.lock.LockRelease;
 import io.tenure.core.member.MemberEndpoint;
 import io.tenure.core.semaphore.SemaphoreAcquire;
@@ -29,18 +30,19 @@ class CommandCodecTest {
             new LeaseRevoke(8),
             new LeaseExpire(9, 123L << 16),
             ReadBarrier.INSTANCE,
-            new LockAcquire("jobs/\u9396", 7, new byte[] {0, -1, 3}, true, -5),
+            new LockAcquire("jobs/\u9396", 7, new byte[] {0, -1, 3}, true, -5, true),
             new LockRelease("jobs/a", 7, 99L << 16),
             new LockCancel("jobs/b", 7, 77),
             new MemberEndpoint("n1", "127.0.0.1:7070"),
             new SemaphoreAcquire("pool/\u9396", 7, 8, 3, true, -9),
             new SemaphoreRelease("pool/a", 7, 98L << 16),
-            new SemaphoreCancel("pool/b", 7, 5));
+            new SemaphoreCancel("pool/b", 7, 5),
+            new LockDowngrade("jobs/c", 7, 97L << 16));
 
     /** Tags are what old logs name their commands by: changing one would misread every log written before. */
-    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 10, 7, 11, 8, 12, 13, 14);
+    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 15, 7, 11, 8, 12, 13, 14, 16);
     /** Tags of older encodings, read from old logs, and written for commands that leave the newer fields unset. */
-    static final List<Integer> OLDER_TAGS = List.of(5, 6);
+    static final List<Integer> OLDER_TAGS = List.of(5, 6, 10);
 
     @Test
     void everyCommandRoundTripsWithItsTag() throws IOException {
@@ -79,6 +81,18 @@ class CommandCodecTest {
         assertThat(oldCancel).isEqualTo(new LockCancel("jobs/a", 7, 0));
         assertThat(CODEC.encode(oldAcquire)).as("written the old way, byte for byte").isEqualTo(acquire);
         assertThat(CODEC.encode(oldCancel)).isEqualTo(cancel);
+    }
+
+    /** A write-mode acquire is written as before read mode came (tag 10), so that members of the previous release read it. */
+    @Test
+    void aWriteModeAcquireKeepsTheEncodingFromBeforeReadMode() throws IOException {
+        LockAcquire write = new LockAcquire("jobs/a", 7, new byte[] {1}, true, 42);
+        byte[] bytes = CODEC.encode(write);
+
+        assertThat(bytes[0] & 0xFF).isEqualTo(10);
+        assertThat(render(CODEC.decode(bytes))).isEqualTo(render(write));
+        assertThat(((LockAcquire) CODEC.decode(bytes)).shared()).isFalse();
+        assertThat(CODEC.encode(new LockAcquire("jobs/a", 7, new byte[] {1}, true, 42, true))[0] & 0xFF).isEqualTo(15);
     }
 
     @Test
