@@ -36,6 +36,10 @@ import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.LockState;
+import io.tenure.proto.v1.LockHolder;
+import io.tenure.proto.v1.LockMode;
+import io.tenure.proto.v1.DowngradeRequest;
+import io.tenure.proto.v1.DowngradeResponse;
 import io.tenure.proto.v1.LeaseSummary;
 import io.tenure.proto.v1.ResponseHeader;
 import io.tenure.proto.v1.SemaphoreServiceGrpc;
@@ -84,6 +88,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
             LockServiceGrpc.getTryLockMethod().getFullMethodName(),
             LockServiceGrpc.getUnlockMethod().getFullMethodName(),
             LockServiceGrpc.getLockCancelMethod().getFullMethodName(),
+            LockServiceGrpc.getDowngradeMethod().getFullMethodName(),
             LockServiceGrpc.getLeaseGrantMethod().getFullMethodName(),
             LockServiceGrpc.getLeaseGrantBatchMethod().getFullMethodName(),
             LockServiceGrpc.getLeaseRevokeMethod().getFullMethodName(),
@@ -131,8 +136,13 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
     @Override
     public void lock(LockRequest request, StreamObserver<LockResponse> observer) {
         ServerCallStreamObserver<LockResponse> call = (ServerCallStreamObserver<LockResponse>) observer;
-        Locks.Wait wait = member.locks().lock(request.getName(), request.getLeaseId(),
-                request.getMetadata().toByteArray(), request.getTimeoutMs(), request.getRequestId(), request.getEnqueue());
+        String badMode = badMode(request.getModeValue());
+        if (badMode != null) {
+            observer.onError(Statuses.invalid(badMode));
+            return;
+        }
+        Locks.Wait wait = member.locks().lock(request.getName(), request.getLeaseId(), request.getMetadata().toByteArray(),
+                request.getTimeoutMs(), request.getRequestId(), request.getEnqueue(), request.getMode() == LockMode.LOCK_MODE_READ);
         call.setOnCancelHandler(wait::abandon);
         wait.outcome().whenComplete((outcome, error) -> {
             if (call.isCancelled()) {
@@ -153,9 +163,27 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     @Override
     public void tryLock(TryLockRequest request, StreamObserver<TryLockResponse> observer) {
+        String badMode = badMode(request.getModeValue());
+        if (badMode != null) {
+            observer.onError(Statuses.invalid(badMode));
+            return;
+        }
         answer(member.locks().tryLock(request.getName(), request.getLeaseId(), request.getMetadata().toByteArray(),
-                request.getRequestId()), observer,
+                request.getRequestId(), request.getMode() == LockMode.LOCK_MODE_READ), observer,
                 this::tryLockResponse);
+    }
+
+    /** Null for a lock mode this member knows, else why the request's {@code mode} is refused. */
+    static String badMode(int mode) {
+        return mode == LockMode.LOCK_MODE_WRITE_VALUE || mode == LockMode.LOCK_MODE_READ_VALUE ? null
+                : "mode: " + mode + " is not a lock mode (LOCK_MODE_WRITE = 0, LOCK_MODE_READ = 1)";
+    }
+
+    @Override
+    public void downgrade(DowngradeRequest request, StreamObserver<DowngradeResponse> observer) {
+        answer(member.locks().downgrade(request.getName(), request.getLeaseId(), request.getFencingToken()), observer,
+                done -> DowngradeResponse.newBuilder().setHeader(header()).setKey(done.key()).setFencingToken(done.fencingToken())
+                        .setReadersGranted(done.readersGranted()).build());
     }
 
     @Override
@@ -584,10 +612,16 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                 .setMetadata(ByteString.copyFrom(lock.metadata()))
                 .setCreateRevision(lock.createRevision())
                 .setVersion(lock.version())
-                .setHolderTtlRemainingMs(member.leases().remainingMillis(lock.leaseId()));
+                .setHolderTtlRemainingMs(member.leases().remainingMillis(lock.leaseId()))
+                .setMode(lock.shared() ? LockMode.LOCK_MODE_READ : LockMode.LOCK_MODE_WRITE);
+        for (LockView.Holder holder : lock.holders()) {
+            state.addHolders(LockHolder.newBuilder().setLeaseId(holder.leaseId()).setClientId(holder.clientId())
+                    .setFencingToken(holder.fencingToken()).setMetadata(ByteString.copyFrom(holder.metadata()))
+                    .setTtlRemainingMs(member.leases().remainingMillis(holder.leaseId())));
+        }
         for (LockView.Waiter waiter : lock.waiters()) {
             state.addWaiters(Waiter.newBuilder().setLeaseId(waiter.leaseId()).setClientId(waiter.clientId())
-                    .setJoinedRevision(waiter.joinedAt()));
+                    .setJoinedRevision(waiter.joinedAt()).setMode(waiter.shared() ? LockMode.LOCK_MODE_READ : LockMode.LOCK_MODE_WRITE));
         }
         return state.build();
     }

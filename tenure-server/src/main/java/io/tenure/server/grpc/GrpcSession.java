@@ -4,6 +4,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.tenure.proto.v1.LockMode;
 import io.tenure.proto.v1.SessionAnswer;
 import io.tenure.proto.v1.SessionCall;
 import io.tenure.proto.v1.SessionError;
@@ -81,9 +82,14 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
         }
         switch (call.getCallCase()) {
             case LOCK -> {
+                String badMode = GrpcLockService.badMode(call.getLock().getModeValue());
+                if (badMode != null) {
+                    fail(id, Statuses.invalid(badMode));
+                    return;
+                }
                 Locks.Wait wait = member.locks().lock(call.getLock().getName(), call.getLock().getLeaseId(),
                         call.getLock().getMetadata().toByteArray(), call.getLock().getTimeoutMs(), call.getLock().getRequestId(),
-                        call.getLock().getEnqueue());
+                        call.getLock().getEnqueue(), call.getLock().getMode() == LockMode.LOCK_MODE_READ);
                 if (!wait.outcome().isDone()) {
                     waiting.put(id, wait);
                     if (ended) {
@@ -102,8 +108,16 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
                     }
                 });
             }
-            case TRY_LOCK -> answer(id, member.locks().tryLock(call.getTryLock().getName(), call.getTryLock().getLeaseId(),
-                    call.getTryLock().getMetadata().toByteArray(), call.getTryLock().getRequestId()), o -> SessionAnswer.newBuilder().setTryLock(answers.tryLockResponse(o)));
+            case TRY_LOCK -> {
+                String badMode = GrpcLockService.badMode(call.getTryLock().getModeValue());
+                if (badMode != null) {
+                    fail(id, Statuses.invalid(badMode));
+                    return;
+                }
+                answer(id, member.locks().tryLock(call.getTryLock().getName(), call.getTryLock().getLeaseId(),
+                        call.getTryLock().getMetadata().toByteArray(), call.getTryLock().getRequestId(),
+                        call.getTryLock().getMode() == LockMode.LOCK_MODE_READ), o -> SessionAnswer.newBuilder().setTryLock(answers.tryLockResponse(o)));
+            }
             case UNLOCK -> answer(id, member.locks().unlock(call.getUnlock().getKey(), call.getUnlock().getLeaseId(),
                     call.getUnlock().getFencingToken()), next -> SessionAnswer.newBuilder().setUnlock(answers.unlockResponse(next)));
             case LOCK_CANCEL -> answer(id, member.locks().cancel(call.getLockCancel().getName(), call.getLockCancel().getLeaseId(),

@@ -7,6 +7,7 @@ import io.tenure.core.kernel.Result;
 import io.tenure.core.kernel.WaitKey;
 import io.tenure.core.lock.LockAcquire;
 import io.tenure.core.lock.LockCancel;
+import io.tenure.core.lock.LockDowngrade;
 import io.tenure.core.lock.LockRelease;
 import io.tenure.core.lock.LockResult;
 import io.tenure.core.lock.LockTable;
@@ -174,6 +175,14 @@ public final class Locks {
      * waits for the grant, keeping the place.
      */
     public Wait lock(String name, long leaseId, byte[] metadata, long timeoutMs, long requestId, boolean enqueue) {
+        return lock(name, leaseId, metadata, timeoutMs, requestId, enqueue, false);
+    }
+
+    /**
+     * {@link #lock(String, long, byte[], long, long, boolean)} in read mode when {@code shared}
+     * (beside other readers), else in write mode.
+     */
+    public Wait lock(String name, long leaseId, byte[] metadata, long timeoutMs, long requestId, boolean enqueue, boolean shared) {
         Wait wait = new Wait(new WaitKey(LockTable.NAME, name, leaseId), requestId);
         long started = System.nanoTime();
         wait.outcome.whenComplete((outcome, error) -> {
@@ -197,7 +206,7 @@ public final class Locks {
             return wait;
         }
         long waitMs = enqueue ? 0 : timeoutMs;
-        proposer.propose(new LockAcquire(name, leaseId, metadata, enqueue || timeoutMs != 0, requestId), new Proposer.Answer() {
+        proposer.propose(new LockAcquire(name, leaseId, metadata, enqueue || timeoutMs != 0, requestId, shared), new Proposer.Answer() {
             @Override
             public void applied(Applied applied) {
                 acquired(wait, applied.result(), waitMs);
@@ -245,7 +254,41 @@ public final class Locks {
 
     /** {@link #tryLock(String, long, byte[])} for the client's request {@code requestId} (0 = none). */
     public CompletableFuture<Outcome> tryLock(String name, long leaseId, byte[] metadata, long requestId) {
-        return lock(name, leaseId, metadata, 0, requestId).outcome();
+        return tryLock(name, leaseId, metadata, requestId, false);
+    }
+
+    /** {@link #tryLock(String, long, byte[], long)} in read mode when {@code shared}. */
+    public CompletableFuture<Outcome> tryLock(String name, long leaseId, byte[] metadata, long requestId, boolean shared) {
+        return lock(name, leaseId, metadata, 0, requestId, false, shared).outcome();
+    }
+
+    /** What a downgrade did: the grant's token (unchanged) and the readers granted beside it. */
+    public record Downgrade(String key, long fencingToken, int readersGranted) {}
+
+    /**
+     * Turns the write-mode hold of (name, lease, token) into a read-mode hold, keeping the token;
+     * readers queued at the head are granted beside it. A read-mode hold of the same grant
+     * succeeds again; a stale token or a foreign lease fails with FAILED_PRECONDITION, an unknown
+     * lease with NOT_FOUND.
+     */
+    public CompletableFuture<Downgrade> downgrade(String name, long leaseId, long fencingToken) {
+        try {
+            checkName("name", name);
+            if (fencingToken <= 0) {
+                throw RequestRejected.invalid("fencing_token", "fencing_token must be positive, got " + fencingToken);
+            }
+        } catch (RequestRejected e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        String requestId = RequestIds.current();
+        return proposer.propose(new LockDowngrade(name, leaseId, fencingToken)).thenApply(applied -> {
+            if (applied.result() instanceof LockResult.Downgraded d) {
+                LOG.debug("event=lock_downgraded lock=\"{}\" lease={} token={} readers_granted={} request_id={}", name, leaseId,
+                        fencingToken, d.readersGranted(), requestId);
+                return new Downgrade(d.key(), d.fencingToken(), d.readersGranted());
+            }
+            throw RequestRejected.of(applied);
+        });
     }
 
     /**
