@@ -24,6 +24,7 @@ public final class LockHandle implements AutoCloseable {
     private final String key;
     private final long fencingToken;
     private final Lease lease;
+    private volatile LockMode mode;
     private volatile boolean released;
     /** The unlock sent to the server; a failed one is sent again by the next release. Guarded by this. */
     private CompletableFuture<Void> unlocked;
@@ -31,9 +32,59 @@ public final class LockHandle implements AutoCloseable {
     private boolean unlockedOnTransportThread;
 
     LockHandle(String key, long fencingToken, Lease lease) {
+        this(key, fencingToken, lease, LockMode.WRITE);
+    }
+
+    LockHandle(String key, long fencingToken, Lease lease, LockMode mode) {
         this.key = key;
         this.fencingToken = fencingToken;
         this.lease = lease;
+        this.mode = mode;
+    }
+
+    /** How the lease holds the lock: {@link LockMode#WRITE} alone, or {@link LockMode#READ} beside other readers. */
+    public LockMode mode() {
+        return mode;
+    }
+
+    /** Whether the lock is held in read mode (shared with other readers). */
+    public boolean isShared() {
+        return mode == LockMode.READ;
+    }
+
+    /**
+     * Turns this write-mode hold into a read-mode hold without letting go: the handle keeps its
+     * fencing token, and the readers queued right behind it are granted beside it. Downgrading a
+     * read-mode handle does nothing. A write that must not interleave with another writer can be
+     * followed by reads of what it wrote, with other readers let in but no writer.
+     *
+     * @return this handle, now in read mode
+     * @throws LockReleasedException if the handle was released
+     * @throws LeaseLostException    if its lease is lost
+     * @throws NotHolderException    if the server no longer ties this grant to the lease
+     */
+    public LockHandle downgrade() {
+        return Futures.await(downgrade(FailoverCall.ON_TRANSPORT_THREAD), "the downgrade of lock '" + key + "'");
+    }
+
+    /** The asynchronous form of {@link #downgrade()}. */
+    public CompletableFuture<LockHandle> downgradeAsync() {
+        return downgrade(null);
+    }
+
+    private CompletableFuture<LockHandle> downgrade(Executor answers) {
+        if (mode == LockMode.READ) {
+            return CompletableFuture.completedFuture(this);
+        }
+        try {
+            ensureValid();
+        } catch (TenureException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return lease.client().downgradeOnServer(key, lease.id(), fencingToken, answers).thenApply(done -> {
+            mode = LockMode.READ;
+            return this;
+        });
     }
 
     /** The lock's key (its name). */
@@ -132,7 +183,7 @@ public final class LockHandle implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "LockHandle{key='" + key + "', fencingToken=" + fencingToken + ", lease=" + lease.id()
+        return "LockHandle{key='" + key + "', mode=" + mode + ", fencingToken=" + fencingToken + ", lease=" + lease.id()
                 + ", valid=" + isValid() + "}";
     }
 }

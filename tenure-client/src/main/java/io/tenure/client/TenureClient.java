@@ -15,6 +15,7 @@ import io.tenure.proto.v1.LeaseTimeToLiveRequest;
 import io.tenure.proto.v1.LeaseTimeToLiveResponse;
 import io.tenure.proto.v1.ListLocksRequest;
 import io.tenure.proto.v1.LockCancelRequest;
+import io.tenure.proto.v1.DowngradeRequest;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
@@ -251,14 +252,36 @@ public final class TenureClient implements AutoCloseable {
     public TenureLock lock(String name) {
         checkName(name);
         ensureOpen();
-        return new TenureLock(this, name, null, null);
+        return new TenureLock(this, name, null, null, LockMode.WRITE);
     }
 
     /** The lock {@code name}, acquired with {@code lease}. */
     public TenureLock lock(String name, Lease lease) {
         checkName(name);
         checkLease(lease);
-        return new TenureLock(this, name, lease, null);
+        return new TenureLock(this, name, lease, null, LockMode.WRITE);
+    }
+
+    /**
+     * The read/write lock {@code name}, acquired with this client's {@linkplain #session()
+     * session lease}: readers share it, a writer holds it alone. Nothing is sent until an acquire.
+     * Its write lock is the same as {@link #lock(String)}.
+     *
+     * @throws IllegalArgumentException if the name is blank or longer than 1 KiB in UTF-8
+     */
+    public TenureReadWriteLock readWriteLock(String name) {
+        checkName(name);
+        ensureOpen();
+        return new TenureReadWriteLock(new TenureLock(this, name, null, null, LockMode.READ),
+                new TenureLock(this, name, null, null, LockMode.WRITE));
+    }
+
+    /** The read/write lock {@code name}, acquired with {@code lease}. */
+    public TenureReadWriteLock readWriteLock(String name, Lease lease) {
+        checkName(name);
+        checkLease(lease);
+        return new TenureReadWriteLock(new TenureLock(this, name, lease, null, LockMode.READ),
+                new TenureLock(this, name, lease, null, LockMode.WRITE));
     }
 
     /**
@@ -536,6 +559,12 @@ public final class TenureClient implements AutoCloseable {
      */
     CompletableFuture<LockHandle> acquireAsync(String name, Lease lease, Duration timeout, byte[] metadata, Executor answers,
                                                long acquireRequest) {
+        return acquireAsync(name, lease, timeout, metadata, answers, acquireRequest, LockMode.WRITE);
+    }
+
+    /** {@link #acquireAsync(String, Lease, Duration, byte[], Executor, long)} in {@code mode}. */
+    CompletableFuture<LockHandle> acquireAsync(String name, Lease lease, Duration timeout, byte[] metadata, Executor answers,
+                                               long acquireRequest, LockMode mode) {
         checkName(name);
         checkMetadata(metadata);
         checkLease(lease);
@@ -547,6 +576,7 @@ public final class TenureClient implements AutoCloseable {
                 .setMetadata(bytes(metadata))
                 .setTimeoutMs(timeoutMs)
                 .setRequestId(requestId)
+                .setMode(mode.wire())
                 .build();
         if (!lease.isValid()) {
             return CompletableFuture.failedFuture(lease.lostException());
@@ -554,7 +584,7 @@ public final class TenureClient implements AutoCloseable {
         CompletableFuture<Void> withdrawing = withdrawals.get(new LockWait(name, lease.id()));
         if (withdrawing != null) {
             // A withdrawal always completes normally; a grant the caller no longer waits for is given back.
-            return Futures.thenCompose(withdrawing, done -> acquireAsync(name, lease, timeout, metadata, answers, acquireRequest),
+            return Futures.thenCompose(withdrawing, done -> acquireAsync(name, lease, timeout, metadata, answers, acquireRequest, mode),
                     handle -> handle.releaseAsync().exceptionally(f -> null));
         }
         // The server bounds each attempt's wait; the client's deadline only catches a member
@@ -582,7 +612,7 @@ public final class TenureClient implements AutoCloseable {
             if (!response.getAcquired()) {
                 throw new LockNotAcquiredException(name, response.getHolder(), response.getWaiters());
             }
-            return granted(response.getKey().isEmpty() ? name : response.getKey(), response.getFencingToken(), lease);
+            return granted(response.getKey().isEmpty() ? name : response.getKey(), response.getFencingToken(), lease, mode);
         });
         result.whenComplete((handle, failure) -> {
             if (result.isCancelled()) {
@@ -598,20 +628,20 @@ public final class TenureClient implements AutoCloseable {
      * answer comes at once: granted, or the lease's place with the waiters ahead. Then
      * {@link QueuePlace#await} waits for the grant, keeping the place.
      */
-    CompletableFuture<QueuePlace<LockHandle>> enqueueAsync(String name, Lease lease, byte[] metadata, Executor answers) {
-        CompletableFuture<QueuePlace<LockHandle>> notNow = notYet(name, lease, metadata, () -> enqueueAsync(name, lease, metadata, answers),
+    CompletableFuture<QueuePlace<LockHandle>> enqueueAsync(String name, Lease lease, byte[] metadata, Executor answers, LockMode mode) {
+        CompletableFuture<QueuePlace<LockHandle>> notNow = notYet(name, lease, metadata, () -> enqueueAsync(name, lease, metadata, answers, mode),
                 place -> place.withdrawAsync().exceptionally(f -> null));
         if (notNow != null) {
             return notNow;
         }
         long requestId = nextAcquireRequest();
         LockRequest request = LockRequest.newBuilder().setName(name).setLeaseId(lease.id()).setMetadata(bytes(metadata))
-                .setRequestId(requestId).setEnqueue(true).build();
+                .setRequestId(requestId).setEnqueue(true).setMode(mode.wire()).build();
         return unary(LockServiceGrpc.getLockMethod(), request, answers).thenApply(response -> {
             String key = response.getKey().isEmpty() ? name : response.getKey();
-            LockHandle granted = response.getAcquired() ? granted(key, response.getFencingToken(), lease) : null;
+            LockHandle granted = response.getAcquired() ? granted(key, response.getFencingToken(), lease, mode) : null;
             return new QueuePlace<>(key, lease, granted, response.getWaiters(),
-                    timeout -> acquireAsync(name, lease, timeout, metadata, null, requestId),
+                    timeout -> acquireAsync(name, lease, timeout, metadata, null, requestId, mode),
                     () -> {
                         withdraw(name, lease, requestId);
                         CompletableFuture<Void> done = withdrawals.get(new LockWait(name, lease.id()));
@@ -734,7 +764,12 @@ public final class TenureClient implements AutoCloseable {
 
     /** {@link #tryAcquireAsync(String, Lease, byte[])}, with the answer handled where {@code answers} says (see acquireAsync). */
     CompletableFuture<Optional<LockHandle>> tryAcquireAsync(String name, Lease lease, byte[] metadata, Executor answers) {
-        CompletableFuture<Optional<LockHandle>> notNow = notYet(name, lease, metadata, () -> tryAcquireAsync(name, lease, metadata, answers),
+        return tryAcquireAsync(name, lease, metadata, answers, LockMode.WRITE);
+    }
+
+    /** {@link #tryAcquireAsync(String, Lease, byte[], Executor)} in {@code mode}. */
+    CompletableFuture<Optional<LockHandle>> tryAcquireAsync(String name, Lease lease, byte[] metadata, Executor answers, LockMode mode) {
+        CompletableFuture<Optional<LockHandle>> notNow = notYet(name, lease, metadata, () -> tryAcquireAsync(name, lease, metadata, answers, mode),
                 held -> held.ifPresent(handle -> handle.releaseAsync().exceptionally(f -> null)));
         if (notNow != null) {
             return notNow;
@@ -744,12 +779,13 @@ public final class TenureClient implements AutoCloseable {
                 .setLeaseId(lease.id())
                 .setMetadata(bytes(metadata))
                 .setRequestId(nextAcquireRequest())
+                .setMode(mode.wire())
                 .build();
         return unary(LockServiceGrpc.getTryLockMethod(), request, answers).thenApply(response -> {
             if (!response.getAcquired()) {
                 return Optional.empty();
             }
-            return Optional.of(granted(response.getKey().isEmpty() ? name : response.getKey(), response.getFencingToken(), lease));
+            return Optional.of(granted(response.getKey().isEmpty() ? name : response.getKey(), response.getFencingToken(), lease, mode));
         });
     }
 
@@ -1033,6 +1069,11 @@ public final class TenureClient implements AutoCloseable {
         return unary(LockServiceGrpc.getUnlockMethod(), request, answers).thenApply(response -> null);
     }
 
+    CompletableFuture<Void> downgradeOnServer(String key, long leaseId, long fencingToken, Executor answers) {
+        DowngradeRequest request = DowngradeRequest.newBuilder().setName(key).setLeaseId(leaseId).setFencingToken(fencingToken).build();
+        return unary(LockServiceGrpc.getDowngradeMethod(), request, answers).thenApply(response -> null);
+    }
+
     CompletableFuture<Void> revokeOnServer(long leaseId) {
         LeaseRevokeRequest request = LeaseRevokeRequest.newBuilder().setId(leaseId).build();
         return unary(LockServiceGrpc.getLeaseRevokeMethod(), request).thenApply(response -> null);
@@ -1061,11 +1102,21 @@ public final class TenureClient implements AutoCloseable {
 
     private static LockDescription describedLock(LockState lock, long revision) {
         List<LockDescription.Waiter> waiters = lock.getWaitersList().stream()
-                .map(w -> new LockDescription.Waiter(w.getLeaseId(), w.getClientId(), w.getJoinedRevision())).toList();
+                .map(w -> new LockDescription.Waiter(w.getLeaseId(), w.getClientId(), w.getJoinedRevision(), LockMode.of(w.getMode()))).toList();
         Optional<Duration> remaining = lock.getHeld() && lock.getHolderTtlRemainingMs() >= 0
                 ? Optional.of(Duration.ofMillis(lock.getHolderTtlRemainingMs())) : Optional.empty();
+        List<LockDescription.Holder> holders = lock.getHoldersList().stream()
+                .map(h -> new LockDescription.Holder(h.getLeaseId(), h.getClientId(), h.getFencingToken(), h.getMetadata().toByteArray(),
+                        h.getTtlRemainingMs() >= 0 ? Optional.of(Duration.ofMillis(h.getTtlRemainingMs())) : Optional.empty()))
+                .toList();
+        if (holders.isEmpty() && lock.getHeld()) {
+            // A member of the previous release names only the one holder.
+            holders = List.of(new LockDescription.Holder(lock.getLeaseId(), lock.getHolder(), lock.getFencingToken(),
+                    lock.getMetadata().toByteArray(), remaining));
+        }
         return new LockDescription(lock.getKey(), lock.getHeld(), lock.getHolder(), lock.getLeaseId(), lock.getFencingToken(),
-                lock.getMetadata().toByteArray(), lock.getCreateRevision(), lock.getVersion(), remaining, waiters, revision);
+                lock.getMetadata().toByteArray(), lock.getCreateRevision(), lock.getVersion(), remaining, waiters, revision,
+                LockMode.of(lock.getMode()), holders);
     }
 
     /** Lock names: not blank, at most {@value #MAX_NAME_BYTES} bytes of UTF-8 (the server's limit). */
@@ -1176,8 +1227,8 @@ public final class TenureClient implements AutoCloseable {
     }
 
     /** A granted lock, unless the lease was lost while the grant was on its way. */
-    private LockHandle granted(String key, long fencingToken, Lease lease) {
-        LockHandle handle = new LockHandle(key, fencingToken, lease);
+    private LockHandle granted(String key, long fencingToken, Lease lease, LockMode mode) {
+        LockHandle handle = new LockHandle(key, fencingToken, lease, mode);
         if (!lease.isValid()) {
             // Free it now if the server still ties it to the lease; it goes with the lease otherwise.
             CompletableFuture.runAsync(handle::release).exceptionally(failure -> null);

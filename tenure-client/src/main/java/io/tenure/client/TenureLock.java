@@ -37,12 +37,19 @@ public final class TenureLock {
     private final String name;
     private final Lease lease; // null: the client's session lease
     private final byte[] metadata;
+    private final LockMode mode;
 
-    TenureLock(TenureClient client, String name, Lease lease, byte[] metadata) {
+    TenureLock(TenureClient client, String name, Lease lease, byte[] metadata, LockMode mode) {
         this.client = client;
         this.name = name;
         this.lease = lease;
         this.metadata = metadata;
+        this.mode = mode;
+    }
+
+    /** How its grants hold the lock: {@link LockMode#WRITE} (alone) unless it is a {@linkplain TenureReadWriteLock#readLock() read lock}. */
+    public LockMode mode() {
+        return mode;
     }
 
     /** The lock's name (its key). */
@@ -52,7 +59,7 @@ public final class TenureLock {
 
     /** The same lock, acquired with {@code metadata} shown to others next to the holder (at most 64 KiB). */
     public TenureLock withMetadata(byte[] metadata) {
-        return new TenureLock(client, name, lease, metadata == null ? null : metadata.clone());
+        return new TenureLock(client, name, lease, metadata == null ? null : metadata.clone(), mode);
     }
 
     /** {@link #withMetadata(byte[])} with UTF-8 text. */
@@ -67,7 +74,7 @@ public final class TenureLock {
      * @throws UnavailableException if no member could be reached
      */
     public LockHandle acquire() {
-        return Futures.await(withLease(held -> client.acquireAsync(name, held, null, metadata, FailoverCall.ON_TRANSPORT_THREAD),
+        return Futures.await(withLease(held -> client.acquireAsync(name, held, null, metadata, FailoverCall.ON_TRANSPORT_THREAD, 0, mode),
                 LockHandle::releaseAsync), "lock '" + name + "'");
     }
 
@@ -80,13 +87,13 @@ public final class TenureLock {
      */
     public LockHandle acquire(Duration timeout) {
         checkTimeout(timeout);
-        return Futures.await(withLease(held -> client.acquireAsync(name, held, timeout, metadata, FailoverCall.ON_TRANSPORT_THREAD),
+        return Futures.await(withLease(held -> client.acquireAsync(name, held, timeout, metadata, FailoverCall.ON_TRANSPORT_THREAD, 0, mode),
                 LockHandle::releaseAsync), "lock '" + name + "'");
     }
 
     /** Acquires only if free (or already held by this lease); never waits or joins the queue. */
     public Optional<LockHandle> tryAcquire() {
-        return Futures.await(withLease(held -> client.tryAcquireAsync(name, held, metadata, FailoverCall.ON_TRANSPORT_THREAD),
+        return Futures.await(withLease(held -> client.tryAcquireAsync(name, held, metadata, FailoverCall.ON_TRANSPORT_THREAD, mode),
                 granted -> granted.ifPresent(LockHandle::releaseAsync)), "try-lock '" + name + "'");
     }
 
@@ -109,23 +116,23 @@ public final class TenureLock {
 
     /** The asynchronous form of {@link #enqueue()}. */
     public CompletableFuture<QueuePlace<LockHandle>> enqueueAsync() {
-        return withLease(held -> client.enqueueAsync(name, held, metadata, null), place -> place.withdrawAsync());
+        return withLease(held -> client.enqueueAsync(name, held, metadata, null, mode), place -> place.withdrawAsync());
     }
 
     /** The asynchronous form of {@link #acquire()}; cancelling the future withdraws the wait. */
     public CompletableFuture<LockHandle> acquireAsync() {
-        return withLease(held -> client.acquireAsync(name, held, null, metadata), LockHandle::releaseAsync);
+        return withLease(held -> client.acquireAsync(name, held, null, metadata, null, 0, mode), LockHandle::releaseAsync);
     }
 
     /** The asynchronous form of {@link #acquire(Duration)}; cancelling the future withdraws the wait. */
     public CompletableFuture<LockHandle> acquireAsync(Duration timeout) {
         checkTimeout(timeout);
-        return withLease(held -> client.acquireAsync(name, held, timeout, metadata), LockHandle::releaseAsync);
+        return withLease(held -> client.acquireAsync(name, held, timeout, metadata, null, 0, mode), LockHandle::releaseAsync);
     }
 
     /** The asynchronous form of {@link #tryAcquire()}. */
     public CompletableFuture<Optional<LockHandle>> tryAcquireAsync() {
-        return withLease(held -> client.tryAcquireAsync(name, held, metadata), granted -> granted.ifPresent(LockHandle::releaseAsync));
+        return withLease(held -> client.tryAcquireAsync(name, held, metadata, null, mode), granted -> granted.ifPresent(LockHandle::releaseAsync));
     }
 
     /**
@@ -281,6 +288,6 @@ public final class TenureLock {
 
     @Override
     public String toString() {
-        return "TenureLock{name='" + name + "', lease=" + (lease == null ? "session" : String.valueOf(lease.id())) + "}";
+        return "TenureLock{name='" + name + "', mode=" + mode + ", lease=" + (lease == null ? "session" : String.valueOf(lease.id())) + "}";
     }
 }
