@@ -6,9 +6,10 @@ import java.util.List;
 
 /**
  * The command line every driver takes, the same as the tenure-bench side:
- * {@code --workload W1|W2|W6 --clients N --duration 20s --warmup 5s --endpoint host:port}; W3 (lease
- * keep-alives, etcd only) adds {@code --leases 10000 --ttl 6s}; W6 (one semaphore, ZooKeeper and
- * Redis) takes {@code --limit 8}, its permits.
+ * {@code --workload W1|W2|W6|W7 --clients N --duration 20s --warmup 5s --endpoint host:port}; W3
+ * (lease keep-alives, etcd only) adds {@code --leases 10000 --ttl 6s}; W6 (one semaphore, ZooKeeper
+ * and Redis) takes {@code --limit 8}, its permits; W7 (one read/write lock, ZooKeeper and Redis)
+ * takes {@code --reads 0.9}, the share of its acquisitions that are reads.
  *
  * <p>{@code --endpoint} may name several members of one cluster, comma-separated
  * ({@code 127.0.0.1:2379,127.0.0.1:2381,127.0.0.1:2383}); {@link #host()} and {@link #port()} are
@@ -17,7 +18,10 @@ import java.util.List;
  * {@code etcd-N} for N endpoints (see {@link #target(String)}).
  */
 public record Options(String workload, int clients, Duration duration, Duration warmup, String host, int port,
-                      int leases, Duration ttl, int limit, List<String> endpoints, String label) {
+                      int leases, Duration ttl, int limit, double reads, List<String> endpoints, String label) {
+
+    /** W7's share of reads, as issue 17 defines it. */
+    public static final double DEFAULT_READS = 0.9;
 
     public Options {
         endpoints = List.copyOf(endpoints);
@@ -32,6 +36,7 @@ public record Options(String workload, int clients, Duration duration, Duration 
         int leases = 10_000;
         Duration ttl = Duration.ofSeconds(6);
         int limit = 8;
+        double reads = DEFAULT_READS;
         String label = null;
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
@@ -48,20 +53,25 @@ public record Options(String workload, int clients, Duration duration, Duration 
                 case "--leases" -> leases = Integer.parseInt(value);
                 case "--ttl" -> ttl = parseDuration(value);
                 case "--limit" -> limit = Integer.parseInt(value);
+                case "--reads" -> reads = Double.parseDouble(value);
                 case "--target" -> label = value.isBlank() ? null : value.trim();
                 default -> throw new IllegalArgumentException("unknown flag " + flag
-                        + " (expected --workload W1|W2|W3|W6 --clients N --duration 20s --warmup 5s"
-                        + " --endpoint host:port[,host:port...] [--target NAME] [--leases N --ttl 6s] [--limit N])");
+                        + " (expected --workload W1|W2|W3|W6|W7 --clients N --duration 20s --warmup 5s"
+                        + " --endpoint host:port[,host:port...] [--target NAME] [--leases N --ttl 6s] [--limit N]"
+                        + " [--reads 0.9])");
             }
         }
-        if (!List.of("W1", "W2", "W3", "W6").contains(workload)) {
-            throw new IllegalArgumentException("--workload must be W1, W2, W3 or W6, not " + workload);
+        if (!List.of("W1", "W2", "W3", "W6", "W7").contains(workload)) {
+            throw new IllegalArgumentException("--workload must be W1, W2, W3, W6 or W7, not " + workload);
         }
         if (clients < 1) {
             throw new IllegalArgumentException("--clients must be at least 1");
         }
         if (limit < 1) {
             throw new IllegalArgumentException("--limit must be at least 1");
+        }
+        if (!(reads >= 0 && reads <= 1)) {
+            throw new IllegalArgumentException("--reads must be between 0 and 1, not " + reads);
         }
         List<String> endpoints = new ArrayList<>();
         for (String part : endpoint.split(",")) {
@@ -86,7 +96,7 @@ public record Options(String workload, int clients, Duration duration, Duration 
         String first = endpoints.get(0);
         int colon = first.lastIndexOf(':');
         return new Options(workload, clients, duration, warmup, first.substring(0, colon),
-                Integer.parseInt(first.substring(colon + 1)), leases, ttl, limit, endpoints, label);
+                Integer.parseInt(first.substring(colon + 1)), leases, ttl, limit, reads, endpoints, label);
     }
 
     /**

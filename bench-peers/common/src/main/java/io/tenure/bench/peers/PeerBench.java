@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
@@ -24,6 +25,12 @@ import org.HdrHistogram.Histogram;
  *   <li>W6, one semaphore ({@link SemaphoreTarget}): every client takes one permit of a semaphore
  *       of {@link Options#limit()} permits and gives it back. Measured and reported as W2, with
  *       the limit and the most holders seen at once added to {@code extra}.
+ *   <li>W7, one read/write lock ({@link ReadWriteLockTarget}): every client draws a read with
+ *       probability {@link Options#reads()} (else a write) from its own {@link SplittableRandom},
+ *       seeded {@link #READ_WRITE_SEED} + client so each client draws the same sequence on every
+ *       run, takes that lock and releases it. Measured and reported as W2 ({@code ops} are
+ *       grants, reads and writes together), with the reads and writes, their acquire waits and
+ *       the most readers seen at once added to {@code extra}.
  * </ul>
  *
  * <p>An operation counts when its acquisition falls inside the measured window (after the
@@ -32,8 +39,8 @@ import org.HdrHistogram.Histogram;
  *
  * <p>Mutual exclusion is checked all the time, warm-up included: a holder counter per key in this
  * process, raised after the peer grants the lock and lowered before the release is sent. A second
- * holder of a key (W6: one more than the limit) is an overlap; any overlap makes the run exit
- * non-zero after printing its line.
+ * holder of a key (W6: one more than the limit; W7: a writer beside anyone, a reader beside a
+ * writer) is an overlap; any overlap makes the run exit non-zero after printing its line.
  */
 public final class PeerBench {
 
@@ -41,6 +48,13 @@ public final class PeerBench {
     private static final long HIGHEST_NANOS = TimeUnit.MINUTES.toNanos(2);
     /** How long the clients may take past the window to finish their last cycle. */
     private static final long DRAIN_SECONDS = 60;
+    /** W7: client {@code i} draws its reads and writes from {@code new SplittableRandom(READ_WRITE_SEED + i)}. */
+    public static final long READ_WRITE_SEED = 7;
+    /**
+     * W7's weight of a writer in the holder counter, a reader's being one: the counter is the
+     * readers inside plus this for each writer, so a writer is visible to every count.
+     */
+    private static final long WRITER = 1L << 32;
 
     private PeerBench() {}
 
@@ -58,6 +72,9 @@ public final class PeerBench {
                 } else if (options.workload().equals("W6") && !(target instanceof SemaphoreTarget)) {
                     throw new IllegalArgumentException(target.name()
                             + " has no W6 driver: its client library has no semaphore recipe");
+                } else if (options.workload().equals("W7") && !(target instanceof ReadWriteLockTarget)) {
+                    throw new IllegalArgumentException(target.name()
+                            + " has no W7 driver: its client library has no read/write lock recipe");
                 } else {
                     status = run(options, target);
                 }
@@ -84,11 +101,12 @@ public final class PeerBench {
     /** Runs the workload, prints the JSON line and returns the exit status (0 when clean). */
     public static int run(Options options, PeerTarget target) throws Exception {
         boolean semaphore = options.workload().equals("W6");
-        boolean contended = semaphore || options.workload().equals("W2");
-        // Holders allowed inside one key at once: a lock's one, a semaphore's limit.
+        boolean readWrite = options.workload().equals("W7");
+        boolean contended = semaphore || readWrite || options.workload().equals("W2");
+        // Holders allowed inside one key at once: a lock's one, a semaphore's limit (W7: see WRITER).
         int allowed = semaphore ? options.limit() : 1;
         int n = options.clients();
-        Map<String, AtomicInteger> holders = new ConcurrentHashMap<>();
+        Map<String, AtomicLong> holders = new ConcurrentHashMap<>();
         AtomicInteger peak = new AtomicInteger();
         AtomicLong overlaps = new AtomicLong();
         AtomicLong errors = new AtomicLong();
@@ -96,6 +114,11 @@ public final class PeerBench {
         Histogram[] cycle = new Histogram[n];
         Histogram[] wait = new Histogram[n];
         long[] acquisitions = new long[n];
+        // W7: each client's reads and writes, and their acquire waits.
+        long[] reads = new long[n];
+        long[] writes = new long[n];
+        Histogram[] readWait = new Histogram[n];
+        Histogram[] writeWait = new Histogram[n];
         // Measured from, measured until (nanoTime). Set by the barrier's action, once every client has
         // its owner (lease, session, mutex): setting up 64 owners on a loaded machine can take seconds.
         long[] window = new long[2];
@@ -109,41 +132,63 @@ public final class PeerBench {
             int client = i;
             cycle[i] = new Histogram(HIGHEST_NANOS, 3);
             wait[i] = new Histogram(HIGHEST_NANOS, 3);
-            String key = semaphore ? "tenure-bench/w6" : contended ? "tenure-bench/w2" : "tenure-bench/w1/" + client;
+            readWait[i] = new Histogram(HIGHEST_NANOS, 3);
+            writeWait[i] = new Histogram(HIGHEST_NANOS, 3);
+            String key = readWrite ? "tenure-bench/w7" : semaphore ? "tenure-bench/w6"
+                    : contended ? "tenure-bench/w2" : "tenure-bench/w1/" + client;
             Thread t = new Thread(() -> {
                 PeerTarget.Locker locker = null;
+                ReadWriteLockTarget.Owner owner = null;
                 try {
-                    locker = semaphore ? ((SemaphoreTarget) target).permits(client, options.limit()) : target.locker(client);
+                    if (readWrite) {
+                        owner = ((ReadWriteLockTarget) target).readWrite(client);
+                    } else {
+                        locker = semaphore ? ((SemaphoreTarget) target).permits(client, options.limit()) : target.locker(client);
+                    }
                 } catch (Exception e) {
                     failedSetups.incrementAndGet();
                     System.err.println("client " + client + " could not start: " + e);
                 }
                 await(start);
-                if (locker == null) {
+                if (locker == null && owner == null) {
                     return;
                 }
-                AtomicInteger held = holders.computeIfAbsent(key, k -> new AtomicInteger());
+                AtomicLong held = holders.computeIfAbsent(key, k -> new AtomicLong());
+                SplittableRandom draws = new SplittableRandom(READ_WRITE_SEED + client);
                 long from = window[0];
                 long until = window[1];
                 while (System.nanoTime() < until) {
+                    boolean read = readWrite && draws.nextDouble() < options.reads();
+                    PeerTarget.Locker by = !readWrite ? locker : read ? owner.reader() : owner.writer();
+                    // What this holder adds to the key's counter: W7's writer its weight, anyone else one.
+                    long weight = readWrite && !read ? WRITER : 1;
                     long t0 = System.nanoTime();
                     try {
-                        PeerTarget.Held lock = locker.lock(key);
+                        PeerTarget.Held lock = by.lock(key);
                         long t1 = System.nanoTime();
-                        int inside = held.incrementAndGet();
+                        long inside = held.addAndGet(weight);
                         if (semaphore) {
-                            peak.accumulateAndGet(inside, Math::max);
+                            peak.accumulateAndGet((int) inside, Math::max);
+                        } else if (read) {
+                            peak.accumulateAndGet((int) (inside % WRITER), Math::max);
                         }
-                        if (inside > allowed) {
+                        boolean overlap = !readWrite ? inside > allowed
+                                : read ? inside >= WRITER  // a writer is inside
+                                : inside != WRITER;        // anyone but this writer is inside
+                        if (overlap) {
                             overlaps.incrementAndGet();
                         }
-                        held.decrementAndGet();
+                        held.addAndGet(-weight);
                         lock.unlock();
                         long t2 = System.nanoTime();
                         if (t1 >= from && t1 < until) {
                             acquisitions[client]++;
                             cycle[client].recordValue(Math.min(t2 - t0, HIGHEST_NANOS));
                             wait[client].recordValue(Math.min(t1 - t0, HIGHEST_NANOS));
+                            if (readWrite) {
+                                (read ? reads : writes)[client]++;
+                                (read ? readWait : writeWait)[client].recordValue(Math.min(t1 - t0, HIGHEST_NANOS));
+                            }
                         }
                     } catch (Exception e) {
                         if (errors.incrementAndGet() <= 5) {
@@ -153,7 +198,7 @@ public final class PeerBench {
                     }
                 }
                 try {
-                    locker.close();
+                    (readWrite ? owner : locker).close();
                 } catch (Exception e) {
                     System.err.println("client " + client + " close: " + e);
                 }
@@ -188,6 +233,9 @@ public final class PeerBench {
         if (semaphore) {
             extra.put("recipe", ((SemaphoreTarget) target).semaphoreRecipe());
         }
+        if (readWrite) {
+            extra.put("recipe", ((ReadWriteLockTarget) target).readWriteRecipe());
+        }
         if (contended) {
             List<Long> perClient = new ArrayList<>(n);
             long min = Long.MAX_VALUE;
@@ -207,6 +255,28 @@ public final class PeerBench {
             extra.put("limit", options.limit());
             extra.put("permits_per_acquire", 1);
             extra.put("holders_peak", peak.get());
+        }
+        if (readWrite) {
+            Histogram readWaits = new Histogram(HIGHEST_NANOS, 3);
+            Histogram writeWaits = new Histogram(HIGHEST_NANOS, 3);
+            long readCount = 0;
+            long writeCount = 0;
+            for (int i = 0; i < n; i++) {
+                readWaits.add(readWait[i]);
+                writeWaits.add(writeWait[i]);
+                readCount += reads[i];
+                writeCount += writes[i];
+            }
+            extra.put("read_share", options.reads());
+            extra.put("seed", READ_WRITE_SEED);
+            extra.put("reads", readCount);
+            extra.put("writes", writeCount);
+            extra.put("read_wait_p50_ms", ms(readWaits.getValueAtPercentile(50)));
+            extra.put("read_wait_p99_ms", ms(readWaits.getValueAtPercentile(99)));
+            extra.put("write_wait_p50_ms", ms(writeWaits.getValueAtPercentile(50)));
+            extra.put("write_wait_p99_ms", ms(writeWaits.getValueAtPercentile(99)));
+            extra.put("write_wait_max_ms", ms(writeWaits.getMaxValue()));
+            extra.put("readers_peak", peak.get());
         }
         extra.put("warmup_s", options.warmup().toNanos() / 1e9);
         extra.put("errors", errors.get());
