@@ -30,6 +30,10 @@ import java.util.concurrent.TimeUnit;
  * <p>No W6: jetcd's concurrency package has a lock and an election but no semaphore, so this driver
  * is no {@link io.tenure.bench.peers.SemaphoreTarget} and answers {@code --workload W6} with a usage
  * error; run-peers.sh skips W6 on etcd.
+ *
+ * <p>No W7 either: jetcd has no read/write lock (its concurrency package's lock is exclusive), so
+ * this driver is no {@link io.tenure.bench.peers.ReadWriteLockTarget} and answers
+ * {@code --workload W7} with a usage error; run-peers.sh skips W7 on etcd.
  */
 public final class EtcdPeer implements PeerTarget, KeepAliveTarget {
 

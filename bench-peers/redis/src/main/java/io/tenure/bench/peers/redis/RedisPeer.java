@@ -3,6 +3,7 @@ package io.tenure.bench.peers.redis;
 import io.tenure.bench.peers.Options;
 import io.tenure.bench.peers.PeerBench;
 import io.tenure.bench.peers.PeerTarget;
+import io.tenure.bench.peers.ReadWriteLockTarget;
 import io.tenure.bench.peers.SemaphoreTarget;
 import io.tenure.bench.peers.Versions;
 import java.util.HashMap;
@@ -13,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import org.redisson.Redisson;
 import org.redisson.api.RLock;
 import org.redisson.api.RPermitExpirableSemaphore;
+import org.redisson.api.RReadWriteLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
@@ -25,8 +27,14 @@ import org.redisson.config.Config;
  * <p>W6 uses Redisson's {@link RPermitExpirableSemaphore}: set to the limit once per run
  * ({@code trySetPermits} on a fresh key), each acquisition a permit with its own id and a lease
  * time (a crashed holder's permit comes back when it runs out), released by that id.
+ *
+ * <p>W7 uses Redisson's {@link RReadWriteLock}: one per client and name, its {@code readLock()} and
+ * {@code writeLock()} taken with {@code lock()} (no lease time: the watchdog renews them, as W2's
+ * RLock) and released with {@code unlock()}. Owned, as an RLock, by the client's thread. A read lock
+ * is granted whenever the lock is free or in read mode, whether or not a writer waits: readers
+ * overtake waiting writers, which are woken through pub/sub when the last reader leaves.
  */
-public final class RedisPeer implements PeerTarget, SemaphoreTarget {
+public final class RedisPeer implements PeerTarget, SemaphoreTarget, ReadWriteLockTarget {
 
     /** W6's lease time per permit: far beyond any hold, a bound on a crashed holder's. */
     private static final long PERMIT_LEASE_SECONDS = 30;
@@ -89,6 +97,37 @@ public final class RedisPeer implements PeerTarget, SemaphoreTarget {
     public String semaphoreRecipe() {
         return "RPermitExpirableSemaphore, trySetPermits(limit), acquire(lease " + PERMIT_LEASE_SECONDS
                 + " s) and release(permit id)";
+    }
+
+    @Override
+    public Owner readWrite(int index) {
+        Map<String, RReadWriteLock> locks = new HashMap<>();
+        Locker reader = name -> {
+            RLock read = locks.computeIfAbsent(name, redisson::getReadWriteLock).readLock();
+            read.lock();
+            return read::unlock;
+        };
+        Locker writer = name -> {
+            RLock write = locks.computeIfAbsent(name, redisson::getReadWriteLock).writeLock();
+            write.lock();
+            return write::unlock;
+        };
+        return new Owner() {
+            @Override
+            public Locker reader() {
+                return reader;
+            }
+
+            @Override
+            public Locker writer() {
+                return writer;
+            }
+        };
+    }
+
+    @Override
+    public String readWriteRecipe() {
+        return "RReadWriteLock, readLock()/writeLock() lock() with the default watchdog and unlock()";
     }
 
     @Override

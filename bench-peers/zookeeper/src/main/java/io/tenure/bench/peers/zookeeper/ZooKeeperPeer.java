@@ -3,6 +3,7 @@ package io.tenure.bench.peers.zookeeper;
 import io.tenure.bench.peers.Options;
 import io.tenure.bench.peers.PeerBench;
 import io.tenure.bench.peers.PeerTarget;
+import io.tenure.bench.peers.ReadWriteLockTarget;
 import io.tenure.bench.peers.SemaphoreTarget;
 import io.tenure.bench.peers.Versions;
 import java.util.HashMap;
@@ -12,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -25,11 +27,17 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * each with the same limit; {@code acquire()} creates the client's own lease node (once the
  * recipe's internal mutex lets it count the leases) and {@code returnLease} deletes it.
  *
+ * <p>W7 uses Curator's {@link InterProcessReadWriteLock}: one instance per client and name, whose
+ * {@code readLock()} and {@code writeLock()} are mutexes over one directory of sequential nodes. A
+ * writer is granted when its node is the first; a reader when no writer's node comes before its
+ * own, so readers queue behind earlier writers (no reader overtakes a waiting writer), and the
+ * readers waiting on a writer all watch that writer's node.
+ *
  * <p>Given several endpoints ({@code --endpoint a:p,b:q,c:r}, the servers of one ensemble), the
  * connect string lists them all (the session lives on one of them, chosen by the ZooKeeper client);
  * the JSON line's target is then {@code zookeeper-N} (or {@code --target}).
  */
-public final class ZooKeeperPeer implements PeerTarget, SemaphoreTarget {
+public final class ZooKeeperPeer implements PeerTarget, SemaphoreTarget, ReadWriteLockTarget {
 
     private static final int SESSION_TIMEOUT_MS = 30_000;
     private static final int CONNECT_TIMEOUT_SECONDS = 30;
@@ -88,6 +96,41 @@ public final class ZooKeeperPeer implements PeerTarget, SemaphoreTarget {
     @Override
     public String semaphoreRecipe() {
         return "InterProcessSemaphoreV2, acquire() and returnLease, one instance per client";
+    }
+
+    @Override
+    public Owner readWrite(int index) {
+        Map<String, InterProcessReadWriteLock> locks = new HashMap<>();
+        Locker reader = name -> {
+            InterProcessMutex read = locks.computeIfAbsent(name, this::readWriteLock).readLock();
+            read.acquire();
+            return read::release;
+        };
+        Locker writer = name -> {
+            InterProcessMutex write = locks.computeIfAbsent(name, this::readWriteLock).writeLock();
+            write.acquire();
+            return write::release;
+        };
+        return new Owner() {
+            @Override
+            public Locker reader() {
+                return reader;
+            }
+
+            @Override
+            public Locker writer() {
+                return writer;
+            }
+        };
+    }
+
+    private InterProcessReadWriteLock readWriteLock(String name) {
+        return new InterProcessReadWriteLock(curator, "/" + name);
+    }
+
+    @Override
+    public String readWriteRecipe() {
+        return "InterProcessReadWriteLock, readLock()/writeLock() acquire() and release(), one instance per client";
     }
 
     @Override
