@@ -17,7 +17,10 @@
 # Matrix: W1 with 1, 16, 64 clients; W2 with 8 and 64 clients; W6, one semaphore of W6_LIMIT=8
 # permits taken one per client, with 64 clients on ZooKeeper and Redis only (jetcd's concurrency
 # package has no semaphore, so W6 is skipped on etcd and etcd-3). W1_CLIENTS="1 16", W2_CLIENTS="8",
-# W6_CLIENTS="64" override, e.g. for a smoke test; an empty list skips the workload. --w3 adds, for
+# W6_CLIENTS="64" override, e.g. for a smoke test; an empty list skips the workload. W7, one read/write
+# lock taken for reading with probability W7_READS=0.9 and for writing otherwise, runs only when
+# W7_CLIENTS lists client counts (default empty; issue 17's figure is W7_CLIENTS=64), on ZooKeeper
+# and Redis only (jetcd has no read/write lock, so W7 is skipped on etcd and etcd-3). --w3 adds, for
 # etcd only, 10,000 leases at TTL 6 s kept alive by jetcd for the same duration (W3_LEASES, W3_TTL override);
 # W3_ETCD3=1 runs it on etcd-3 too (off by default: in short trial runs here etcd-3 lost leases,
 # granting 10,000 took longer than their TTL, and its keep-alive rate varied threefold between runs).
@@ -41,9 +44,12 @@ W1_LIST="${W1_CLIENTS-1 16 64}"
 W2_LIST="${W2_CLIENTS-8 64}"
 W6_LIST="${W6_CLIENTS-64}"
 W6_LIMIT="${W6_LIMIT:-8}"
+W7_LIST="${W7_CLIENTS-}"
+W7_READS="${W7_READS:-0.9}"
 read -r -a W1_CLIENTS <<<"${W1_LIST//,/ }"
 read -r -a W2_CLIENTS <<<"${W2_LIST//,/ }"
 read -r -a W6_CLIENTS <<<"${W6_LIST//,/ }"
+read -r -a W7_CLIENTS <<<"${W7_LIST//,/ }"
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -55,7 +61,7 @@ while [[ $# -gt 0 ]]; do
     --no-build) BUILD=0; shift ;;
     --w3) W3=1; shift ;;
     --clusters) CLUSTERS=1; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 64 ;;
   esac
 done
@@ -72,9 +78,11 @@ for target in "${targets[@]}"; do
     *) echo "unknown target: $target (expected etcd, zookeeper, redis, etcd-3, zookeeper-3)" >&2; exit 64 ;;
   esac
 done
-for c in "${W1_CLIENTS[@]+"${W1_CLIENTS[@]}"}" "${W2_CLIENTS[@]+"${W2_CLIENTS[@]}"}" "${W6_CLIENTS[@]+"${W6_CLIENTS[@]}"}" "$W6_LIMIT"; do
-  [[ "$c" =~ ^[1-9][0-9]*$ ]] || { echo "W1_CLIENTS/W2_CLIENTS/W6_CLIENTS/W6_LIMIT: not a count: $c" >&2; exit 64; }
+for c in "${W1_CLIENTS[@]+"${W1_CLIENTS[@]}"}" "${W2_CLIENTS[@]+"${W2_CLIENTS[@]}"}" "${W6_CLIENTS[@]+"${W6_CLIENTS[@]}"}" \
+    "${W7_CLIENTS[@]+"${W7_CLIENTS[@]}"}" "$W6_LIMIT"; do
+  [[ "$c" =~ ^[1-9][0-9]*$ ]] || { echo "W1_CLIENTS/W2_CLIENTS/W6_CLIENTS/W7_CLIENTS/W6_LIMIT: not a count: $c" >&2; exit 64; }
 done
+[[ "$W7_READS" =~ ^(0(\.[0-9]+)?|1(\.0+)?|\.[0-9]+)$ ]] || { echo "W7_READS: not a share between 0 and 1: $W7_READS" >&2; exit 64; }
 
 if [[ -z "$OUT" ]]; then
   mkdir -p "$HERE/results"
@@ -392,6 +400,11 @@ for target in "${targets[@]}"; do
     log "$target W6 skipped: jetcd's concurrency package has no semaphore recipe"
   else
     for c in "${W6_CLIENTS[@]+"${W6_CLIENTS[@]}"}"; do run_driver "$target" W6 "$c" --limit "$W6_LIMIT"; done
+  fi
+  if [[ ${#W7_CLIENTS[@]} -gt 0 && "$(driver_of "$target")" == etcd ]]; then
+    log "$target W7 skipped: jetcd has no read/write lock recipe"
+  else
+    for c in "${W7_CLIENTS[@]+"${W7_CLIENTS[@]}"}"; do run_driver "$target" W7 "$c" --reads "$W7_READS"; done
   fi
   if [[ $W3 -eq 1 && ( "$target" == etcd || ( "$target" == etcd-3 && "$W3_ETCD3" == 1 ) ) ]]; then
     run_driver "$target" W3 1 --leases "$W3_LEASES" --ttl "$W3_TTL"
