@@ -20,6 +20,8 @@ public final class Bench {
                     case "W3" -> s.leases() + " leases";
                     case "W5" -> s.rounds() + " rounds";
                     case "W6" -> s.clients() + " clients on a semaphore of limit " + s.limit();
+                    case "W7" -> s.clients() + " clients on a read/write lock, " + Math.round(BenchSettings.W7_READS * 100)
+                            + " % reads";
                     default -> s.clients() + " clients";
                 }, s.duration(), s.warmup());
         try (Members members = Members.start(s.memberCount(), s.jvmOptions())) {
@@ -30,6 +32,7 @@ public final class Bench {
                 case "W4" -> Watches.run(members, s);
                 case "W5" -> Failover.run(members, s);
                 case "W6" -> Contended.semaphore(members, s);
+                case "W7" -> Contended.readWrite(members, s);
                 default -> throw new IllegalArgumentException("unknown workload " + s.workload());
             };
         }
@@ -61,6 +64,8 @@ public final class Bench {
                 runs.add(settings(target, "W2", c, duration, warmup, BenchSettings.DEFAULT_LEASES, jvmOptions));
             }
             runs.add(settings(target, "W6", BenchSettings.DEFAULT_W6_CLIENTS, duration, warmup, BenchSettings.DEFAULT_LEASES,
+                    jvmOptions));
+            runs.add(settings(target, "W7", BenchSettings.DEFAULT_W7_CLIENTS, duration, warmup, BenchSettings.DEFAULT_LEASES,
                     jvmOptions));
             runs.add(settings(target, "W3", 1, full ? Duration.ofSeconds(60) : Duration.ofSeconds(20), warmup,
                     BenchSettings.DEFAULT_LEASES, jvmOptions));

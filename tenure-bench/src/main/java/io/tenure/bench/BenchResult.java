@@ -12,7 +12,7 @@ import java.util.Objects;
  * {@code package-info.java}; peer drivers copy the format, not this class).
  *
  * @param target      {@code tenure-1}, {@code tenure-3}, {@code etcd}, {@code zookeeper} or {@code redis}
- * @param workload    {@code W1} to {@code W6}
+ * @param workload    {@code W1} to {@code W7}
  * @param clients     concurrent clients (W3: the lease count; W5: 1)
  * @param seconds     the measured time, warm-up excluded
  * @param ops         operations completed in it (see the format for what one is per workload)

@@ -201,6 +201,10 @@ public final class ResultTable {
             case "W6" -> "limit " + x.getOrDefault("limit", "?") + (x.containsKey("fairness_min_over_max")
                     ? ", fairness min/max " + x.get("fairness_min_over_max") : "")
                     + (x.containsKey("holders_peak") ? ", peak holders " + x.get("holders_peak") : "");
+            case "W7" -> "read share " + x.getOrDefault("read_share", "?") + (x.containsKey("fairness_min_over_max")
+                    ? ", fairness min/max " + x.get("fairness_min_over_max") : "")
+                    + (x.containsKey("write_wait_p99_ms") ? ", write wait p99 " + x.get("write_wait_p99_ms") + " ms" : "")
+                    + (x.containsKey("readers_peak") ? ", peak readers " + x.get("readers_peak") : "");
             default -> "";
         };
     }

@@ -33,8 +33,29 @@ class BenchSettingsTest {
         assertThat(w6(4, 1).limit()).isEqualTo(1);
         assertThatThrownBy(() -> w6(64, 0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("limit");
         assertThatThrownBy(() -> w6(64, 1_000_001)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("limit");
-        assertThatThrownBy(() -> BenchSettings.of("tenure-1", "W7", 1, Duration.ofSeconds(1), Duration.ZERO))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("W1..W6");
+        assertThatThrownBy(() -> BenchSettings.of("tenure-1", "W8", 1, Duration.ofSeconds(1), Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("W1..W7");
+    }
+
+    @Test
+    void w7Is64ClientsOnAReadWriteLockOf90PercentReads() {
+        assertThat(BenchSettings.WORKLOADS).endsWith("W6", "W7");
+        assertThat(BenchSettings.defaultClients("W7")).isEqualTo(64);
+        assertThat(BenchSettings.defaultClients("w7")).isEqualTo(64);
+        assertThat(BenchSettings.W7_READS).isEqualTo(0.9);
+        BenchSettings s = BenchSettings.of("tenure-3", "w7", 64, Duration.ofSeconds(1), Duration.ZERO);
+        assertThat(s.workload()).isEqualTo("W7");
+        assertThat(s.clients()).isEqualTo(64);
+    }
+
+    @Test
+    void theMatrixRunsW7With64ClientsWhereverItRunsW2() {
+        for (String which : List.of("quick", "full")) {
+            List<BenchSettings> w7 = Bench.matrix(which, BenchSettings.DEFAULT_JVM_OPTIONS).stream()
+                    .filter(s -> s.workload().equals("W7")).toList();
+            assertThat(w7).extracting(BenchSettings::target).containsExactly("tenure-1", "tenure-3");
+            assertThat(w7).allSatisfy(s -> assertThat(s.clients()).isEqualTo(64));
+        }
     }
 
     @Test

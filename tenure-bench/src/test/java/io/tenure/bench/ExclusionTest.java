@@ -36,6 +36,46 @@ class ExclusionTest {
     }
 
     @Test
+    void readersShareAReadWriteLockAndAWriterSharesItWithNoOne() {
+        Exclusion exclusion = new Exclusion();
+        exclusion.enterRead("rw");
+        exclusion.enterRead("rw");
+        exclusion.enterRead("rw");
+        assertThat(exclusion.overlaps()).isZero();
+        assertThat(exclusion.peak("rw")).isEqualTo(3);
+        exclusion.exitRead("rw");
+        exclusion.exitRead("rw");
+        exclusion.exitRead("rw");
+
+        exclusion.enterWrite("rw");
+        assertThat(exclusion.overlaps()).isZero();
+        exclusion.exitWrite("rw");
+        exclusion.enterWrite("rw"); // the next writer, after the first left
+        assertThat(exclusion.overlaps()).isZero();
+        exclusion.exitWrite("rw");
+    }
+
+    @Test
+    void aWriterBesideAReaderOrAWriterIsAnOverlapEitherWay() {
+        Exclusion readerFirst = new Exclusion();
+        readerFirst.enterRead("rw");
+        readerFirst.enterWrite("rw");
+        assertThat(readerFirst.overlaps()).isEqualTo(1);
+
+        Exclusion writerFirst = new Exclusion();
+        writerFirst.enterWrite("rw");
+        writerFirst.enterRead("rw");
+        assertThat(writerFirst.overlaps()).isEqualTo(1);
+        writerFirst.exitRead("rw");
+        writerFirst.enterWrite("rw");
+        assertThat(writerFirst.overlaps()).isEqualTo(2);
+        writerFirst.exitWrite("rw");
+        writerFirst.exitWrite("rw");
+        writerFirst.enterRead("rw"); // both writers gone: a reader alone again
+        assertThat(writerFirst.overlaps()).isEqualTo(2);
+    }
+
+    @Test
     void keysAreCountedApart() {
         Exclusion exclusion = new Exclusion();
         exclusion.enter("a");

@@ -116,6 +116,19 @@ class ResultTableTest {
     }
 
     @Test
+    void aReadWriteRowShowsItsShareFairnessWriteWaitAndPeakReadersAndIsComparedOnGrantsPerSecond() {
+        List<BenchResult> all = List.of(
+                row("tenure-1", "W7", 64, 3_000, Map.of("read_share", 0.9, "fairness_min_over_max", 0.95,
+                        "write_wait_p99_ms", 4.5, "readers_peak", 12)),
+                row("zookeeper", "W7", 64, 750, Map.of("read_share", 0.9, "fairness_min_over_max", 0.93)));
+        assertThat(ResultTable.ratio(all.get(0), "zookeeper", all)).hasValue(4.0);
+        assertThat(ResultTable.markdown(all))
+                .contains("| W7 | 64 | tenure-1 | 3,000 | 0.50 | 1.50 | 3.00 | 0 | read share 0.9, fairness min/max 0.95,"
+                        + " write wait p99 4.5 ms, peak readers 12 | 4.00 |")
+                .contains("| W7 | 64 | zookeeper | 750 | 0.50 | 1.50 | 3.00 | 0 | read share 0.9, fairness min/max 0.93 |  |");
+    }
+
+    @Test
     void aLineWithoutTheRequiredFieldsIsRefused() {
         assertThatThrownBy(() -> BenchResult.parse("{\"target\":\"etcd\"}")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> BenchResult.parse("not json")).isInstanceOf(IllegalArgumentException.class);

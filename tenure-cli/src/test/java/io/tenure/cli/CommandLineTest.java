@@ -307,6 +307,16 @@ class CommandLineTest {
     }
 
     @Test
+    void benchW7Defaults64Clients() {
+        List<String> jvm = List.of("-Xmx1g");
+        BenchSettings w7 = parsed(BenchCommand.class, "bench", "--workload", "w7").settings(jvm);
+        assertThat(w7.workload()).isEqualTo("W7");
+        assertThat(w7.clients()).isEqualTo(64);
+        assertThat(parsed(BenchCommand.class, "bench", "--workload", "W7", "--clients", "8").settings(jvm).clients())
+                .isEqualTo(8);
+    }
+
+    @Test
     void snapshotSubcommandsReadTheirArguments() {
         SnapshotCommand.Save save = parsedSub(SnapshotCommand.Save.class, "snapshot", "save", "b.snap", "--endpoints", "a:1,b:2",
                 "--timeout", "1m");
