@@ -17,9 +17,9 @@
 # Matrix: W1 with 1, 16, 64 clients; W2 with 8 and 64 clients; W6, one semaphore of W6_LIMIT=8
 # permits taken one per client, with 64 clients on ZooKeeper and Redis only (jetcd's concurrency
 # package has no semaphore, so W6 is skipped on etcd and etcd-3). W1_CLIENTS="1 16", W2_CLIENTS="8",
-# W6_CLIENTS="64" override, e.g. for a smoke test; an empty list skips the workload. W7, one read/write
-# lock taken for reading with probability W7_READS=0.9 and for writing otherwise, runs only when
-# W7_CLIENTS lists client counts (default empty; issue 17's figure is W7_CLIENTS=64), on ZooKeeper
+# W6_CLIENTS="64", W7_CLIENTS="64" override, e.g. for a smoke test; an empty list skips the workload.
+# W7, one read/write lock taken for reading with probability W7_READS=0.9 and for writing otherwise,
+# runs with 64 clients (W7_CLIENTS), on ZooKeeper
 # and Redis only (jetcd has no read/write lock, so W7 is skipped on etcd and etcd-3). --w3 adds, for
 # etcd only, 10,000 leases at TTL 6 s kept alive by jetcd for the same duration (W3_LEASES, W3_TTL override);
 # W3_ETCD3=1 runs it on etcd-3 too (off by default: in short trial runs here etcd-3 lost leases,
@@ -44,7 +44,7 @@ W1_LIST="${W1_CLIENTS-1 16 64}"
 W2_LIST="${W2_CLIENTS-8 64}"
 W6_LIST="${W6_CLIENTS-64}"
 W6_LIMIT="${W6_LIMIT:-8}"
-W7_LIST="${W7_CLIENTS-}"
+W7_LIST="${W7_CLIENTS-64}"
 W7_READS="${W7_READS:-0.9}"
 read -r -a W1_CLIENTS <<<"${W1_LIST//,/ }"
 read -r -a W2_CLIENTS <<<"${W2_LIST//,/ }"
