@@ -225,7 +225,7 @@ final class FailoverCall<Req, Resp> {
         Throwable previous = lastFailure;
         if (bounded && previous != null && giveUpAtNanos - now < MIN_ATTEMPT.toNanos()) {
             // The backoff timer ran late and the call's time is (nearly) up: the last failure stands.
-            result.completeExceptionally(StatusErrors.toException(previous, endpoints.target(lastEndpoint), method.getServiceName()));
+            result.completeExceptionally(StatusErrors.toException(previous, endpoints.target(lastEndpoint), method.getFullMethodName()));
             return;
         }
         attempts++;
@@ -244,7 +244,7 @@ final class FailoverCall<Req, Resp> {
                 sent = sessions.send(endpoint, method, request, timeout, answers, new Attempt(endpoint));
             } catch (RuntimeException e) {
                 if (!result.isDone()) {
-                    result.completeExceptionally(StatusErrors.toException(e, endpoints.target(endpoint), method.getServiceName()));
+                    result.completeExceptionally(StatusErrors.toException(e, endpoints.target(endpoint), method.getFullMethodName()));
                 }
                 return;
             }
@@ -269,7 +269,7 @@ final class FailoverCall<Req, Resp> {
             // A cancellation raced the start (gRPC refuses to start a cancelled call), or the
             // channel is shut down.
             if (!result.isDone()) {
-                result.completeExceptionally(StatusErrors.toException(e, endpoints.target(endpoint), method.getServiceName()));
+                result.completeExceptionally(StatusErrors.toException(e, endpoints.target(endpoint), method.getFullMethodName()));
             }
         }
     }
@@ -291,7 +291,7 @@ final class FailoverCall<Req, Resp> {
                 // member took the call and went silent. Another may answer.
                 || (StatusErrors.deadlineExceeded(failure) && bounded && giveUpAtNanos - now > 0);
         if (!retryable || endpoints.isClosed()) {
-            result.completeExceptionally(StatusErrors.toException(failure, endpoints.target(endpoint), method.getServiceName()));
+            result.completeExceptionally(StatusErrors.toException(failure, endpoints.target(endpoint), method.getFullMethodName()));
             return;
         }
         if (now - attemptStartedAt >= MAX_BACKOFF.toNanos()) {
@@ -302,7 +302,7 @@ final class FailoverCall<Req, Resp> {
         // An attempt that would start with almost no time left could only fail with a deadline,
         // hiding the real failure (a refused connection, no leader): report that one instead.
         if (bounded && now + delay + MIN_ATTEMPT.toNanos() - giveUpAtNanos >= 0) {
-            result.completeExceptionally(StatusErrors.toException(failure, endpoints.target(endpoint), method.getServiceName()));
+            result.completeExceptionally(StatusErrors.toException(failure, endpoints.target(endpoint), method.getFullMethodName()));
             return;
         }
         RuntimeException veto = retryVeto.get();
@@ -337,7 +337,7 @@ final class FailoverCall<Req, Resp> {
         RuntimeException veto = retryVeto.get();
         if ((bounded && now + delay + MIN_ATTEMPT.toNanos() - giveUpAtNanos >= 0) || veto != null) {
             result.completeExceptionally(veto != null ? veto
-                    : StatusErrors.toException(failure, endpoints.target(endpoint), method.getServiceName()));
+                    : StatusErrors.toException(failure, endpoints.target(endpoint), method.getFullMethodName()));
             return;
         }
         if (log.isDebugEnabled()) {

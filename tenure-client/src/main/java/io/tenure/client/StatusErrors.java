@@ -3,6 +3,7 @@ package io.tenure.client;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.tenure.proto.v1.ClusterServiceGrpc;
+import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.SemaphoreServiceGrpc;
 
 /** The one place where gRPC statuses become client exceptions. */
@@ -19,19 +20,26 @@ final class StatusErrors {
      * Maps a failed call to the client's exception for its status, keeping the server's text.
      *
      * @param endpoint the endpoint that answered, named in transport failures where it helps
-     * @param service  the full gRPC service name of the call: {@code NOT_FOUND} and
-     *                 {@code FAILED_PRECONDITION} mean a lease and a stale release for the lock
-     *                 service, a member and a refused change for the cluster service, and a lease
-     *                 and a refused request for the semaphore service
+     * @param method   the full gRPC method name of the call ({@code service/Method}):
+     *                 {@code NOT_FOUND} and {@code FAILED_PRECONDITION} mean a lease and a stale
+     *                 holder ({@link NotHolderException}) for the lock service's calls on a grant
+     *                 (Unlock, Downgrade) and a lease and a refused request for its acquires, a
+     *                 member and a refused change for the cluster service, and a lease and a
+     *                 refused request for the semaphore service
      */
-    static TenureException toException(Throwable failure, String endpoint, String service) {
+    static TenureException toException(Throwable failure, String endpoint, String method) {
         if (failure instanceof TenureException tenure) {
             return tenure;
         }
+        String service = method == null ? null : method.substring(0, Math.max(0, method.indexOf('/')));
         boolean cluster = ClusterServiceGrpc.SERVICE_NAME.equals(service);
         // A semaphore's FAILED_PRECONDITION is more than a stale release: a limit or permits that
         // differ from the semaphore's, or a name that is a lock.
         boolean semaphore = SemaphoreServiceGrpc.SERVICE_NAME.equals(service);
+        // A lock acquire's FAILED_PRECONDITION is a refused request (the other mode held, a name
+        // of another kind, a late copy), not a stale holder.
+        boolean acquire = LockServiceGrpc.getLockMethod().getFullMethodName().equals(method)
+                || LockServiceGrpc.getTryLockMethod().getFullMethodName().equals(method);
         Status status = Status.fromThrowable(failure);
         String text = status.getDescription() != null ? status.getDescription() : status.getCode().name();
         if (status.getCause() != null && status.getCause().getMessage() != null) {
@@ -41,7 +49,7 @@ final class StatusErrors {
         return switch (status.getCode()) {
             case INVALID_ARGUMENT -> new InvalidArgumentException(text, failure);
             case NOT_FOUND -> cluster ? new NotFoundException(text, failure) : new LeaseNotFoundException(text, failure);
-            case FAILED_PRECONDITION -> cluster || semaphore
+            case FAILED_PRECONDITION -> cluster || semaphore || acquire
                     ? new FailedPreconditionException(text, failure)
                     : new NotHolderException(text, failure);
             case ALREADY_EXISTS -> new AlreadyExistsException(text, failure);

@@ -262,7 +262,7 @@ final class WatchStream {
                 ? Status.UNAVAILABLE.withDescription("the member ended the watch stream")
                 : Status.fromThrowable(failure);
         if (TERMINAL.contains(status.getCode())) {
-            failLocked(StatusErrors.toException(status.asRuntimeException(), target(from), LockServiceGrpc.SERVICE_NAME), true);
+            failLocked(StatusErrors.toException(status.asRuntimeException(), target(from), LockServiceGrpc.getWatchMethod().getFullMethodName()), true);
             return;
         }
         if (endpoints.isClosed()) {
