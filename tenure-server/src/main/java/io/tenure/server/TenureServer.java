@@ -152,6 +152,8 @@ public final class TenureServer implements AutoCloseable {
         this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, admission, leases, waits, locks, semaphores, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), raftAdmin, this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
+        metrics.readLockGauges(() -> stateMachine.read(s -> s.primitive(LockTable.class).readLockCount()),
+                () -> stateMachine.read(s -> s.primitive(LockTable.class).readHolderCount()));
         metrics.semaphoreGauges(() -> stateMachine.read(s -> s.primitive(SemaphoreTable.class).heldCount()),
                 () -> stateMachine.read(s -> s.primitive(SemaphoreTable.class).permitsHeld()),
                 () -> stateMachine.read(s -> s.primitive(SemaphoreTable.class).waiterCount()));

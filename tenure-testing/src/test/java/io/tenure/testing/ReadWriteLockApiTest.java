@@ -51,6 +51,8 @@ class ReadWriteLockApiTest {
         assertThat(d.holders().get(0).ttlRemaining()).isPresent();
         assertThat(d.waiters()).extracting(LockDescription.Waiter::clientId, LockDescription.Waiter::mode)
                 .containsExactly(org.assertj.core.api.Assertions.tuple("w", LockMode.WRITE));
+        assertThat(MemberMetrics.sample(tenure.cluster(), 0, "lock_read_holders")).isGreaterThanOrEqualTo(2);
+        assertThat(MemberMetrics.sample(tenure.cluster(), 0, "locks_held_read")).isGreaterThanOrEqualTo(1);
 
         first.release();
         assertThat(writer).isNotDone();

@@ -174,17 +174,8 @@ class SemaphoreApiTest {
         b.revoke();
     }
 
-    /** One sample of the member's /metrics, by its name and labels as printed. */
     private static double metric(String sample) throws Exception {
-        java.net.http.HttpResponse<String> response = java.net.http.HttpClient.newHttpClient().send(
-                java.net.http.HttpRequest.newBuilder(java.net.URI.create(tenure.cluster().httpEndpoint(0) + "/metrics")).build(),
-                java.net.http.HttpResponse.BodyHandlers.ofString());
-        for (String line : response.body().split("\n")) {
-            if (line.startsWith(sample + " ")) {
-                return Double.parseDouble(line.substring(sample.length() + 1).trim());
-            }
-        }
-        throw new AssertionError("no sample " + sample + " in /metrics");
+        return MemberMetrics.sample(tenure.cluster(), 0, sample);
     }
 
     private static void awaitWaiters(TenureClient client, String name, int count) {

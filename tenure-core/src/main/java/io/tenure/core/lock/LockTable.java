@@ -506,6 +506,24 @@ public final class LockTable implements Primitive {
         return locks.size();
     }
 
+    /** Locks held in read mode. */
+    public int readLockCount() {
+        int read = 0;
+        for (Lock lock : locks.values()) {
+            read += lock.shared() ? 1 : 0;
+        }
+        return read;
+    }
+
+    /** Leases holding a lock in read mode, over every lock. */
+    public int readHolderCount() {
+        int readers = 0;
+        for (Lock lock : locks.values()) {
+            readers += lock.rule.readers;
+        }
+        return readers;
+    }
+
     /** Leases queued for locks, over every lock. */
     public int waiterCount() {
         int waiters = 0;

@@ -29,7 +29,8 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code overload_shed_total{kind}}: new requests shed while the member was behind (acquire, grant, read, watch)</li>
  *   <li>gauges {@code proposer_waiting{lane}} and {@code proposer_oldest_wait_seconds{lane}} (renewal, work),
  *       {@code raft_entries_in_flight}, {@code raft_commit_lag_entries}, {@code lock_waits_parked}</li>
- *   <li>gauges {@code locks_held}, {@code leases_active}, {@code lock_waiters}, {@code watchers},
+ *   <li>gauges {@code locks_held} (of them {@code locks_held_read} in read mode, by {@code lock_read_holders}
+ *       leases), {@code leases_active}, {@code lock_waiters}, {@code watchers},
  *       {@code raft_term}, {@code raft_commit_index}, {@code raft_applied_index}</li>
  *   <li>{@code raft_leader_changes_total}, {@code raft_apply_latency_seconds},
  *       {@code raft_log_sync_latency_seconds}, {@code raft_snapshot_duration_seconds}</li>
@@ -75,6 +76,12 @@ public final class ServerMetrics {
         gauge("raft_term", "The current Raft term", term);
         gauge("raft_commit_index", "The Raft commit index this member knows", commitIndex);
         gauge("raft_applied_index", "The last log index this member applied", appliedIndex);
+    }
+
+    /** The read mode's gauges, read from the member's state on each scrape. */
+    public void readLockGauges(Supplier<Number> readLocks, Supplier<Number> readHolders) {
+        gauge("locks_held_read", "Locks held in read mode (locks_held counts them too)", readLocks);
+        gauge("lock_read_holders", "Leases holding a lock in read mode, over every lock", readHolders);
     }
 
     /** The semaphores' gauges, read from the member's state on each scrape. */
