@@ -22,7 +22,12 @@ public final class Names {
         if (existing == null || existing.equals(kind)) {
             return null;
         }
-        return "'" + name + "' is a " + existing + ", not a " + kind + " (a name is of one kind while it is held or waited for)";
+        return "'" + name + "' is " + article(existing) + existing + ", not " + article(kind) + kind
+                + " (a name is of one kind while it is held or waited for)";
+    }
+
+    private static String article(String kind) {
+        return "aeiou".indexOf(kind.charAt(0)) >= 0 ? "an " : "a ";
     }
 
     /** {@code name} now exists as {@code kind}; the caller checked {@link #mismatch} first. */

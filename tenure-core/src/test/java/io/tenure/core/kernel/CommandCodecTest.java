@@ -1,6 +1,10 @@
 package io.tenure.core.kernel;
 
 import io.tenure.core.TenureState;
+import io.tenure.core.election.ElectionCampaign;
+import io.tenure.core.election.ElectionCancel;
+import io.tenure.core.election.ElectionProclaim;
+import io.tenure.core.election.ElectionResign;
 import io.tenure.core.lock.LockAcquire;
 import io.tenure.core.lock.LockCancel;
 import io.tenure.core.lock.LockDowngrade;
@@ -37,10 +41,14 @@ class CommandCodecTest {
             new SemaphoreAcquire("pool/\u9396", 7, 8, 3, true, -9),
             new SemaphoreRelease("pool/a", 7, 98L << 16),
             new SemaphoreCancel("pool/b", 7, 5),
-            new LockDowngrade("jobs/c", 7, 97L << 16));
+            new LockDowngrade("jobs/c", 7, 97L << 16),
+            new ElectionCampaign("leader/\u9396", 7, new byte[] {9, -9}, true, 33),
+            new ElectionProclaim("leader/a", 7, 96L << 16, new byte[] {1, 2}),
+            new ElectionResign("leader/a", 7, 95L << 16),
+            new ElectionCancel("leader/b", 7, 34));
 
     /** Tags are what old logs name their commands by: changing one would misread every log written before. */
-    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 15, 7, 11, 8, 12, 13, 14, 16);
+    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20);
     /** Tags of older encodings, read from old logs, and written for commands that leave the newer fields unset. */
     static final List<Integer> OLDER_TAGS = List.of(5, 6, 10);
 
