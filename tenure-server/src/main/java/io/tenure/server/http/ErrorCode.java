@@ -29,8 +29,10 @@ enum ErrorCode {
     /** A release that cannot apply: a stale token, another owner's lease, or a lease that ended (seed 002 S3). */
     STALE(409, "stale"),
     /**
-     * A semaphore acquire that contradicts what the name is now: another limit than the live
-     * semaphore's, a lock's name, or other permits than the owner already holds; {@code field} names it.
+     * An acquire that contradicts what the name is now or what the owner holds: for a semaphore,
+     * another limit than the live semaphore's, a lock's name, or other permits than the owner
+     * already holds; for a lock, a semaphore's name, or the other mode than the owner holds it
+     * in; {@code field} names it.
      */
     CONFLICT(409, "conflict"),
     /** A lease id taken by another client or TTL. */

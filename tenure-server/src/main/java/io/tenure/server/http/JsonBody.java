@@ -80,6 +80,22 @@ final class JsonBody {
         return node.textValue();
     }
 
+    /**
+     * The string when it is one of {@code choices}, {@code absent} when the field is missing;
+     * anything else (another string, another type) is refused naming the field and the choices.
+     */
+    String optionalChoice(String field, String absent, String... choices) {
+        JsonNode node = present(field);
+        if (node == null) {
+            return absent;
+        }
+        if (node.isTextual() && java.util.List.of(choices).contains(node.textValue())) {
+            return node.textValue();
+        }
+        throw Failure.invalid(field, field + " must be \"" + String.join("\" or \"", choices) + "\" (default \"" + absent
+                + "\"), got " + describe(node));
+    }
+
     long requiredLong(String field) {
         if (present(field) == null) {
             throw Failure.invalid(field, field + " is required (an integer)");

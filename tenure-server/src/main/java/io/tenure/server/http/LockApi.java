@@ -13,6 +13,7 @@ import io.tenure.server.Member;
 import io.tenure.server.lock.Locks;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,11 +27,14 @@ import java.util.concurrent.CompletionException;
  * nothing the services decide; what it adds for locks:
  *
  * <ul>
- *   <li><b>acquire</b> waits up to {@code wait_ms} in the lock's FIFO queue (0 = try once). A lock
- *       still held when the wait ends gets 409 {@code held} with a retry hint ({@link RetryHint}).
- *       <b>Idempotent:</b> when the lock is already held by a lease of this {@code owner_id} (a
- *       retried acquire whose answer was lost), that grant is answered again rather than queueing
- *       the owner behind itself.</li>
+ *   <li><b>acquire</b> asks in {@code mode} {@code write} (exclusive, the default) or {@code read}
+ *       (beside other readers), waiting up to {@code wait_ms} in the lock's FIFO queue (0 = try
+ *       once). A lock still held when the wait ends gets 409 {@code held} with a retry hint
+ *       ({@link RetryHint}). <b>Idempotent:</b> when a lease of this {@code owner_id} already holds
+ *       the lock (a retried acquire whose answer was lost), that grant is answered again rather
+ *       than queueing the owner behind itself; held in the other mode, the acquire is 409
+ *       {@code conflict} naming {@code mode}, as the core refuses a lease's upgrade (a reader
+ *       asking for write) and a writer asking for read (it downgrades instead).</li>
  *   <li><b>renew</b> checks the lease holds the lock with this token ({@link LockTable#notHeld}).</li>
  *   <li><b>release</b> releases with (lease, token). A retried release of a grant already released
  *       succeeds again: the replicated state remembers the last 16,384 releases by (lock, lease,
@@ -42,6 +46,8 @@ import java.util.concurrent.CompletionException;
  */
 final class LockApi {
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+    private static final String WRITE = "write";
+    private static final String READ = "read";
 
     private final Member member;
     private final LeaseRecipe leases;
@@ -53,6 +59,7 @@ final class LockApi {
 
     CompletableFuture<Answer> acquire(String lock, JsonBody body, String requestId) {
         LeaseRecipe.Ask ask = LeaseRecipe.Ask.of(body);
+        boolean shared = body.optionalChoice("mode", WRITE, READ, WRITE).equals(READ);
         String text = body.optionalString("metadata");
         byte[] metadata = text == null ? new byte[0] : text.getBytes(StandardCharsets.UTF_8);
         NamePath.LOCKS.check(lock);
@@ -62,17 +69,42 @@ final class LockApi {
         }
         return member.locks().read(lock).thenCompose(read -> {
             LockView current = first(read);
-            if (current != null && ask.owner().equals(current.holder())) {
-                return CompletableFuture.completedFuture(granted(lock, ask.owner(), current.leaseId(), current.fencingToken()));
+            LockView.Holder mine = holderOf(current, ask.owner());
+            if (mine != null) {
+                return CompletableFuture.completedFuture(again(lock, ask.owner(), mine, current.shared(), shared));
             }
             return leases.acquire(ask, requestId, new LeaseRecipe.Attempt<>(
-                    lease -> member.locks().lock(lock, lease, metadata, ask.waitMs()).outcome(),
+                    lease -> member.locks().lock(lock, lease, metadata, ask.waitMs(), 0, false, shared).outcome(),
                     Locks.Outcome::acquired,
-                    (lease, outcome) -> granted(lock, ask.owner(), lease, outcome.fencingToken()),
+                    (lease, outcome) -> granted(lock, ask.owner(), lease, outcome.fencingToken(), shared),
                     outcome -> held(lock, outcome.holder()))).exceptionally(error -> {
                         throw new CompletionException(conflictOf(error));
                     });
         });
+    }
+
+    /** The holder of {@code view} (in grant order) whose lease is {@code owner}'s, or null. */
+    private static LockView.Holder holderOf(LockView view, String owner) {
+        if (view == null) {
+            return null;
+        }
+        return view.holders().stream().filter(h -> h.clientId().equals(owner)).findFirst().orElse(null);
+    }
+
+    /**
+     * The owner's grant answered again when it holds the lock in the mode asked; in the other mode,
+     * 409 {@code conflict} naming {@code mode}, for the core's reasons: a reader is never upgraded,
+     * and a writer that wants to read downgrades.
+     */
+    private Answer again(String lock, String owner, LockView.Holder mine, boolean heldShared, boolean shared) {
+        if (heldShared != shared) {
+            throw new Failure(ErrorCode.CONFLICT, "mode", "owner '" + owner + "' holds lock '" + lock + "' in " + modeName(heldShared)
+                    + " mode (lease " + mine.leaseId() + ", fencing token " + mine.fencingToken() + "), not " + modeName(shared) + " mode: "
+                    + (heldShared ? "a reader cannot upgrade to write mode (two readers upgrading would wait for each other forever);"
+                            + " release it, then acquire it in write mode"
+                            : "downgrade it to read mode instead"));
+        }
+        return granted(lock, owner, mine.leaseId(), mine.fencingToken(), shared);
     }
 
     /**
@@ -84,18 +116,29 @@ final class LockApi {
         return f.code == ErrorCode.STALE ? new Failure(ErrorCode.CONFLICT, "lock", f.getMessage()) : f;
     }
 
-    /** The 409 {@code held} answer, with a hint computed from the holder's remaining TTL and the queue. */
+    /**
+     * The 409 {@code held} answer, naming the first holder, with a hint computed from the remaining
+     * TTL of the holder whose lease runs longest (the lock is free of its holders once the last
+     * of them lets go) and the queue.
+     */
     private Failure held(String lock, String holderWhenRefused) {
         LockView now = first(member.locks().current(lock));
         String holder = now == null ? holderWhenRefused : now.holder();
         int waiters = now == null ? 0 : now.waiters().size();
-        long hint = leases.retryHint(now == null ? List.of() : List.of(now.leaseId()), waiters);
+        List<Long> last = now == null ? List.of() : List.of(now.holders().stream().map(LockView.Holder::leaseId)
+                .max(Comparator.comparingLong(member.leases()::remainingMillis)).orElseThrow());
+        long hint = leases.retryHint(last, waiters);
+        int others = now == null ? 0 : now.holders().size() - 1;
         Map<String, Object> extra = new LinkedHashMap<>();
         extra.put("lock", lock);
         extra.put("holder", holder);
+        if (now != null) {
+            extra.put("mode", modeName(now.shared()));
+        }
         extra.put("waiters", waiters);
         extra.put("recommended_retry_ms", hint);
         return new Failure(ErrorCode.HELD, null, "lock '" + lock + "' is held by '" + holder + "'"
+                + (now != null && now.shared() ? (others > 0 ? " and " + others + " other reader(s)" : "") + " in read mode" : "")
                 + (waiters > 0 ? " with " + waiters + " waiting" : "") + "; retry in about " + hint
                 + " ms, or acquire with wait_ms to queue for it", extra);
     }
@@ -103,10 +146,8 @@ final class LockApi {
     CompletableFuture<Answer> renew(String lock, JsonBody body, String requestId) {
         LeaseRecipe.Claim claim = LeaseRecipe.Claim.of(body);
         NamePath.LOCKS.check(lock);
-        return leases.renew(claim, "lock '" + lock + "'", requestId, () -> {
-            checkHolds(lock, claim);
-            return claim;
-        }, held -> granted(lock, claim.owner(), claim.leaseId(), claim.token()));
+        return leases.renew(claim, "lock '" + lock + "'", requestId, () -> sharedHold(lock, claim),
+                shared -> granted(lock, claim.owner(), claim.leaseId(), claim.token(), shared));
     }
 
     CompletableFuture<Answer> release(String lock, JsonBody body, String requestId) {
@@ -123,15 +164,24 @@ final class LockApi {
                 });
     }
 
-    /** Checks that the claim's lease holds the lock with the claim's token: the core's check, the one a release makes. */
-    private void checkHolds(String lock, LeaseRecipe.Claim claim) {
+    /**
+     * Whether the claim's lease holds the lock in read mode, after checking that it holds it with
+     * the claim's token: the core's check, the one a release makes.
+     */
+    private boolean sharedHold(String lock, LeaseRecipe.Claim claim) {
         LockTable.NotHeld notHeld = member.locks().notHeld(lock, claim.leaseId(), claim.token());
+        LockView view = member.locks().describe(lock);
+        if (notHeld == null && (view == null || view.holders().stream().noneMatch(h -> h.leaseId() == claim.leaseId()))) {
+            // Let go between the two reads: the check, made again, says why (a grant let go never comes back).
+            notHeld = member.locks().notHeld(lock, claim.leaseId(), claim.token());
+        }
         if (notHeld != null) {
             throw new Failure(ErrorCode.NOT_HOLDER, notHeld.field(), notHeld.message());
         }
+        return view.shared();
     }
 
-    /** The lock's holder, lease, token, metadata, expiry and waiters; 404 {@code not_found} when it is free. */
+    /** The lock's mode, first holder, lease, token, metadata, expiry, holders and waiters; 404 {@code not_found} when it is free. */
     CompletableFuture<Answer> describe(String lock) {
         NamePath.LOCKS.check(lock);
         return member.locks().read(lock).thenApply(read -> {
@@ -229,13 +279,24 @@ final class LockApi {
         });
     }
 
-    private Answer granted(String lock, String owner, long leaseId, long token) {
-        return Answer.ok(leases.expiryOf(LeaseRecipe.grant("lock", lock, owner, leaseId, token), leaseId));
+    private Answer granted(String lock, String owner, long leaseId, long token, boolean shared) {
+        ObjectNode body = LeaseRecipe.grant("lock", lock, owner, leaseId, token);
+        body.put("mode", modeName(shared));
+        return Answer.ok(leases.expiryOf(body, leaseId));
     }
 
+    private static String modeName(boolean shared) {
+        return shared ? READ : WRITE;
+    }
+
+    /**
+     * A held lock: its mode; the first holder in grant order (the only one in write mode) in the
+     * fields it always had; every holder; the waiters, each with the mode it waits for.
+     */
     private ObjectNode lockJson(LockView view) {
         ObjectNode lock = NODES.objectNode();
         lock.put("lock", view.key());
+        lock.put("mode", modeName(view.shared()));
         lock.put("owner_id", view.holder());
         lock.put("lease_id", view.leaseId());
         lock.put("fencing_token", view.fencingToken());
@@ -243,9 +304,16 @@ final class LockApi {
         lock.put("create_revision", view.createRevision());
         lock.put("version", view.version());
         leases.expiryOf(lock, view.leaseId());
+        ArrayNode holders = lock.putArray("holders");
+        for (LockView.Holder h : view.holders()) {
+            holders.addObject().put("lease_id", h.leaseId()).put("owner_id", h.clientId()).put("fencing_token", h.fencingToken())
+                    .put("metadata", new String(h.metadata(), StandardCharsets.UTF_8))
+                    .put("ttl_remaining_ms", member.leases().remainingMillis(h.leaseId()));
+        }
         ArrayNode waiters = lock.putArray("waiters");
         for (LockView.Waiter w : view.waiters()) {
-            waiters.addObject().put("lease_id", w.leaseId()).put("owner_id", w.clientId()).put("joined_revision", w.joinedAt());
+            waiters.addObject().put("lease_id", w.leaseId()).put("owner_id", w.clientId()).put("joined_revision", w.joinedAt())
+                    .put("mode", modeName(w.shared()));
         }
         return lock;
     }

@@ -55,7 +55,8 @@ class HttpLockApiTest {
         assertThat(r.header("Content-Type")).startsWith("application/json");
         JsonNode grant = r.json();
         assertThat(grant.fieldNames()).toIterable().containsExactly(
-                "lock", "owner_id", "lease_id", "fencing_token", "ttl_remaining_ms", "expires_at_ms");
+                "lock", "owner_id", "lease_id", "fencing_token", "mode", "ttl_remaining_ms", "expires_at_ms");
+        assertThat(grant.get("mode").asText()).isEqualTo("write");
         assertThat(grant.get("lock").asText()).isEqualTo("reports/daily");
         assertThat(grant.get("owner_id").asText()).isEqualTo("worker-1");
         assertThat(grant.get("lease_id").asLong()).isPositive();
@@ -237,7 +238,7 @@ class HttpLockApiTest {
         assertThat(renewed.status()).as(renewed.toString()).isEqualTo(200);
         JsonNode r = renewed.json();
         assertThat(r.fieldNames()).toIterable().containsExactly(
-                "lock", "owner_id", "lease_id", "fencing_token", "ttl_remaining_ms", "expires_at_ms");
+                "lock", "owner_id", "lease_id", "fencing_token", "mode", "ttl_remaining_ms", "expires_at_ms");
         assertThat(r.get("lock").asText()).isEqualTo("renew/me");
         assertThat(r.get("lease_id").asLong()).isEqualTo(lease);
         assertThat(r.get("fencing_token").asLong()).isEqualTo(grant.get("fencing_token").asLong());
