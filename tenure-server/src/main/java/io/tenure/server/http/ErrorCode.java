@@ -26,7 +26,7 @@ enum ErrorCode {
     NOT_HOLDER(409, "not_holder"),
     /** A renew of a lease that has ended. */
     EXPIRED(409, "expired"),
-    /** A release that cannot apply: a stale token, another owner's lease, or a lease that ended (seed 002 S3). */
+    /** A release or a lock's downgrade that cannot apply: a stale token, another owner's lease, or a lease that ended (seed 002 S3). */
     STALE(409, "stale"),
     /**
      * An acquire that contradicts what the name is now or what the owner holds: for a semaphore,

@@ -29,6 +29,9 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -224,10 +227,18 @@ public final class HttpFront implements AutoCloseable {
             String lock = NamePath.LOCKS.nameOf(ctx.req().getRequestURI());
             return lock.isEmpty() ? locks.list(ctx.queryParam("prefix"), ctx.queryParam("limit")) : locks.describe(lock);
         }));
-        app.post("/v1/locks/*", ctx -> serve(ctx, () -> post(ctx, NamePath.LOCKS, locks::acquire, locks::renew, locks::release)));
+        Map<String, Action> lockActions = new LinkedHashMap<>();
+        lockActions.put("acquire", locks::acquire);
+        lockActions.put("renew", locks::renew);
+        lockActions.put("release", locks::release);
+        lockActions.put("downgrade", locks::downgrade);
+        app.post("/v1/locks/*", ctx -> serve(ctx, () -> post(ctx, NamePath.LOCKS, lockActions)));
         app.get("/v1/semaphores/*", ctx -> serve(ctx, () -> semaphores.describe(NamePath.SEMAPHORES.nameOf(ctx.req().getRequestURI()))));
-        app.post("/v1/semaphores/*", ctx -> serve(ctx,
-                () -> post(ctx, NamePath.SEMAPHORES, semaphores::acquire, semaphores::renew, semaphores::release)));
+        Map<String, Action> semaphoreActions = new LinkedHashMap<>();
+        semaphoreActions.put("acquire", semaphores::acquire);
+        semaphoreActions.put("renew", semaphores::renew);
+        semaphoreActions.put("release", semaphores::release);
+        app.post("/v1/semaphores/*", ctx -> serve(ctx, () -> post(ctx, NamePath.SEMAPHORES, semaphoreActions)));
         app.exception(Failure.class, (failure, ctx) -> render(ctx, failure));
         app.exception(HttpResponseException.class, (e, ctx) -> render(ctx, fromJavalin(ctx, e)));
         app.exception(Exception.class, (e, ctx) -> render(ctx, Failures.of(e)));
@@ -238,23 +249,23 @@ public final class HttpFront implements AutoCloseable {
         CompletableFuture<Answer> call(String name, JsonBody body, String requestId);
     }
 
-    /** A POST under {@code path}: {@code {name}/acquire}, {@code /renew} or {@code /release}. */
-    private CompletableFuture<Answer> post(Context ctx, NamePath path, Action acquire, Action renew, Action release) throws IOException {
+    /**
+     * A POST under {@code path}: {@code {name}/{action}}, the action one of {@code actions} (named
+     * in their order when the path has another).
+     */
+    private CompletableFuture<Answer> post(Context ctx, NamePath path, Map<String, Action> actions) throws IOException {
         NamePath.Target target = path.actionOf(ctx.req().getRequestURI());
         String action = target == null ? "" : target.action();
-        if (!action.equals("acquire") && !action.equals("renew") && !action.equals("release")) {
+        Action call = actions.get(action);
+        if (call == null) {
+            List<String> names = List.copyOf(actions.keySet());
             throw new Failure(ErrorCode.UNKNOWN_ROUTE, null, "no endpoint POST " + ctx.req().getRequestURI() + "; the " + path.noun()
-                    + " endpoints are POST " + path.prefix() + "{" + path.noun() + "}/acquire, /renew and /release");
+                    + " endpoints are POST " + path.prefix() + "{" + path.noun() + "}/"
+                    + String.join(", /", names.subList(0, names.size() - 1)) + " and /" + names.get(names.size() - 1));
         }
         try {
             byte[] bytes = JsonBody.read(ctx.req().getInputStream(), ctx.req().getContentLengthLong(), maxBodyBytes);
-            JsonBody body = JsonBody.parse(JSON, bytes);
-            String requestId = ctx.attribute(REQUEST_ID);
-            return switch (action) {
-                case "acquire" -> acquire.call(target.name(), body, requestId);
-                case "renew" -> renew.call(target.name(), body, requestId);
-                default -> release.call(target.name(), body, requestId);
-            };
+            return call.call(target.name(), JsonBody.parse(JSON, bytes), ctx.attribute(REQUEST_ID));
         } catch (Failure refused) {
             // Refused here, before the lock service saw it (a body that is not JSON, a field
             // missing or out of range): counted as the service counts the input it refuses.
@@ -263,7 +274,10 @@ public final class HttpFront implements AutoCloseable {
                 switch (action) {
                     case "acquire" -> member.metrics().acquire("rejected");
                     case "renew" -> member.metrics().renew("rejected");
-                    default -> member.metrics().release("rejected");
+                    case "release" -> member.metrics().release("rejected");
+                    default -> {
+                        // A downgrade has no counter of its own.
+                    }
                 }
             }
             throw refused;

@@ -152,32 +152,43 @@ final class LeaseRecipe {
     }
 
     /**
-     * Releases the grant named {@code what} with {@code release} when the claim's lease (if it is
-     * still there) is the claim's owner's, then revokes the lease if it holds and waits for nothing
-     * more. The lease may be gone: a retried release then still succeeds from the replicated
-     * state's memory of recent releases, and a release the state does not remember is 409 {@code stale}.
+     * Releases the grant named {@code what} with {@code release} as {@link #asOwner} runs it, then
+     * revokes the lease if it holds and waits for nothing more. The lease may be gone: a retried
+     * release then still succeeds from the replicated state's memory of recent releases, and a
+     * release the state does not remember is 409 {@code stale}.
      */
     <R> CompletableFuture<Answer> release(Claim claim, String what, String requestId, Supplier<CompletableFuture<R>> release,
                                           Function<R, Answer> released) {
+        return asOwner(claim, what, "release", requestId, release)
+                .thenCompose(result -> revokeIfIdle(claim.leaseId(), requestId).thenApply(revoked -> released.apply(result)));
+    }
+
+    /**
+     * Runs {@code action}, a change through the log to the grant named {@code what} by the claim's
+     * lease and token (a release, a downgrade), when the claim's lease (if it is still there) is
+     * the claim's owner's; otherwise, and when the lease has ended, it is 409 {@code stale} naming
+     * {@code owner_id} or {@code lease_id}, and nothing changes. The primitive's own refusals (a
+     * stale token, a lease that does not hold the grant) are answered as {@link Failures} maps
+     * them. {@code verb} names the action in the messages ("release": "nothing was released").
+     */
+    <R> CompletableFuture<R> asOwner(Claim claim, String what, String verb, String requestId, Supplier<CompletableFuture<R>> action) {
         return member.readBarrier().thenCompose(ignored -> {
             LeaseView lease = member.leases().view(claim.leaseId());
             if (lease != null && !claim.owner().equals(lease.clientId())) {
                 throw new Failure(ErrorCode.STALE, "owner_id", "lease " + claim.leaseId() + " is not owner '"
-                        + claim.owner() + "''s; nothing was released");
+                        + claim.owner() + "''s; nothing was " + verb + "d");
             }
-            return RequestIds.traced(requestId, release)
-                    .handle((result, error) -> {
-                        if (error != null) {
-                            Failure f = Failures.of(error);
-                            if (f.code == ErrorCode.LEASE_NOT_FOUND) {
-                                throw new Failure(ErrorCode.STALE, "lease_id", "lease " + claim.leaseId()
-                                        + " has ended (expired or revoked), so " + what + " is no longer its to release");
-                            }
-                            throw f;
-                        }
-                        return result;
-                    })
-                    .thenCompose(result -> revokeIfIdle(claim.leaseId(), requestId).thenApply(revoked -> released.apply(result)));
+            return RequestIds.traced(requestId, action).handle((result, error) -> {
+                if (error != null) {
+                    Failure f = Failures.of(error);
+                    if (f.code == ErrorCode.LEASE_NOT_FOUND) {
+                        throw new Failure(ErrorCode.STALE, "lease_id", "lease " + claim.leaseId()
+                                + " has ended (expired or revoked), so " + what + " is no longer its to " + verb);
+                    }
+                    throw f;
+                }
+                return result;
+            });
         });
     }
 

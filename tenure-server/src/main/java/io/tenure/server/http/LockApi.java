@@ -39,6 +39,8 @@ import java.util.concurrent.CompletionException;
  *   <li><b>release</b> releases with (lease, token). A retried release of a grant already released
  *       succeeds again: the replicated state remembers the last 16,384 releases by (lock, lease,
  *       token), even after the lease is gone.</li>
+ *   <li><b>downgrade</b> turns the write-mode hold of (lease, token) into a read-mode hold with the
+ *       same token, granting the readers queued at the head beside it; refused as a release is.</li>
  * </ul>
  *
  * <p>A caller that goes away during a wait is not noticed until the wait ends; a grant that comes
@@ -102,7 +104,7 @@ final class LockApi {
                     + " mode (lease " + mine.leaseId() + ", fencing token " + mine.fencingToken() + "), not " + modeName(shared) + " mode: "
                     + (heldShared ? "a reader cannot upgrade to write mode (two readers upgrading would wait for each other forever);"
                             + " release it, then acquire it in write mode"
-                            : "downgrade it to read mode instead"));
+                            : "downgrade it to read mode instead (POST /v1/locks/{lock}/downgrade)"));
         }
         return granted(lock, owner, mine.leaseId(), mine.fencingToken(), shared);
     }
@@ -161,6 +163,24 @@ final class LockApi {
                     released.put("released", true);
                     released.put("next_fencing_token", next);
                     return Answer.ok(released);
+                });
+    }
+
+    /**
+     * Downgrades the claim's write-mode hold to read mode, keeping its token; the claim's owner,
+     * lease and token are checked as a release checks them, and refused in the same answers.
+     */
+    CompletableFuture<Answer> downgrade(String lock, JsonBody body, String requestId) {
+        LeaseRecipe.Claim claim = LeaseRecipe.Claim.of(body);
+        NamePath.LOCKS.check(lock);
+        return leases.asOwner(claim, "lock '" + lock + "'", "downgrade", requestId,
+                () -> member.locks().downgrade(lock, claim.leaseId(), claim.token())).thenApply(done -> {
+                    ObjectNode downgraded = NODES.objectNode();
+                    downgraded.put("lock", done.key());
+                    downgraded.put("fencing_token", done.fencingToken());
+                    downgraded.put("readers_granted", done.readersGranted());
+                    downgraded.put("mode", READ);
+                    return Answer.ok(downgraded);
                 });
     }
 
