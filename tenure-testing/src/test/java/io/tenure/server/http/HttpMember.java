@@ -151,10 +151,15 @@ final class HttpMember implements AutoCloseable {
 
     /** The owners waiting for the lock or semaphore, in queue order; none when it does not exist. */
     List<String> waiters(String collection, String name) {
+        return owners(collection, name, "waiters");
+    }
+
+    /** The owners in the lock's or semaphore's {@code list} ("holders", "waiters"), in order; none when it does not exist. */
+    List<String> owners(String collection, String name, String list) {
         Reply r = get("/v1/" + collection + "/" + encoded(name));
         List<String> owners = new ArrayList<>();
         if (r.status() == 200) {
-            r.json().get("waiters").forEach(w -> owners.add(w.get("owner_id").asText()));
+            r.json().get(list).forEach(w -> owners.add(w.get("owner_id").asText()));
         }
         return owners;
     }
