@@ -32,7 +32,7 @@ import picocli.CommandLine.ParameterException;
  * and {@code --request-timeout}. Nothing else reads the environment. In particular the variables
  * that {@code tenure lock} and {@code tenure semaphore} give their command ({@link #RESERVED}) are
  * never read as settings, so a command run under a lock that runs {@code tenure} again cannot pick
- * up its parent's lock, nor {@code --permits} its parent's {@code TENURE_PERMITS}.
+ * up its parent's lock or lock mode, nor {@code --permits} its parent's {@code TENURE_PERMITS}.
  *
  * <p>It remembers which values it supplied, so that an invalid one is reported with its source
  * ({@code TENURE_CLIENT_PORT=abc: ...}).
@@ -41,7 +41,7 @@ final class SettingSources implements IDefaultValueProvider {
     static final String PREFIX = "TENURE_";
     /** The variables {@code tenure lock} and {@code tenure semaphore} set for their command; never settings. */
     static final Set<String> RESERVED = Set.of(LeaseBoundCommand.KEY_VARIABLE, LeaseBoundCommand.LEASE_VARIABLE,
-            LeaseBoundCommand.TOKEN_VARIABLE, SemaphoreCommand.PERMITS_VARIABLE);
+            LeaseBoundCommand.TOKEN_VARIABLE, LockCommand.MODE_VARIABLE, SemaphoreCommand.PERMITS_VARIABLE);
     /** The options of the client commands that the environment may set. */
     static final Set<String> CLIENT_SETTINGS = Set.of("--endpoints", "--request-timeout");
     static final String CONFIG_OPTION = "--config";

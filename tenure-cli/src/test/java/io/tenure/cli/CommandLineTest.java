@@ -3,6 +3,7 @@ package io.tenure.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tenure.bench.BenchSettings;
+import io.tenure.client.LockMode;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -79,6 +80,28 @@ class CommandLineTest {
     void lockWithoutACommandIsAUsageError() {
         assertThat(run("lock", "jobs")).isEqualTo(2);
         assertThat(err.toString()).contains("COMMAND");
+    }
+
+    @Test
+    void lockHoldsInWriteModeUnlessToldToRead() {
+        assertThat(parsed(LockCommand.class, "lock", "jobs", "--", "true").mode.lockMode()).isEqualTo(LockMode.WRITE);
+        assertThat(parsed(LockCommand.class, "lock", "jobs", "--write", "--", "true").mode.lockMode()).isEqualTo(LockMode.WRITE);
+        LockCommand reader = parsed(LockCommand.class, "lock", "jobs", "--read", "--timeout", "0", "--", "sh", "-c", "exit 3");
+        assertThat(reader.mode.lockMode()).isEqualTo(LockMode.READ);
+        assertThat(reader.timeout).isZero();
+        assertThat(reader.command).as("--read takes no value").containsExactly("sh", "-c", "exit 3");
+        assertThat(parsed(LockCommand.class, "lock", "--read", "jobs", "--", "--write").command)
+                .as("after the double dash, --write is COMMAND's").containsExactly("--write");
+    }
+
+    @Test
+    void readAndWriteTogetherIsAUsageErrorNamingBoth() {
+        assertThat(run("lock", "jobs", "--read", "--write", "--", "true")).isEqualTo(2);
+        assertThat(err.toString()).contains("--read", "--write", "mutually exclusive");
+
+        err.getBuffer().setLength(0);
+        assertThat(run("semaphore", "pool", "--limit", "2", "--read", "--", "true")).as("a semaphore has no modes").isEqualTo(2);
+        assertThat(err.toString()).contains("--read");
     }
 
     @Test
@@ -210,6 +233,7 @@ class CommandLineTest {
         assertThat(run("lock", "--help")).isZero();
         assertThat(out.toString())
                 .contains("TENURE_FENCING_TOKEN", "--ttl", "--timeout", "--endpoints", "--client-id", "--metadata")
+                .contains("[--read | --write]", "TENURE_LOCK_MODE")
                 .contains("3", "the lease was lost")
                 .contains("4", "not acquired within --timeout");
 
@@ -221,7 +245,7 @@ class CommandLineTest {
                 .contains("wait for the semaphore")
                 .contains("3", "the lease was lost")
                 .contains("4", "the semaphore was not acquired within --timeout")
-                .doesNotContain("--metadata");
+                .doesNotContain("--metadata", "--read", "TENURE_LOCK_MODE");
     }
 
     @Test

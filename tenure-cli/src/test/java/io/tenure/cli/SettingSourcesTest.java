@@ -215,16 +215,19 @@ class SettingSourcesTest {
     void onlyServerOptionsAndTheEndpointsAreSettingsSoTheLockedCommandsVariablesAreNeverRead() {
         // What `tenure lock` and `tenure semaphore` give their command, plus variables a careless
         // name scheme would read.
-        Map<String, String> env = Map.of(
+        Map<String, String> env = new HashMap<>(Map.of(
                 "TENURE_LOCK_KEY", "parent-lock", "TENURE_LEASE_ID", "12345", "TENURE_FENCING_TOKEN", "999",
                 "TENURE_PERMITS", "3", "TENURE_TTL", "1h", "TENURE_TIMEOUT", "0", "TENURE_CLIENT_ID", "intruder",
-                "TENURE_METADATA", "x", "TENURE_PREFIX", "p/", "TENURE_LIMIT", "1");
+                "TENURE_METADATA", "x", "TENURE_PREFIX", "p/", "TENURE_LIMIT", "1"));
+        env.put("TENURE_LOCK_MODE", "read");
+        env.put("TENURE_READ", "true");
 
         LockCommand lock = parsed(env, LockCommand.class, "lock", "jobs", "--", "true");
         assertThat(lock.ttl).isEqualTo(Duration.ofSeconds(10));
         assertThat(lock.timeout).isEqualTo(Duration.ofSeconds(30));
         assertThat(lock.clientId).isNull();
         assertThat(lock.metadata).isNull();
+        assertThat(lock.mode.read).as("a command under a read lock that runs `tenure lock` asks for write").isFalse();
         LocksCommand locks = parsed(env, LocksCommand.class, "locks");
         assertThat(locks.prefix).isEmpty();
         assertThat(locks.limit).isEqualTo(1000);
