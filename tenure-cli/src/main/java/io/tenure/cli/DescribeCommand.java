@@ -1,10 +1,12 @@
 package io.tenure.cli;
 
 import io.tenure.client.LockDescription;
+import io.tenure.client.LockMode;
 import io.tenure.client.SemaphoreDescription;
 import io.tenure.client.TenureClient;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -19,9 +21,12 @@ import picocli.CommandLine.Spec;
             "Read linearizably, one 'name: value' per line; the first line says the kind ('lock: NAME' or "
                     + "'semaphore: NAME').",
             "A lock: held, holder, lease, fencing_token, metadata, held_since_revision, grants, holder_ttl_remaining "
-                    + "(on the serving member's clock; 'unknown' right after it restarted), revision (of the state "
-                    + "read: watch from revision + 1 to see every later change), waiters, then one 'waiter:' line "
-                    + "per waiter in the order they will be granted.",
+                    + "(on the serving member's clock; 'unknown' right after it restarted), mode ('write': one holder; "
+                    + "'read': readers share it), holders, then one 'held_by:' line per holder in the order they were "
+                    + "granted (lease, client_id, fencing_token, ttl_remaining), revision (of the state read: watch "
+                    + "from revision + 1 to see every later change), waiters, then one 'waiter:' line per waiter in "
+                    + "the order they will be granted, ending in 'mode=read' for a waiter for read mode. In read mode "
+                    + "holder, lease, fencing_token, metadata and holder_ttl_remaining are those of the first holder.",
             "A semaphore: limit, available (the permits free), holders, then one 'holder:' line per grant in the "
                     + "order they were made (lease, client_id, permits, fencing_token), revision, waiters, then one "
                     + "'waiter:' line per waiter in the order they will be granted, with the permits it asked for.",
@@ -77,17 +82,27 @@ final class DescribeCommand implements Callable<Integer> {
             out.println("metadata: " + Formats.metadata(lock.metadata()));
             out.println("held_since_revision: " + lock.heldSinceRevision());
             out.println("grants: " + lock.grants());
-            out.println("holder_ttl_remaining: " + lock.holderTtlRemaining().map(Duration::toMillis).map(Formats::millis)
-                    .orElse("unknown"));
+            out.println("holder_ttl_remaining: " + remaining(lock.holderTtlRemaining()));
+            out.println("mode: " + Formats.mode(lock.mode()));
+            out.println("holders: " + lock.holders().size());
+            for (LockDescription.Holder holder : lock.holders()) {
+                out.println("held_by: lease=" + holder.leaseId() + " client_id=" + holder.clientId() + " fencing_token="
+                        + holder.fencingToken() + " ttl_remaining=" + remaining(holder.ttlRemaining()));
+            }
         }
         out.println("revision: " + lock.revision());
         out.println("waiters: " + lock.waiters().size());
         int position = 1;
         for (LockDescription.Waiter waiter : lock.waiters()) {
             out.println("waiter: " + position++ + " lease=" + waiter.leaseId() + " client_id=" + waiter.clientId()
-                    + " joined_revision=" + waiter.joinedRevision());
+                    + " joined_revision=" + waiter.joinedRevision() + (waiter.mode() == LockMode.READ ? " mode=read" : ""));
         }
         out.flush();
+    }
+
+    /** A lease's time left, as the serving member sees it; {@code unknown} when it does not know. */
+    private static String remaining(Optional<Duration> ttl) {
+        return ttl.map(Duration::toMillis).map(Formats::millis).orElse("unknown");
     }
 
     static void print(SemaphoreDescription semaphore, PrintWriter out) {

@@ -7,7 +7,6 @@ import io.tenure.client.LockNotAcquiredException;
 import io.tenure.client.TenureClient;
 import io.tenure.client.TenureLock;
 import io.tenure.client.TenureReadWriteLock;
-import java.util.Locale;
 import java.util.Map;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -73,6 +72,6 @@ final class LockCommand extends LeaseBoundCommand {
                     + " within " + timeout.toMillis() + " ms" + (e.holder().isEmpty() ? "" : "; held by '" + e.holder() + "'"));
         }
         return new Grant(handle.key(), handle.fencingToken(),
-                Map.of(MODE_VARIABLE, handle.mode().name().toLowerCase(Locale.ROOT)), handle::release);
+                Map.of(MODE_VARIABLE, Formats.mode(handle.mode())), handle::release);
     }
 }

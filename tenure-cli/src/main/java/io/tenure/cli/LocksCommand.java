@@ -14,10 +14,12 @@ import picocli.CommandLine.Spec;
 /** {@code tenure locks}: the held locks, one line each. */
 @Command(name = "locks", mixinStandardHelpOptions = true,
         description = {
-            "Lists the held locks: lock, holder, lease, fencing token, waiters.",
+            "Lists the held locks: lock, holder, lease, fencing token, waiters, mode, holders.",
             "Read linearizably, in name order, one line each under a header: the lock, its holder (client id), the "
-                    + "holder's lease, the fencing token of the grant and the number of waiters. A lock nobody holds "
-                    + "is not listed.",
+                    + "holder's lease, the fencing token of the grant, the number of waiters, the mode it is held in "
+                    + "('write': alone; 'read': shared) and the number of holders. For a lock held in read mode, "
+                    + "holder, lease and token are those of its first reader; 'tenure describe' lists them all. A lock "
+                    + "nobody holds is not listed.",
             "When exactly --limit locks are printed there may be more; the message on standard error says so."
         },
         exitCodeListHeading = "%nExit codes:%n",
@@ -47,9 +49,10 @@ final class LocksCommand implements Callable<Integer> {
         }
         try (TenureClient client = endpoints.connect()) {
             List<LockDescription> locks = client.locks(prefix, limit);
-            Table table = new Table("LOCK", "HOLDER", ">LEASE", ">TOKEN", ">WAITERS");
+            Table table = new Table("LOCK", "HOLDER", ">LEASE", ">TOKEN", ">WAITERS", "MODE", ">HOLDERS");
             for (LockDescription lock : locks) {
-                table.row(lock.key(), lock.holder(), lock.leaseId(), lock.fencingToken(), lock.waiters().size());
+                table.row(lock.key(), lock.holder(), lock.leaseId(), lock.fencingToken(), lock.waiters().size(),
+                        Formats.mode(lock.mode()), lock.holders().size());
             }
             table.print(spec.commandLine().getOut());
             if (locks.size() == limit) {

@@ -6,6 +6,7 @@ import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import io.tenure.client.Lease;
 import io.tenure.client.LockDescription;
+import io.tenure.client.LockHandle;
 import io.tenure.client.SemaphoreDescription;
 import io.tenure.client.SemaphorePermit;
 import io.tenure.client.TenureClient;
@@ -186,14 +187,22 @@ class ClientCommandsTest {
         long tokenB = lock("table/b", bob, "").getFencingToken();
         queue("table/a", bob);
         queue("table/a", carol);
+        Lease dave = client.grantLease(Duration.ofSeconds(60), "dave");
+        Lease erin = client.grantLease(Duration.ofSeconds(60), "erin");
+        long tokenC = client.readWriteLock("table/c", dave).readLock().acquire(Duration.ZERO).fencingToken();
+        client.readWriteLock("table/c", erin).readLock().acquire(Duration.ZERO);
 
         assertThat(run("locks", "--prefix", "table/")).as(err.toString()).isZero();
 
         List<String> lines = out.toString().lines().toList();
-        assertThat(lines).hasSize(3);
-        assertThat(lines.get(0).strip().split("\\s+")).containsExactly("LOCK", "HOLDER", "LEASE", "TOKEN", "WAITERS");
-        assertThat(lines.get(1).strip().split("\\s+")).containsExactly("table/a", "alice", Long.toString(alice), Long.toString(tokenA), "2");
-        assertThat(lines.get(2).strip().split("\\s+")).containsExactly("table/b", "bob", Long.toString(bob), Long.toString(tokenB), "0");
+        assertThat(lines).hasSize(4);
+        assertThat(lines.get(0).strip().split("\\s+")).containsExactly("LOCK", "HOLDER", "LEASE", "TOKEN", "WAITERS", "MODE", "HOLDERS");
+        assertThat(lines.get(1).strip().split("\\s+"))
+                .containsExactly("table/a", "alice", Long.toString(alice), Long.toString(tokenA), "2", "write", "1");
+        assertThat(lines.get(2).strip().split("\\s+"))
+                .containsExactly("table/b", "bob", Long.toString(bob), Long.toString(tokenB), "0", "write", "1");
+        assertThat(lines.get(3).strip().split("\\s+")).as("the first reader, and how many read")
+                .containsExactly("table/c", "dave", Long.toString(dave.id()), Long.toString(tokenC), "0", "read", "2");
 
         assertThat(run("locks", "--prefix", "table/", "--limit", "1")).isZero();
         assertThat(out.toString().lines()).hasSize(2);
@@ -201,6 +210,7 @@ class ClientCommandsTest {
         assertThat(run("locks", "--limit", "0")).isEqualTo(2);
         assertThat(err.toString()).contains("--limit");
         Arrays.asList(alice, bob, carol).forEach(client::revokeLease);
+        List.of(dave, erin).forEach(Lease::close);
     }
 
     @Test
@@ -225,17 +235,66 @@ class ClientCommandsTest {
         assertThat(field(text, "held_since_revision")).isEqualTo(Long.toString(token));
         assertThat(field(text, "grants")).isEqualTo("1");
         assertThat(field(text, "holder_ttl_remaining")).matches("\\d+(\\.\\d+)?s");
+        assertThat(field(text, "mode")).isEqualTo("write");
+        assertThat(field(text, "holders")).isEqualTo("1");
+        assertThat(text.lines().filter(l -> l.startsWith("held_by: ")).toList()).singleElement().asString()
+                .matches("held_by: lease=" + alice + " client_id=alice fencing_token=" + token + " ttl_remaining=\\d+(\\.\\d+)?s");
         assertThat(Long.parseLong(field(text, "revision"))).isGreaterThanOrEqualTo(truth.waiters().get(1).joinedRevision());
         assertThat(field(text, "waiters")).isEqualTo("2");
-        assertThat(text.lines().filter(l -> l.startsWith("waiter: ")).toList()).containsExactly(
+        assertThat(text.lines().filter(l -> l.startsWith("waiter: ")).toList()).as("as before read mode").containsExactly(
                 "waiter: 1 lease=" + carol + " client_id=carol joined_revision=" + truth.waiters().get(0).joinedRevision(),
                 "waiter: 2 lease=" + bob + " client_id=bob joined_revision=" + truth.waiters().get(1).joinedRevision());
+        assertThat(text.lines().map(l -> l.substring(0, l.indexOf(':'))).distinct().toList())
+                .as("the fields before read mode in their order, with mode, holders and held_by after holder_ttl_remaining")
+                .containsExactly("lock", "held", "holder", "lease", "fencing_token", "metadata", "held_since_revision", "grants",
+                        "holder_ttl_remaining", "mode", "holders", "held_by", "revision", "waiters", "waiter");
 
         assertThat(run("describe", "describe/free")).isZero();
         assertThat(field(out.toString(), "held")).isEqualTo("false");
         assertThat(field(out.toString(), "waiters")).isEqualTo("0");
-        assertThat(out.toString()).doesNotContain("holder:");
+        assertThat(out.toString()).doesNotContain("holder:", "mode:", "held_by:");
         Arrays.asList(alice, bob, carol).forEach(client::revokeLease);
+    }
+
+    @Test
+    void describePrintsTheModeEveryReaderAndEachWaitersMode() {
+        Lease alice = client.grantLease(Duration.ofSeconds(60), "alice");
+        Lease bob = client.grantLease(Duration.ofSeconds(60), "bob");
+        Lease carol = client.grantLease(Duration.ofSeconds(60), "carol");
+        Lease dave = client.grantLease(Duration.ofSeconds(60), "dave");
+        try {
+            LockHandle first = client.readWriteLock("describe/rw", alice).readLock().withMetadata("r1").acquire(Duration.ZERO);
+            LockHandle second = client.readWriteLock("describe/rw", bob).readLock().acquire(Duration.ZERO);
+            // Carol's write waits for both readers; dave's read, asked after her, waits behind her.
+            client.readWriteLock("describe/rw", carol).writeLock().acquireAsync();
+            Await.until("carol queues", Duration.ofSeconds(30), () -> client.describe("describe/rw").waiters().size() == 1);
+            client.readWriteLock("describe/rw", dave).readLock().acquireAsync();
+            Await.until("dave queues", Duration.ofSeconds(30), () -> client.describe("describe/rw").waiters().size() == 2);
+
+            assertThat(run("describe", "describe/rw")).as(err.toString()).isZero();
+
+            String text = out.toString();
+            LockDescription truth = client.describe("describe/rw");
+            assertThat(text.lines().findFirst()).hasValue("lock: describe/rw");
+            assertThat(field(text, "held")).isEqualTo("true");
+            assertThat(field(text, "mode")).isEqualTo("read");
+            assertThat(field(text, "holder")).as("the first reader").isEqualTo("alice");
+            assertThat(field(text, "lease")).isEqualTo(Long.toString(alice.id()));
+            assertThat(field(text, "fencing_token")).isEqualTo(Long.toString(first.fencingToken()));
+            assertThat(field(text, "metadata")).isEqualTo("r1");
+            assertThat(field(text, "holders")).isEqualTo("2");
+            String ttl = " ttl_remaining=\\d+(\\.\\d+)?s";
+            assertThat(text.lines().filter(l -> l.startsWith("held_by: ")).toList()).as("in grant order").satisfiesExactly(
+                    l -> assertThat(l).matches("held_by: lease=" + alice.id() + " client_id=alice fencing_token=" + first.fencingToken() + ttl),
+                    l -> assertThat(l).matches("held_by: lease=" + bob.id() + " client_id=bob fencing_token=" + second.fencingToken() + ttl));
+            assertThat(field(text, "waiters")).isEqualTo("2");
+            assertThat(text.lines().filter(l -> l.startsWith("waiter: ")).toList()).containsExactly(
+                    "waiter: 1 lease=" + carol.id() + " client_id=carol joined_revision=" + truth.waiters().get(0).joinedRevision(),
+                    "waiter: 2 lease=" + dave.id() + " client_id=dave joined_revision=" + truth.waiters().get(1).joinedRevision()
+                            + " mode=read");
+        } finally {
+            List.of(alice, bob, carol, dave).forEach(Lease::close);
+        }
     }
 
     @Test
