@@ -21,6 +21,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -28,6 +29,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -48,6 +50,8 @@ class ClientCommandsTest {
 
     final StringWriter out = new StringWriter();
     final StringWriter err = new StringWriter();
+    /** Leases of {@link #lease}, closed after each test. */
+    final List<Lease> leases = new ArrayList<>();
 
     /** The member runs for the whole class; the extension stops it, its channel and the client. */
     @BeforeAll
@@ -55,6 +59,18 @@ class ClientCommandsTest {
         endpoint = tenure.cluster().endpoint(0);
         channel = tenure.cluster().channel(0);
         client = tenure.client();
+    }
+
+    @AfterEach
+    void closeLeases() {
+        leases.forEach(Lease::close);
+    }
+
+    /** A lease of 60 s for {@code clientId}, closed after the test. */
+    Lease lease(String clientId) {
+        Lease lease = client.grantLease(Duration.ofSeconds(60), clientId);
+        leases.add(lease);
+        return lease;
     }
 
     int run(String... args) {
@@ -187,10 +203,9 @@ class ClientCommandsTest {
         long tokenB = lock("table/b", bob, "").getFencingToken();
         queue("table/a", bob);
         queue("table/a", carol);
-        Lease dave = client.grantLease(Duration.ofSeconds(60), "dave");
-        Lease erin = client.grantLease(Duration.ofSeconds(60), "erin");
+        Lease dave = lease("dave");
         long tokenC = client.readWriteLock("table/c", dave).readLock().acquire(Duration.ZERO).fencingToken();
-        client.readWriteLock("table/c", erin).readLock().acquire(Duration.ZERO);
+        client.readWriteLock("table/c", lease("erin")).readLock().acquire(Duration.ZERO);
 
         assertThat(run("locks", "--prefix", "table/")).as(err.toString()).isZero();
 
@@ -210,7 +225,6 @@ class ClientCommandsTest {
         assertThat(run("locks", "--limit", "0")).isEqualTo(2);
         assertThat(err.toString()).contains("--limit");
         Arrays.asList(alice, bob, carol).forEach(client::revokeLease);
-        List.of(dave, erin).forEach(Lease::close);
     }
 
     @Test
@@ -258,43 +272,39 @@ class ClientCommandsTest {
 
     @Test
     void describePrintsTheModeEveryReaderAndEachWaitersMode() {
-        Lease alice = client.grantLease(Duration.ofSeconds(60), "alice");
-        Lease bob = client.grantLease(Duration.ofSeconds(60), "bob");
-        Lease carol = client.grantLease(Duration.ofSeconds(60), "carol");
-        Lease dave = client.grantLease(Duration.ofSeconds(60), "dave");
-        try {
-            LockHandle first = client.readWriteLock("describe/rw", alice).readLock().withMetadata("r1").acquire(Duration.ZERO);
-            LockHandle second = client.readWriteLock("describe/rw", bob).readLock().acquire(Duration.ZERO);
-            // Carol's write waits for both readers; dave's read, asked after her, waits behind her.
-            client.readWriteLock("describe/rw", carol).writeLock().acquireAsync();
-            Await.until("carol queues", Duration.ofSeconds(30), () -> client.describe("describe/rw").waiters().size() == 1);
-            client.readWriteLock("describe/rw", dave).readLock().acquireAsync();
-            Await.until("dave queues", Duration.ofSeconds(30), () -> client.describe("describe/rw").waiters().size() == 2);
+        Lease alice = lease("alice");
+        LockHandle first = client.readWriteLock("describe/rw", alice).readLock().withMetadata("r1").acquire(Duration.ZERO);
+        Lease bob = lease("bob");
+        LockHandle second = client.readWriteLock("describe/rw", bob).readLock().acquire(Duration.ZERO);
+        // Carol's write waits for both readers; dave's read, asked after her, waits behind her.
+        Lease carol = lease("carol");
+        client.readWriteLock("describe/rw", carol).writeLock().acquireAsync();
+        Await.until("carol queues", Duration.ofSeconds(30), () -> client.describe("describe/rw").waiters().size() == 1);
+        Lease dave = lease("dave");
+        client.readWriteLock("describe/rw", dave).readLock().acquireAsync();
+        Await.until("dave queues", Duration.ofSeconds(30), () -> client.describe("describe/rw").waiters().size() == 2);
 
-            assertThat(run("describe", "describe/rw")).as(err.toString()).isZero();
+        assertThat(run("describe", "describe/rw")).as(err.toString()).isZero();
 
-            String text = out.toString();
-            LockDescription truth = client.describe("describe/rw");
-            assertThat(text.lines().findFirst()).hasValue("lock: describe/rw");
-            assertThat(field(text, "held")).isEqualTo("true");
-            assertThat(field(text, "mode")).isEqualTo("read");
-            assertThat(field(text, "holder")).as("the first reader").isEqualTo("alice");
-            assertThat(field(text, "lease")).isEqualTo(Long.toString(alice.id()));
-            assertThat(field(text, "fencing_token")).isEqualTo(Long.toString(first.fencingToken()));
-            assertThat(field(text, "metadata")).isEqualTo("r1");
-            assertThat(field(text, "holders")).isEqualTo("2");
-            String ttl = " ttl_remaining=\\d+(\\.\\d+)?s";
-            assertThat(text.lines().filter(l -> l.startsWith("held_by: ")).toList()).as("in grant order").satisfiesExactly(
-                    l -> assertThat(l).matches("held_by: lease=" + alice.id() + " client_id=alice fencing_token=" + first.fencingToken() + ttl),
-                    l -> assertThat(l).matches("held_by: lease=" + bob.id() + " client_id=bob fencing_token=" + second.fencingToken() + ttl));
-            assertThat(field(text, "waiters")).isEqualTo("2");
-            assertThat(text.lines().filter(l -> l.startsWith("waiter: ")).toList()).containsExactly(
-                    "waiter: 1 lease=" + carol.id() + " client_id=carol joined_revision=" + truth.waiters().get(0).joinedRevision(),
-                    "waiter: 2 lease=" + dave.id() + " client_id=dave joined_revision=" + truth.waiters().get(1).joinedRevision()
-                            + " mode=read");
-        } finally {
-            List.of(alice, bob, carol, dave).forEach(Lease::close);
-        }
+        String text = out.toString();
+        LockDescription truth = client.describe("describe/rw");
+        assertThat(text.lines().findFirst()).hasValue("lock: describe/rw");
+        assertThat(field(text, "held")).isEqualTo("true");
+        assertThat(field(text, "mode")).isEqualTo("read");
+        assertThat(field(text, "holder")).as("the first reader").isEqualTo("alice");
+        assertThat(field(text, "lease")).isEqualTo(Long.toString(alice.id()));
+        assertThat(field(text, "fencing_token")).isEqualTo(Long.toString(first.fencingToken()));
+        assertThat(field(text, "metadata")).isEqualTo("r1");
+        assertThat(field(text, "holders")).isEqualTo("2");
+        String ttl = " ttl_remaining=\\d+(\\.\\d+)?s";
+        assertThat(text.lines().filter(l -> l.startsWith("held_by: ")).toList()).as("in grant order").satisfiesExactly(
+                l -> assertThat(l).matches("held_by: lease=" + alice.id() + " client_id=alice fencing_token=" + first.fencingToken() + ttl),
+                l -> assertThat(l).matches("held_by: lease=" + bob.id() + " client_id=bob fencing_token=" + second.fencingToken() + ttl));
+        assertThat(field(text, "waiters")).isEqualTo("2");
+        assertThat(text.lines().filter(l -> l.startsWith("waiter: ")).toList()).containsExactly(
+                "waiter: 1 lease=" + carol.id() + " client_id=carol joined_revision=" + truth.waiters().get(0).joinedRevision(),
+                "waiter: 2 lease=" + dave.id() + " client_id=dave joined_revision=" + truth.waiters().get(1).joinedRevision()
+                        + " mode=read");
     }
 
     @Test
