@@ -3,6 +3,7 @@ package io.tenure.client;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.tenure.proto.v1.ClusterServiceGrpc;
+import io.tenure.proto.v1.ElectionServiceGrpc;
 import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.SemaphoreServiceGrpc;
 
@@ -39,7 +40,8 @@ final class StatusErrors {
         // A lock acquire's FAILED_PRECONDITION is a refused request (the other mode held, a name
         // of another kind, a late copy), not a stale holder.
         boolean acquire = LockServiceGrpc.getLockMethod().getFullMethodName().equals(method)
-                || LockServiceGrpc.getTryLockMethod().getFullMethodName().equals(method);
+                || LockServiceGrpc.getTryLockMethod().getFullMethodName().equals(method)
+                || ElectionServiceGrpc.getCampaignMethod().getFullMethodName().equals(method);
         Status status = Status.fromThrowable(failure);
         String text = status.getDescription() != null ? status.getDescription() : status.getCode().name();
         if (status.getCause() != null && status.getCause().getMessage() != null) {

@@ -276,6 +276,25 @@ public final class TenureClient implements AutoCloseable {
                 new TenureLock(this, name, null, null, LockMode.WRITE));
     }
 
+    /**
+     * The leader election {@code name}, campaigned in with this client's {@linkplain #session()
+     * session lease}. Nothing is sent until a campaign or a read.
+     *
+     * @throws IllegalArgumentException if the name is blank or longer than 1 KiB in UTF-8
+     */
+    public TenureElection election(String name) {
+        checkName(name);
+        ensureOpen();
+        return new TenureElection(this, name, null);
+    }
+
+    /** The leader election {@code name}, campaigned in with {@code lease}. */
+    public TenureElection election(String name, Lease lease) {
+        checkName(name);
+        checkLease(lease);
+        return new TenureElection(this, name, lease);
+    }
+
     /** The read/write lock {@code name}, acquired with {@code lease}. */
     public TenureReadWriteLock readWriteLock(String name, Lease lease) {
         checkName(name);

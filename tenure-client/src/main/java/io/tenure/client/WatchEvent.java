@@ -20,9 +20,13 @@ import java.util.Objects;
  * @param prevHolder       the client id of the holder before this change; empty when the lock was free
  * @param prevFencingToken the fencing token of the holder before this change (the grant this change
  *                         ended); 0 when the lock was free
+ * @param createRevision   for a PUT of a lock or semaphore, the revision at which it was created; of
+ *                         an election, the leader's fencing token (its {@code revision} is that of
+ *                         the change, a new leader or a proclaimed value, and {@code metadata} the
+ *                         leader's value); 0 for a DELETE
  */
 public record WatchEvent(Type type, String key, long revision, String holder, long leaseId, byte[] metadata,
-                         String prevHolder, long prevFencingToken) {
+                         String prevHolder, long prevFencingToken, long createRevision) {
     private static final byte[] NONE = new byte[0];
 
     public enum Type {
@@ -30,6 +34,12 @@ public record WatchEvent(Type type, String key, long revision, String holder, lo
         PUT,
         /** The lock was released, or its holder's lease ended, and nobody was waiting: it is free. */
         DELETE
+    }
+
+    /** An event without its key's {@link #createRevision()}. */
+    public WatchEvent(Type type, String key, long revision, String holder, long leaseId, byte[] metadata,
+                      String prevHolder, long prevFencingToken) {
+        this(type, key, revision, holder, leaseId, metadata, prevHolder, prevFencingToken, 0);
     }
 
     public WatchEvent {
@@ -56,12 +66,13 @@ public record WatchEvent(Type type, String key, long revision, String holder, lo
         return other instanceof WatchEvent that
                 && type == that.type && key.equals(that.key) && revision == that.revision
                 && holder.equals(that.holder) && leaseId == that.leaseId && Arrays.equals(metadata, that.metadata)
-                && prevHolder.equals(that.prevHolder) && prevFencingToken == that.prevFencingToken;
+                && prevHolder.equals(that.prevHolder) && prevFencingToken == that.prevFencingToken
+                && createRevision == that.createRevision;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(type, key, revision, holder, leaseId, Arrays.hashCode(metadata), prevHolder, prevFencingToken);
+        return Objects.hash(type, key, revision, holder, leaseId, Arrays.hashCode(metadata), prevHolder, prevFencingToken, createRevision);
     }
 
     @Override

@@ -401,7 +401,8 @@ final class WatchStream {
                 put ? kv.getLease() : 0,
                 put ? kv.getMetadata().toByteArray() : null,
                 prev == null ? "" : prev.getHolder(),
-                prev == null ? 0 : prev.getModRevision());
+                prev == null ? 0 : prev.getModRevision(),
+                put ? kv.getCreateRevision() : 0);
     }
 
     private String target(Attempt attempt) {
