@@ -18,8 +18,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * <ul>
  *   <li>an applied {@link Effect.Wake} for its key, and nothing else: the state decides, in log
  *       order, on the apply thread ({@link #applied});</li>
- *   <li>its primitive's operations, which withdraw it through the log when its timeout passes
- *       (the withdrawal's own wake-up answers it) and forget it when its caller goes away;</li>
+ *   <li>its primitive's acquire path ({@link Acquires}), which withdraws it through the log when
+ *       its timeout passes (the withdrawal's own wake-up answers it) and forgets it when its
+ *       caller goes away;</li>
  *   <li>{@link #handBack}: the member stops serving it (shutting down, or its state was replaced
  *       by an installed snapshot whose entries woke nobody here). The call gets UNAVAILABLE and
  *       its client re-sends it, keeping the wait's place in the queue.</li>

@@ -54,6 +54,7 @@ import io.tenure.proto.v1.UnlockResponse;
 import io.tenure.proto.v1.Waiter;
 import io.tenure.proto.v1.WatchRequest;
 import io.tenure.proto.v1.WatchResponse;
+import io.tenure.server.Acquires;
 import io.tenure.server.Member;
 import io.tenure.server.RequestRejected;
 import io.tenure.server.lease.LeaseKeeper;
@@ -141,7 +142,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
             observer.onError(Statuses.invalid(badMode));
             return;
         }
-        Locks.Wait wait = member.locks().lock(request.getName(), request.getLeaseId(), request.getMetadata().toByteArray(),
+        Acquires.Wait<Locks.Outcome> wait = member.locks().lock(request.getName(), request.getLeaseId(), request.getMetadata().toByteArray(),
                 request.getTimeoutMs(), request.getRequestId(), request.getEnqueue(), request.getMode() == LockMode.LOCK_MODE_READ);
         call.setOnCancelHandler(wait::abandon);
         wait.outcome().whenComplete((outcome, error) -> {

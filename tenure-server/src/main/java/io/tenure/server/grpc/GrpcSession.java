@@ -10,6 +10,7 @@ import io.tenure.proto.v1.SessionCall;
 import io.tenure.proto.v1.SessionError;
 import io.tenure.proto.v1.SessionRequest;
 import io.tenure.proto.v1.SessionResponse;
+import io.tenure.server.Acquires;
 import io.tenure.server.AnswerBatch;
 import io.tenure.server.Member;
 import io.tenure.server.lock.Locks;
@@ -36,7 +37,7 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
     private final GrpcLockService answers;
     private final ServerCallStreamObserver<SessionResponse> stream;
     /** The Lock calls still waiting, by call id. */
-    private final Map<Long, Locks.Wait> waiting = new ConcurrentHashMap<>();
+    private final Map<Long, Acquires.Wait<Locks.Outcome>> waiting = new ConcurrentHashMap<>();
     private final Queue<SessionAnswer> outbox = new ConcurrentLinkedQueue<>();
     /** Set while a write of the outbox is deferred or under way. */
     private final AtomicBoolean writing = new AtomicBoolean();
@@ -62,7 +63,7 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
     private void serve(SessionCall call) {
         long id = call.getId();
         if (call.getCallCase() == SessionCall.CallCase.ABANDON) {
-            Locks.Wait wait = waiting.remove(call.getAbandon());
+            Acquires.Wait<Locks.Outcome> wait = waiting.remove(call.getAbandon());
             if (wait != null) {
                 wait.abandon();
             }
@@ -87,7 +88,7 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
                     fail(id, Statuses.invalid(badMode));
                     return;
                 }
-                Locks.Wait wait = member.locks().lock(call.getLock().getName(), call.getLock().getLeaseId(),
+                Acquires.Wait<Locks.Outcome> wait = member.locks().lock(call.getLock().getName(), call.getLock().getLeaseId(),
                         call.getLock().getMetadata().toByteArray(), call.getLock().getTimeoutMs(), call.getLock().getRequestId(),
                         call.getLock().getEnqueue(), call.getLock().getMode() == LockMode.LOCK_MODE_READ);
                 if (!wait.outcome().isDone()) {
@@ -183,7 +184,7 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
     private void end() {
         ended = true;
         for (Long id : waiting.keySet()) {
-            Locks.Wait wait = waiting.remove(id);
+            Acquires.Wait<Locks.Outcome> wait = waiting.remove(id);
             if (wait != null) {
                 wait.abandon();
             }

@@ -1,10 +1,8 @@
 package io.tenure.server.lock;
 
 import io.tenure.core.Limits;
-import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.LeaseView;
 import io.tenure.core.kernel.Result;
-import io.tenure.core.kernel.WaitKey;
 import io.tenure.core.lock.LockAcquire;
 import io.tenure.core.lock.LockCancel;
 import io.tenure.core.lock.LockDowngrade;
@@ -12,10 +10,8 @@ import io.tenure.core.lock.LockRelease;
 import io.tenure.core.lock.LockResult;
 import io.tenure.core.lock.LockTable;
 import io.tenure.core.lock.LockView;
+import io.tenure.server.Acquires;
 import io.tenure.server.Admission;
-import io.tenure.server.LimitExceeded;
-import io.tenure.server.Overloaded;
-import io.tenure.server.NotServingException;
 import io.tenure.server.RequestIds;
 import io.tenure.server.RequestRejected;
 import io.tenure.server.ServerLimits;
@@ -29,8 +25,6 @@ import org.slf4j.LoggerFactory;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The lock's operations, for every front end: validation (once, against the core's limits), the
@@ -38,9 +32,10 @@ import java.util.concurrent.TimeUnit;
  * ARCHITECTURE.md "The path of one Lock call". Front ends translate; they decide nothing.
  *
  * <p>A queued acquire parks its call in the member's {@link Waits}, under (lock, lease), on the
- * apply thread, by the answer of the command that queued it. Only the log answers it then: the
- * grant that hands the lock over, the withdrawal its timeout proposes ({@code LockCancel}; if the
- * grant won that race the caller gets the lock), or the end of its lease.
+ * apply thread, by the answer of the command that queued it ({@link Acquires}, the path every
+ * waiting primitive shares). Only the log answers it then: the grant that hands the lock over,
+ * the withdrawal its timeout proposes ({@code LockCancel}; if the grant won that race the caller
+ * gets the lock), or the end of its lease.
  *
  * <p>A call whose caller went away (cancelled, connection broken) is only forgotten here: nothing
  * goes through the log for it. A member cannot tell a caller that gave up from one that is
@@ -54,7 +49,7 @@ public final class Locks {
     private static final Logger LOG = LoggerFactory.getLogger(Locks.class);
 
     /** What a lock request returned: acquired with a token, or not, with the holder at the time. */
-    public record Outcome(String key, boolean acquired, long fencingToken, String holder, int waiters) {
+    public record Outcome(String key, boolean acquired, long fencingToken, String holder, int waiters) implements Acquires.Outcome {
         static Outcome granted(String key, long token) {
             return new Outcome(key, true, token, "", 0);
         }
@@ -64,91 +59,20 @@ public final class Locks {
         }
     }
 
-    /** One call of {@link #lock}: completes once, granted, not granted, failed, or handed back. */
-    public final class Wait implements Waits.Parked {
-        private final WaitKey key;
-        /** The client's id for the acquire (0 = none): its timeout withdraws the wait in its name. */
-        private final long acquireRequest;
-        private final CompletableFuture<Outcome> outcome = new CompletableFuture<>();
-        /** The request that started the wait, for the log line of its grant. */
-        private final String requestId = RequestIds.current();
-        private volatile ScheduledFuture<?> timeout;
-        private volatile boolean abandoned;
-
-        private Wait(WaitKey key, long acquireRequest) {
-            this.key = key;
-            this.acquireRequest = acquireRequest;
-        }
-
-        public CompletableFuture<Outcome> outcome() {
-            return outcome;
-        }
-
-        /**
-         * The caller went away: forget the call, and change nothing in the replicated state (see
-         * the class comment). Its lease keeps its place in the queue, or the lock.
-         */
-        public void abandon() {
-            abandoned = true;
-            waits.unpark(key, this);
-            cancelTimeout();
-        }
-
-        /** The log decided: handed the lock over, withdrew the wait, or ended the lease. */
-        @Override
-        public void woken(Result result) {
-            cancelTimeout();
-            if (result instanceof LockResult.Granted g) {
-                logAcquired(g.key(), g.leaseId(), g.fencingToken(), "hand_off", requestId);
-                if (abandoned) {
-                    leftToLease(g.key(), g.leaseId(), g.fencingToken());
-                } else {
-                    outcome.complete(Outcome.granted(g.key(), g.fencingToken()));
-                }
-            } else if (result instanceof LockResult.Cancelled withdrawn) {
-                outcome.complete(Outcome.of(withdrawn));
-            } else if (result instanceof Result.Rejected ended) {
-                outcome.completeExceptionally(new RequestRejected(ended.code(), "lease_id", ended.message()));
-            } else {
-                outcome.completeExceptionally(new IllegalStateException("unexpected wake-up " + result));
-            }
-        }
-
-        @Override
-        public void handedBack(NotServingException reason) {
-            fail(reason);
-        }
-
-        private void fail(Throwable error) {
-            cancelTimeout();
-            outcome.completeExceptionally(error);
-        }
-
-        private void cancelTimeout() {
-            ScheduledFuture<?> t = timeout;
-            if (t != null) {
-                t.cancel(false);
-            }
-        }
-    }
-
     private final Proposer proposer;
     private final TenureStateMachine stateMachine;
-    private final Waits waits;
     private final Admission admission;
-    private final ScheduledExecutorService timer;
     private final ServerMetrics metrics;
-    private final ServerLimits limits;
+    private final Acquires<Outcome> acquires;
 
     public Locks(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
                  ServerMetrics metrics, ServerLimits limits) {
         this.admission = admission;
         this.proposer = proposer;
         this.stateMachine = stateMachine;
-        this.waits = waits;
-        this.timer = timer;
         this.metrics = metrics;
-        this.limits = limits;
+        this.acquires = new Acquires<>(new Acquires.Kind<>(LockTable.class, LockTable::waiterCount, LockCancel::new, Locks::decide,
+                new Acquires.Wording("lock", "a lock", "locks")), new LockJournal(), proposer, stateMachine, waits, admission, timer, limits);
     }
 
     /**
@@ -156,7 +80,7 @@ public final class Locks {
      *
      * @param timeoutMs 0 = do not wait, positive = wait at most that long, -1 = until granted or the lease ends
      */
-    public Wait lock(String name, long leaseId, byte[] metadata, long timeoutMs) {
+    public Acquires.Wait<Outcome> lock(String name, long leaseId, byte[] metadata, long timeoutMs) {
         return lock(name, leaseId, metadata, timeoutMs, 0);
     }
 
@@ -164,7 +88,7 @@ public final class Locks {
      * {@link #lock(String, long, byte[], long)} for the client's acquire {@code requestId} (0 =
      * none): once that acquire ended, a copy of it is refused (see {@link LockAcquire#requestId}).
      */
-    public Wait lock(String name, long leaseId, byte[] metadata, long timeoutMs, long requestId) {
+    public Acquires.Wait<Outcome> lock(String name, long leaseId, byte[] metadata, long timeoutMs, long requestId) {
         return lock(name, leaseId, metadata, timeoutMs, requestId, false);
     }
 
@@ -174,7 +98,7 @@ public final class Locks {
      * not with the waiters ahead ({@code timeoutMs} is not used). A later call for the same lease
      * waits for the grant, keeping the place.
      */
-    public Wait lock(String name, long leaseId, byte[] metadata, long timeoutMs, long requestId, boolean enqueue) {
+    public Acquires.Wait<Outcome> lock(String name, long leaseId, byte[] metadata, long timeoutMs, long requestId, boolean enqueue) {
         return lock(name, leaseId, metadata, timeoutMs, requestId, enqueue, false);
     }
 
@@ -182,69 +106,15 @@ public final class Locks {
      * {@link #lock(String, long, byte[], long, long, boolean)} in read mode when {@code shared}
      * (beside other readers), else in write mode.
      */
-    public Wait lock(String name, long leaseId, byte[] metadata, long timeoutMs, long requestId, boolean enqueue, boolean shared) {
-        Wait wait = new Wait(new WaitKey(LockTable.NAME, name, leaseId), requestId);
-        long started = System.nanoTime();
-        wait.outcome.whenComplete((outcome, error) -> {
-            metrics.latency("acquire", System.nanoTime() - started);
-            metrics.acquire(error != null ? ServerMetrics.failureResult(error) : outcome.acquired() ? "acquired"
-                    : enqueue ? "queued" : "held");
-        });
-        try {
+    public Acquires.Wait<Outcome> lock(String name, long leaseId, byte[] metadata, long timeoutMs, long requestId, boolean enqueue,
+                                       boolean shared) {
+        return acquires.acquire(name, leaseId, timeoutMs, requestId, enqueue, () -> {
             checkName("name", name);
             String problem = Limits.checkMetadata("metadata", metadata);
             if (problem != null) {
                 throw RequestRejected.invalid("metadata", problem);
             }
-            if (timeoutMs < -1) {
-                throw RequestRejected.invalid("timeout_ms", "timeout_ms must be -1 (wait until granted), 0 (do not wait) or positive, got " + timeoutMs);
-            }
-            checkLimits(name, leaseId, enqueue || timeoutMs != 0);
-            admission.admit("acquire");
-        } catch (RequestRejected | LimitExceeded | Overloaded e) {
-            wait.outcome.completeExceptionally(e);
-            return wait;
-        }
-        long waitMs = enqueue ? 0 : timeoutMs;
-        proposer.propose(new LockAcquire(name, leaseId, metadata, enqueue || timeoutMs != 0, requestId, shared), new Proposer.Answer() {
-            @Override
-            public void applied(Applied applied) {
-                acquired(wait, applied.result(), waitMs);
-            }
-
-            @Override
-            public void failed(Throwable error) {
-                wait.fail(error);
-            }
-        });
-        return wait;
-    }
-
-    /** The acquire's own result, on the apply thread: answered now, or parked until the log decides. */
-    private void acquired(Wait wait, Result r, long timeoutMs) {
-        if (r instanceof LockResult.Granted g) {
-            if (!g.again()) {
-                logAcquired(g.key(), g.leaseId(), g.fencingToken(), "immediate", wait.requestId);
-            }
-            wait.outcome.complete(Outcome.granted(g.key(), g.fencingToken()));
-        } else if (r instanceof LockResult.Busy b) {
-            wait.outcome.complete(new Outcome(b.key(), false, 0, b.holder(), b.waiters()));
-        } else if (r instanceof LockResult.Queued q && timeoutMs == 0) {
-            // The lease already waits (through another call): a try does not wait, and the
-            // other call keeps the lease's place.
-            wait.outcome.complete(new Outcome(q.key(), false, 0, q.holder(), q.ahead()));
-        } else if (r instanceof LockResult.Queued) {
-            if (wait.abandoned || !waits.park(wait.key, wait)) {
-                return; // the caller went away while the acquire was in the log, or the member is stopping
-            }
-            if (timeoutMs > 0) {
-                wait.timeout = timer.schedule(() -> withdraw(wait), timeoutMs, TimeUnit.MILLISECONDS);
-            }
-        } else if (r instanceof Result.Rejected rejected) {
-            wait.fail(RequestRejected.of(rejected));
-        } else {
-            wait.fail(new IllegalStateException("unexpected result " + r));
-        }
+        }, queue -> new LockAcquire(name, leaseId, metadata, queue, requestId, shared));
     }
 
     /** Acquires {@code name} only if it is free or already held by the lease. */
@@ -288,30 +158,6 @@ public final class Locks {
                 return new Downgrade(d.key(), d.fencingToken(), d.readersGranted());
             }
             throw RequestRejected.of(applied);
-        });
-    }
-
-    /**
-     * The wait timed out: withdraws it through the log. The withdrawal wakes the calls parked for
-     * it ("not acquired"); if the grant won the race, its wake-up came first and answered them.
-     */
-    private void withdraw(Wait wait) {
-        WaitKey key = wait.key;
-        proposer.propose(new LockCancel(key.key(), key.leaseId(), wait.acquireRequest), new Proposer.Answer() {
-            @Override
-            public void applied(Applied applied) {
-                // Answered already by a wake-up, unless this member missed it (an installed snapshot).
-                if (waits.unpark(key, wait)) {
-                    wait.woken(applied.result());
-                }
-            }
-
-            @Override
-            public void failed(Throwable error) {
-                if (waits.unpark(key, wait)) {
-                    wait.fail(error);
-                }
-            }
         });
     }
 
@@ -439,40 +285,44 @@ public final class Locks {
                 key, leaseId, token);
     }
 
+    /** How the log answers a lock acquire, or wakes its wait. */
+    private static Acquires.Decision<Outcome> decide(Result r) {
+        if (r instanceof LockResult.Granted g) {
+            return new Acquires.Decision.Granted<>(Outcome.granted(g.key(), g.fencingToken()), g.key(), g.leaseId(), g.fencingToken(), g.again());
+        } else if (r instanceof LockResult.Queued q) {
+            return new Acquires.Decision.Queued<>(new Outcome(q.key(), false, 0, q.holder(), q.ahead()));
+        } else if (r instanceof LockResult.Busy b) {
+            return new Acquires.Decision.NotGranted<>(new Outcome(b.key(), false, 0, b.holder(), b.waiters()));
+        } else if (r instanceof LockResult.Cancelled withdrawn) {
+            return new Acquires.Decision.NotGranted<>(Outcome.of(withdrawn));
+        }
+        return null;
+    }
+
+    /** The lock's metrics and log lines of its acquires. */
+    private final class LockJournal implements Acquires.Journal<Outcome> {
+        @Override
+        public void measured(String result, long nanos) {
+            metrics.latency("acquire", nanos);
+            // lock_acquire_total calls a lock not acquired "held"
+            metrics.acquire(result.equals(Acquires.NOT_ACQUIRED) ? "held" : result);
+        }
+
+        @Override
+        public void granted(Acquires.Decision.Granted<Outcome> grant, String via, String requestId) {
+            logAcquired(grant.name(), grant.leaseId(), grant.fencingToken(), via, requestId);
+        }
+
+        @Override
+        public void leftToLease(Acquires.Decision.Granted<Outcome> grant) {
+            Locks.this.leftToLease(grant.name(), grant.leaseId(), grant.fencingToken());
+        }
+    }
+
     private static void checkName(String field, String name) {
         String problem = Limits.checkKey(field, name);
         if (problem != null) {
             throw RequestRejected.invalid(field, problem);
-        }
-    }
-
-    /**
-     * Refuses a new hold or wait that would take the lease's client over its lock limit, or a new
-     * waiter over the lock's queue limit. A lease that already holds or waits for the lock (a
-     * retry) is never refused. Read from the applied state: a guard, not an invariant.
-     */
-    private void checkLimits(String name, long leaseId, boolean wouldWait) {
-        LimitExceeded refusal = stateMachine.read(s -> {
-            LockTable locks = s.primitive(LockTable.class);
-            if (locks.holdsOrWaits(leaseId, name)) {
-                return null;
-            }
-            LeaseView lease = s.lease(leaseId);
-            if (lease == null) {
-                return null; // the state machine answers NOT_FOUND
-            }
-            if (s.holdsAndWaits(lease.clientId()) >= limits.maxLocksPerClient()) {
-                return new LimitExceeded("max-locks-per-client", "client id '" + lease.clientId() + "' already holds or waits for "
-                        + limits.maxLocksPerClient() + " locks, the most a client may (--max-locks-per-client)");
-            }
-            if (wouldWait && locks.waiterCount(name) >= limits.maxWaitersPerLock()) {
-                return new LimitExceeded("max-waiters-per-lock", "lock '" + name + "' already has " + limits.maxWaitersPerLock()
-                        + " waiters, the most a lock may have (--max-waiters-per-lock); try again later");
-            }
-            return null;
-        });
-        if (refusal != null) {
-            throw refusal;
         }
     }
 
