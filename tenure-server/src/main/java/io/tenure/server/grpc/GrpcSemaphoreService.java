@@ -15,6 +15,7 @@ import io.tenure.proto.v1.SemaphoreReleaseResponse;
 import io.tenure.proto.v1.SemaphoreServiceGrpc;
 import io.tenure.proto.v1.SemaphoreState;
 import io.tenure.proto.v1.SemaphoreWaiter;
+import io.tenure.server.Acquires;
 import io.tenure.server.Member;
 import io.tenure.server.semaphore.Semaphores;
 
@@ -29,7 +30,7 @@ public final class GrpcSemaphoreService extends SemaphoreServiceGrpc.SemaphoreSe
     @Override
     public void acquire(SemaphoreAcquireRequest request, StreamObserver<SemaphoreAcquireResponse> observer) {
         ServerCallStreamObserver<SemaphoreAcquireResponse> call = (ServerCallStreamObserver<SemaphoreAcquireResponse>) observer;
-        Semaphores.Wait wait = member.semaphores().acquire(request.getName(), request.getLeaseId(), request.getLimit(),
+        Acquires.Wait<Semaphores.Outcome> wait = member.semaphores().acquire(request.getName(), request.getLeaseId(), request.getLimit(),
                 request.getPermits(), request.getTimeoutMs(), request.getRequestId(), request.getEnqueue());
         call.setOnCancelHandler(wait::abandon);
         wait.outcome().whenComplete((outcome, error) -> {

@@ -1,19 +1,15 @@
 package io.tenure.server.semaphore;
 
 import io.tenure.core.Limits;
-import io.tenure.core.kernel.LeaseView;
 import io.tenure.core.kernel.Result;
-import io.tenure.core.kernel.WaitKey;
 import io.tenure.core.semaphore.SemaphoreAcquire;
 import io.tenure.core.semaphore.SemaphoreCancel;
 import io.tenure.core.semaphore.SemaphoreRelease;
 import io.tenure.core.semaphore.SemaphoreResult;
 import io.tenure.core.semaphore.SemaphoreTable;
 import io.tenure.core.semaphore.SemaphoreView;
+import io.tenure.server.Acquires;
 import io.tenure.server.Admission;
-import io.tenure.server.LimitExceeded;
-import io.tenure.server.NotServingException;
-import io.tenure.server.Overloaded;
 import io.tenure.server.RequestRejected;
 import io.tenure.server.ServerLimits;
 import io.tenure.server.Waits;
@@ -25,104 +21,42 @@ import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The semaphore's operations, for every front end, on the path the lock's take (see
  * {@link io.tenure.server.lock.Locks}): validated once, guarded by the member's limits, proposed
  * through the log; a queued acquire parks in {@link Waits} under (semaphore, lease) until the log
- * answers it (a grant, the withdrawal its timeout proposes, or the end of its lease). A caller
- * that goes away only forgets its call: its lease keeps its place, or its permits, until the
- * client cancels, releases or lets the lease go.
+ * answers it (a grant, the withdrawal its timeout proposes, or the end of its lease), on the path
+ * every waiting primitive shares ({@link Acquires}). A caller that goes away only forgets its
+ * call: its lease keeps its place, or its permits, until the client cancels, releases or lets the
+ * lease go.
  */
 public final class Semaphores {
     private static final Logger LOG = LoggerFactory.getLogger(Semaphores.class);
 
     /** What an acquire returned: acquired with a token, or not, with the permits free and the waiters at the time. */
-    public record Outcome(String name, boolean acquired, long fencingToken, int permits, int available, int waiters) {
+    public record Outcome(String name, boolean acquired, long fencingToken, int permits, int available, int waiters)
+            implements Acquires.Outcome {
         static Outcome of(SemaphoreResult.Granted g) {
             return new Outcome(g.key(), true, g.fencingToken(), g.permits(), 0, 0);
         }
     }
 
-    /** One acquire call: completes once, granted, not granted, or failed. */
-    public final class Wait implements Waits.Parked {
-        private final WaitKey key;
-        private final long acquireRequest;
-        private final CompletableFuture<Outcome> outcome = new CompletableFuture<>();
-        private volatile ScheduledFuture<?> timeout;
-        private volatile boolean abandoned;
-
-        private Wait(WaitKey key, long acquireRequest) {
-            this.key = key;
-            this.acquireRequest = acquireRequest;
-        }
-
-        public CompletableFuture<Outcome> outcome() {
-            return outcome;
-        }
-
-        /** The caller went away: forget the call; the lease keeps its place or its permits. */
-        public void abandon() {
-            abandoned = true;
-            waits.unpark(key, this);
-            cancelTimeout();
-        }
-
-        @Override
-        public void woken(Result result) {
-            cancelTimeout();
-            if (result instanceof SemaphoreResult.Granted g) {
-                if (abandoned) {
-                    leftToLease(g.key(), g.leaseId(), g.fencingToken());
-                } else {
-                    outcome.complete(Outcome.of(g));
-                }
-            } else if (result instanceof SemaphoreResult.Cancelled c) {
-                outcome.complete(new Outcome(c.key(), false, 0, 0, c.available(), c.waiters()));
-            } else if (result instanceof Result.Rejected ended) {
-                outcome.completeExceptionally(new RequestRejected(ended.code(), "lease_id", ended.message()));
-            } else {
-                outcome.completeExceptionally(new IllegalStateException("unexpected wake-up " + result));
-            }
-        }
-
-        @Override
-        public void handedBack(NotServingException reason) {
-            fail(reason);
-        }
-
-        private void fail(Throwable error) {
-            cancelTimeout();
-            outcome.completeExceptionally(error);
-        }
-
-        private void cancelTimeout() {
-            ScheduledFuture<?> t = timeout;
-            if (t != null) {
-                t.cancel(false);
-            }
-        }
-    }
-
     private final Proposer proposer;
     private final TenureStateMachine stateMachine;
-    private final Waits waits;
     private final Admission admission;
-    private final ScheduledExecutorService timer;
     private final ServerMetrics metrics;
-    private final ServerLimits limits;
+    private final Acquires<Outcome> acquires;
 
     public Semaphores(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
                       ServerMetrics metrics, ServerLimits limits) {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
-        this.waits = waits;
         this.admission = admission;
-        this.timer = timer;
         this.metrics = metrics;
-        this.limits = limits;
+        this.acquires = new Acquires<>(new Acquires.Kind<>(SemaphoreTable.class, SemaphoreTable::waiterCount, SemaphoreCancel::new,
+                Semaphores::decide, new Acquires.Wording("semaphore", "one", "locks and semaphores")), new SemaphoreJournal(), proposer,
+                stateMachine, waits, admission, timer, limits);
     }
 
     /**
@@ -132,7 +66,7 @@ public final class Semaphores {
      * @param timeoutMs 0 = do not wait, positive = wait at most that long, -1 = until granted or the lease ends
      * @param requestId the client's id for this acquire, the same on its retries (0 = none)
      */
-    public Wait acquire(String name, long leaseId, int limit, int permits, long timeoutMs, long requestId) {
+    public Acquires.Wait<Outcome> acquire(String name, long leaseId, int limit, int permits, long timeoutMs, long requestId) {
         return acquire(name, leaseId, limit, permits, timeoutMs, requestId, false);
     }
 
@@ -141,40 +75,11 @@ public final class Semaphores {
      * a two-phase acquire: the lease joins the queue and the call is answered at once, acquired or
      * not with the waiters ahead. A later acquire for the same lease waits, keeping the place.
      */
-    public Wait acquire(String name, long leaseId, int limit, int permits, long timeoutMs, long requestId, boolean enqueue) {
-        Wait wait = new Wait(new WaitKey(SemaphoreTable.NAME, name, leaseId), requestId);
-        long started = System.nanoTime();
-        wait.outcome.whenComplete((outcome, error) -> {
-            metrics.latency("semaphore_acquire", System.nanoTime() - started);
-            metrics.semaphoreAcquire(error != null ? ServerMetrics.failureResult(error) : outcome.acquired() ? "acquired"
-                    : enqueue ? "queued" : "not_acquired");
-        });
-        try {
+    public Acquires.Wait<Outcome> acquire(String name, long leaseId, int limit, int permits, long timeoutMs, long requestId, boolean enqueue) {
+        return acquires.acquire(name, leaseId, timeoutMs, requestId, enqueue, () -> {
             checkName(name);
             checkPermits(limit, permits);
-            if (timeoutMs < -1) {
-                throw RequestRejected.invalid("timeout_ms", "timeout_ms must be -1 (wait until granted), 0 (do not wait) or positive, got "
-                        + timeoutMs);
-            }
-            checkLimits(name, leaseId, enqueue || timeoutMs != 0);
-            admission.admit("acquire");
-        } catch (RequestRejected | LimitExceeded | Overloaded e) {
-            wait.outcome.completeExceptionally(e);
-            return wait;
-        }
-        long waitMs = enqueue ? 0 : timeoutMs;
-        proposer.propose(new SemaphoreAcquire(name, leaseId, limit, permits, enqueue || timeoutMs != 0, requestId), new Proposer.Answer() {
-            @Override
-            public void applied(io.tenure.core.kernel.Applied applied) {
-                acquired(wait, applied.result(), waitMs);
-            }
-
-            @Override
-            public void failed(Throwable error) {
-                wait.fail(error);
-            }
-        });
-        return wait;
+        }, queue -> new SemaphoreAcquire(name, leaseId, limit, permits, queue, requestId));
     }
 
     /**
@@ -192,49 +97,6 @@ public final class Semaphores {
         if (problem != null) {
             throw RequestRejected.invalid("permits", problem);
         }
-    }
-
-    /** The acquire's own result, on the apply thread: answered now, or parked until the log decides. */
-    private void acquired(Wait wait, Result r, long timeoutMs) {
-        if (r instanceof SemaphoreResult.Granted g) {
-            wait.outcome.complete(Outcome.of(g));
-        } else if (r instanceof SemaphoreResult.Busy b) {
-            wait.outcome.complete(new Outcome(b.key(), false, 0, 0, b.available(), b.waiters()));
-        } else if (r instanceof SemaphoreResult.Queued q && timeoutMs == 0) {
-            // The lease already waits through another call: a try does not wait, and that call keeps the place.
-            wait.outcome.complete(new Outcome(q.key(), false, 0, 0, q.available(), q.ahead()));
-        } else if (r instanceof SemaphoreResult.Queued) {
-            if (wait.abandoned || !waits.park(wait.key, wait)) {
-                return;
-            }
-            if (timeoutMs > 0) {
-                wait.timeout = timer.schedule(() -> withdraw(wait), timeoutMs, TimeUnit.MILLISECONDS);
-            }
-        } else if (r instanceof Result.Rejected rejected) {
-            wait.fail(RequestRejected.of(rejected));
-        } else {
-            wait.fail(new IllegalStateException("unexpected result " + r));
-        }
-    }
-
-    /** The wait timed out: withdraws it through the log, whose answer (or the grant that won) ends the call. */
-    private void withdraw(Wait wait) {
-        WaitKey key = wait.key;
-        proposer.propose(new SemaphoreCancel(key.key(), key.leaseId(), wait.acquireRequest), new Proposer.Answer() {
-            @Override
-            public void applied(io.tenure.core.kernel.Applied applied) {
-                if (waits.unpark(key, wait)) {
-                    wait.woken(applied.result());
-                }
-            }
-
-            @Override
-            public void failed(Throwable error) {
-                if (waits.unpark(key, wait)) {
-                    wait.fail(error);
-                }
-            }
-        });
     }
 
     /**
@@ -322,45 +184,39 @@ public final class Semaphores {
         return stateMachine.read(s -> s.primitive(SemaphoreTable.class).conflict(name, limit));
     }
 
-    private void leftToLease(String name, long leaseId, long token) {
-        LOG.info("event=semaphore_grant_unanswered semaphore=\"{}\" lease={} token={} note=\"the caller went away; the permits stay with the lease\"",
-                name, leaseId, token);
+    /** How the log answers a semaphore acquire, or wakes its wait. */
+    private static Acquires.Decision<Outcome> decide(Result r) {
+        if (r instanceof SemaphoreResult.Granted g) {
+            return new Acquires.Decision.Granted<>(Outcome.of(g), g.key(), g.leaseId(), g.fencingToken(), g.again());
+        } else if (r instanceof SemaphoreResult.Queued q) {
+            return new Acquires.Decision.Queued<>(new Outcome(q.key(), false, 0, 0, q.available(), q.ahead()));
+        } else if (r instanceof SemaphoreResult.Busy b) {
+            return new Acquires.Decision.NotGranted<>(new Outcome(b.key(), false, 0, 0, b.available(), b.waiters()));
+        } else if (r instanceof SemaphoreResult.Cancelled c) {
+            return new Acquires.Decision.NotGranted<>(new Outcome(c.key(), false, 0, 0, c.available(), c.waiters()));
+        }
+        return null;
+    }
+
+    /** The semaphore's metrics and log line of its acquires. */
+    private final class SemaphoreJournal implements Acquires.Journal<Outcome> {
+        @Override
+        public void measured(String result, long nanos) {
+            metrics.latency("semaphore_acquire", nanos);
+            metrics.semaphoreAcquire(result);
+        }
+
+        @Override
+        public void leftToLease(Acquires.Decision.Granted<Outcome> grant) {
+            LOG.info("event=semaphore_grant_unanswered semaphore=\"{}\" lease={} token={} note=\"the caller went away; the permits stay with the lease\"",
+                    grant.name(), grant.leaseId(), grant.fencingToken());
+        }
     }
 
     private static void checkName(String name) {
         String problem = Limits.checkKey("name", name);
         if (problem != null) {
             throw RequestRejected.invalid("name", problem);
-        }
-    }
-
-    /**
-     * Refuses a new hold or wait that would take the lease's client over its limit of held and
-     * waited-for resources, or a new waiter over the queue limit. A retry (the lease already
-     * holds or waits) is never refused.
-     */
-    private void checkLimits(String name, long leaseId, boolean wouldWait) {
-        LimitExceeded refusal = stateMachine.read(s -> {
-            SemaphoreTable semaphores = s.primitive(SemaphoreTable.class);
-            if (semaphores.holdsOrWaits(leaseId, name)) {
-                return null;
-            }
-            LeaseView lease = s.lease(leaseId);
-            if (lease == null) {
-                return null; // the state machine answers NOT_FOUND
-            }
-            if (s.holdsAndWaits(lease.clientId()) >= limits.maxLocksPerClient()) {
-                return new LimitExceeded("max-locks-per-client", "client id '" + lease.clientId() + "' already holds or waits for "
-                        + limits.maxLocksPerClient() + " locks and semaphores, the most a client may (--max-locks-per-client)");
-            }
-            if (wouldWait && semaphores.waiterCount(name) >= limits.maxWaitersPerLock()) {
-                return new LimitExceeded("max-waiters-per-lock", "semaphore '" + name + "' already has " + limits.maxWaitersPerLock()
-                        + " waiters, the most one may have (--max-waiters-per-lock); try again later");
-            }
-            return null;
-        });
-        if (refusal != null) {
-            throw refusal;
         }
     }
 }
