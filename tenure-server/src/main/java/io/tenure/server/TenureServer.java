@@ -11,16 +11,19 @@ import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.tenure.core.TenureState;
+import io.tenure.core.election.ElectionTable;
 import io.tenure.core.lock.LockTable;
 import io.tenure.core.semaphore.SemaphoreTable;
 import io.tenure.server.grpc.ClientGuard;
 import io.tenure.server.grpc.GrpcClusterService;
 import io.tenure.server.grpc.GrpcLockService;
+import io.tenure.server.grpc.GrpcElectionService;
 import io.tenure.server.grpc.GrpcSemaphoreService;
 import io.tenure.server.http.HttpFront;
 import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.lock.Locks;
+import io.tenure.server.election.Elections;
 import io.tenure.server.semaphore.Semaphores;
 import io.tenure.server.raft.AuditLog;
 import io.tenure.server.raft.LogBehindSnapshot;
@@ -148,10 +151,13 @@ public final class TenureServer implements AutoCloseable {
         Waits waits = new Waits();
         Locks locks = new Locks(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         Semaphores semaphores = new Semaphores(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
+        Elections elections = new Elections(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         this.watches = new WatchHub(stateMachine, delivery);
-        this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, admission, leases, waits, locks, semaphores, watches, metrics,
+        this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), raftAdmin, this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
+        metrics.electionGauges(() -> stateMachine.read(s -> s.primitive(ElectionTable.class).electionCount()),
+                () -> stateMachine.read(s -> s.primitive(ElectionTable.class).candidateCount()));
         metrics.readLockGauges(() -> stateMachine.read(s -> s.primitive(LockTable.class).readLockCount()),
                 () -> stateMachine.read(s -> s.primitive(LockTable.class).readHolderCount()));
         metrics.semaphoreGauges(() -> stateMachine.read(s -> s.primitive(SemaphoreTable.class).heldCount()),
@@ -372,6 +378,7 @@ public final class TenureServer implements AutoCloseable {
                 .intercept(guard)
                 .addService(new GrpcLockService(member))
                 .addService(new GrpcSemaphoreService(member))
+                .addService(new GrpcElectionService(member))
                 .addService(new GrpcClusterService(member, admin))
                 .intercept(gate)
                 .maxInboundMessageSize(4 << 20)

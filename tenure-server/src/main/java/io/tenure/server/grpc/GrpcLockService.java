@@ -36,6 +36,7 @@ import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.LockState;
+import io.tenure.proto.v1.ElectionServiceGrpc;
 import io.tenure.proto.v1.LockHolder;
 import io.tenure.proto.v1.LockMode;
 import io.tenure.proto.v1.DowngradeRequest;
@@ -97,7 +98,11 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
             LockServiceGrpc.getSessionMethod().getFullMethodName(),
             SemaphoreServiceGrpc.getAcquireMethod().getFullMethodName(),
             SemaphoreServiceGrpc.getReleaseMethod().getFullMethodName(),
-            SemaphoreServiceGrpc.getCancelMethod().getFullMethodName());
+            SemaphoreServiceGrpc.getCancelMethod().getFullMethodName(),
+            ElectionServiceGrpc.getCampaignMethod().getFullMethodName(),
+            ElectionServiceGrpc.getProclaimMethod().getFullMethodName(),
+            ElectionServiceGrpc.getResignMethod().getFullMethodName(),
+            ElectionServiceGrpc.getCancelMethod().getFullMethodName());
 
     private final Member member;
 

@@ -23,7 +23,8 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code lock_release_total{result}}: released, stale (not the holder, or its lease ended), rejected, unavailable</li>
  *   <li>{@code lock_op_latency_seconds{op}}: a histogram per operation (acquire includes queueing)</li>
  *   <li>{@code semaphore_acquire_total{result}} (acquired, not_acquired, queued, rejected, unavailable) and
- *       {@code semaphore_release_total{result}} (released, stale, rejected, unavailable); gauges
+ *       {@code semaphore_release_total{result}} (released, stale, rejected, unavailable);
+ *       {@code election_total{result}} (elected, not_elected, queued, proclaimed, resigned, failures); gauges
  *       {@code semaphores_held}, {@code semaphore_permits_held}, {@code semaphore_waiters}</li>
  *   <li>{@code lock_expired_total}: leases ended by expiry, as applied from the log</li>
  *   <li>{@code overload_shed_total{kind}}: new requests shed while the member was behind (acquire, grant, read, watch)</li>
@@ -49,6 +50,7 @@ public final class ServerMetrics {
     private final ResultCounter releases = new ResultCounter("lock_release", "Lock releases by result");
     private final ResultCounter semaphoreAcquires = new ResultCounter("semaphore_acquire", "Semaphore acquisitions by result");
     private final ResultCounter semaphoreReleases = new ResultCounter("semaphore_release", "Semaphore releases by result");
+    private final ResultCounter elections = new ResultCounter("election", "Election campaigns, proclaims and resignations by result");
     private final ResultCounter shed = new ResultCounter("overload_shed", "New requests shed while the member was behind, by kind", "kind");
     private final Map<String, Timer> opLatency = new ConcurrentHashMap<>();
     private final Counter expired;
@@ -121,6 +123,17 @@ public final class ServerMetrics {
 
     public void semaphoreAcquire(String result) {
         semaphoreAcquires.increment(result);
+    }
+
+    /** A campaign's result (elected, not_elected, queued, or a failure), or a proclaim or resignation. */
+    public void electionChange(String result) {
+        elections.increment(result);
+    }
+
+    /** The elections' gauges, read from the member's state on each scrape. */
+    public void electionGauges(Supplier<Number> led, Supplier<Number> candidates) {
+        gauge("elections_led", "Elections that have a leader", led);
+        gauge("election_candidates", "Leases campaigning behind a leader, over every election", candidates);
     }
 
     public void semaphoreRelease(String result) {
