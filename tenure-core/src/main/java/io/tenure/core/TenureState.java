@@ -8,6 +8,7 @@ import io.tenure.core.kernel.LeaseView;
 import io.tenure.core.kernel.Leases;
 import io.tenure.core.kernel.Names;
 import io.tenure.core.kernel.Primitive;
+import io.tenure.core.barrier.BarrierTable;
 import io.tenure.core.election.ElectionTable;
 import io.tenure.core.lock.LockTable;
 import io.tenure.core.member.MemberEndpoints;
@@ -40,7 +41,8 @@ public final class TenureState {
                 new LockTable(leases, names),
                 new MemberEndpoints(),
                 new SemaphoreTable(leases, names),
-                new ElectionTable(leases, names));
+                new ElectionTable(leases, names),
+                new BarrierTable(leases, names));
     }
 
     /** The log encoding of every command of the kernel and the primitives. */
