@@ -1,13 +1,9 @@
 package io.tenure.it;
 
 import io.tenure.client.Lease;
-import io.tenure.client.LeaseLoss;
 import io.tenure.client.LeaseLostException;
-import io.tenure.client.LeaseNotFoundException;
 import io.tenure.client.LockHandle;
-import io.tenure.client.LockNotAcquiredException;
 import io.tenure.client.TenureClient;
-import io.tenure.client.TenureException;
 import io.tenure.client.UnavailableException;
 import io.tenure.testing.Await;
 import io.tenure.testing.MemberProcess;
@@ -60,12 +56,8 @@ final class ContendedWorkload implements AutoCloseable {
     private final AtomicReference<Lease> probeLease = new AtomicReference<>();
     private final ConcurrentLinkedQueue<Ack> acks = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Ack> written = new ConcurrentLinkedQueue<>();
-    private final ConcurrentLinkedQueue<String> violations = new ConcurrentLinkedQueue<>();
-    private final ConcurrentLinkedQueue<String> unexpected = new ConcurrentLinkedQueue<>();
-    private final AtomicLong unavailable = new AtomicLong();
-    private final AtomicLong lockTimeouts = new AtomicLong();
-    /** Leases the client declared lost (not revoked or closed by the test), with the reason. */
-    private final ConcurrentLinkedQueue<String> leasesLost = new ConcurrentLinkedQueue<>();
+    /** What the clients count: UNAVAILABLE retried, waits timed out, leases lost, violations and unexpected errors. */
+    private final WorkerLease.Tally tally = new WorkerLease.Tally();
     private final AtomicLong skippedInvalid = new AtomicLong();
     private final AtomicBoolean stop = new AtomicBoolean();
     private volatile String serverCheck = "not checked";
@@ -102,8 +94,8 @@ final class ContendedWorkload implements AutoCloseable {
     void awaitAcquisitions(int count, String when) {
         long target = acks.size() + count;
         Await.PROCESSES.until(() -> count + " acquisitions " + when + " (at " + acks.size() + ", target " + target + ")", PROGRESS_LIMIT,
-                () -> acks.size() >= target || !violations.isEmpty() || !register.overlaps().isEmpty());
-        assertThat(violations).as("violations seen by the clients").isEmpty();
+                () -> acks.size() >= target || !tally.violations().isEmpty() || !register.overlaps().isEmpty());
+        assertThat(tally.violations()).as("violations seen by the clients").isEmpty();
         assertThat(register.overlaps()).as("two holders of one key at once (I1)").isEmpty();
     }
 
@@ -143,17 +135,17 @@ final class ContendedWorkload implements AutoCloseable {
     String summary() {
         return String.format("%d acquisitions, %d writes, %d UNAVAILABLE retried, %d lock waits timed out, %d leases lost,"
                         + " %d holders skipped a write with an invalid lease; %s",
-                acks.size(), written.size(), unavailable.get(), lockTimeouts.get(), leasesLost.size(), skippedInvalid.get(),
+                acks.size(), written.size(), tally.unavailable().get(), tally.lockTimeouts().get(), tally.leasesLost().size(), skippedInvalid.get(),
                 serverCheck);
     }
 
     List<String> leasesLost() {
-        return new ArrayList<>(leasesLost);
+        return new ArrayList<>(tally.leasesLost());
     }
 
     private void checkRegister() {
-        assertThat(unexpected).as("unexpected client errors").isEmpty();
-        assertThat(violations).as("violations seen by the clients").isEmpty();
+        assertThat(tally.unexpected()).as("unexpected client errors").isEmpty();
+        assertThat(tally.violations()).as("violations seen by the clients").isEmpty();
         assertThat(register.overlaps()).as("two holders of one key at once (I1)").isEmpty();
         assertThat(register.refused()).as("writes refused for a stale token while the holder's lease was valid (I2)").isEmpty();
         Set<Long> allTokens = new HashSet<>();
@@ -227,22 +219,12 @@ final class ContendedWorkload implements AutoCloseable {
     private Lease grant(TenureClient client, String clientId) {
         return Await.PROCESSES.value("a lease for " + clientId, PROGRESS_LIMIT, () -> {
             try {
-                return watchLoss(client.grantLease(TTL, clientId));
+                return tally.watch(client.grantLease(TTL, clientId));
             } catch (UnavailableException e) {
-                unavailable.incrementAndGet();
+                tally.unavailable().incrementAndGet();
                 return null;
             }
         });
-    }
-
-    /** Records the loss of a lease the test did not end itself. */
-    private Lease watchLoss(Lease lease) {
-        lease.lost().thenAccept(loss -> {
-            if (loss.reason() != LeaseLoss.Reason.REVOKED && loss.reason() != LeaseLoss.Reason.CLOSED) {
-                leasesLost.add(lease.clientId() + " " + lease.id() + ": " + loss);
-            }
-        });
-        return lease;
     }
 
     /** One client thread: lock a random key, read-modify-write its register with the token, release; again. */
@@ -250,76 +232,32 @@ final class ContendedWorkload implements AutoCloseable {
         private final String name;
         private final TenureClient client;
         private final Random random;
-        private Lease lease;
+        private final WorkerLease lease;
 
         Worker(String name, TenureClient client, Random random) {
             this.name = name;
             this.client = client;
             this.random = random;
+            this.lease = new WorkerLease(client, name, TTL, tally);
         }
 
         @Override
         public void run() {
-            try {
-                while (!stop.get()) {
-                    cycle(keys.get(random.nextInt(keys.size())));
-                }
-            } catch (RuntimeException | Error e) {
-                unexpected.add(name + ": " + e);
-            } finally {
-                if (lease != null) {
-                    lease.close();
-                }
-            }
+            lease.loop(stop, () -> cycle(keys.get(random.nextInt(keys.size()))));
         }
 
         private void cycle(String key) {
-            if (lease == null || !lease.isValid()) {
-                if (lease != null) {
-                    lease.close();
-                }
-                lease = null;
-                try {
-                    lease = watchLoss(client.grantLease(TTL, name));
-                } catch (UnavailableException e) {
-                    unavailable.incrementAndGet();
-                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
-                    return;
-                }
+            if (lease.valid() == null) {
+                return;
             }
-            LockHandle handle = null;
-            // A wait cut by UNAVAILABLE is retried for the same key and lease: it keeps its place,
-            // and a retry never leaves a second wait behind.
-            while (handle == null && !stop.get()) {
-                try {
-                    handle = client.acquire(key, lease, LOCK_WAIT, name.getBytes(StandardCharsets.UTF_8));
-                } catch (UnavailableException e) {
-                    unavailable.incrementAndGet();
-                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
-                } catch (LockNotAcquiredException e) {
-                    lockTimeouts.incrementAndGet();
-                    return;
-                } catch (LeaseLostException e) {
-                    return; // recorded by watchLoss; the next cycle replaces the lease
-                } catch (LeaseNotFoundException e) {
-                    if (lease.isValid()) {
-                        violations.add(name + ": the server does not know lease " + lease.id()
-                                + " while its last keep-alive was acknowledged within its safe window: " + e.getMessage());
-                    }
-                    lease.close();
-                    lease = null;
-                    return;
-                } catch (TenureException e) {
-                    unexpected.add(name + " lock " + key + ": " + e);
-                    return;
-                }
-            }
+            LockHandle handle = lease.acquire(held -> client.acquire(key, held, LOCK_WAIT, name.getBytes(StandardCharsets.UTF_8)),
+                    stop, "lock " + key);
             if (handle == null) {
                 return;
             }
-            Ack ack = new Ack(name, key, handle.fencingToken(), lease.id(), System.nanoTime());
+            Ack ack = new Ack(name, key, handle.fencingToken(), handle.lease().id(), System.nanoTime());
             acks.add(ack);
-            register.enter(key, name, handle.fencingToken(), "lease " + lease.id() + (handle.isValid() ? " valid" : " lost")
+            register.enter(key, name, handle.fencingToken(), "lease " + handle.lease().id() + (handle.isValid() ? " valid" : " lost")
                     + ", granted " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - ack.ackNanos()) + " ms ago");
             try {
                 if (handle.isValid()) {
@@ -334,25 +272,7 @@ final class ContendedWorkload implements AutoCloseable {
             } finally {
                 register.exit(key, name);
             }
-            release(handle);
-        }
-
-        private void release(LockHandle handle) {
-            while (true) {
-                try {
-                    handle.release();
-                    return;
-                } catch (UnavailableException e) {
-                    unavailable.incrementAndGet();
-                    if (!handle.lease().isValid()) {
-                        return; // the lock ends with the lease
-                    }
-                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
-                } catch (TenureException e) {
-                    unexpected.add(name + " unlock " + handle + ": " + e);
-                    return;
-                }
-            }
+            lease.release(handle);
         }
     }
 }
