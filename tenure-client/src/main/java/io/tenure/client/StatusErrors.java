@@ -3,6 +3,7 @@ package io.tenure.client;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.tenure.proto.v1.ClusterServiceGrpc;
+import io.tenure.proto.v1.BarrierServiceGrpc;
 import io.tenure.proto.v1.ElectionServiceGrpc;
 import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.SemaphoreServiceGrpc;
@@ -41,7 +42,8 @@ final class StatusErrors {
         // of another kind, a late copy), not a stale holder.
         boolean acquire = LockServiceGrpc.getLockMethod().getFullMethodName().equals(method)
                 || LockServiceGrpc.getTryLockMethod().getFullMethodName().equals(method)
-                || ElectionServiceGrpc.getCampaignMethod().getFullMethodName().equals(method);
+                || ElectionServiceGrpc.getCampaignMethod().getFullMethodName().equals(method)
+                || BarrierServiceGrpc.getAwaitMethod().getFullMethodName().equals(method);
         Status status = Status.fromThrowable(failure);
         String text = status.getDescription() != null ? status.getDescription() : status.getCode().name();
         if (status.getCause() != null && status.getCause().getMessage() != null) {

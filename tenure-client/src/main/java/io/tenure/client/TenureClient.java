@@ -295,6 +295,33 @@ public final class TenureClient implements AutoCloseable {
         return new TenureElection(this, name, lease);
     }
 
+    /**
+     * The barrier {@code name} that releases {@code parties} workers together, waited at with this
+     * client's {@linkplain #session() session lease}. Nothing is sent until an await.
+     *
+     * @throws IllegalArgumentException if the name is blank or too long, or parties is not 1 to 100,000
+     */
+    public TenureBarrier barrier(String name, int parties) {
+        checkName(name);
+        checkParties(parties);
+        ensureOpen();
+        return new TenureBarrier(this, name, parties, null);
+    }
+
+    /** The barrier {@code name} of {@code parties}, waited at with {@code lease}. */
+    public TenureBarrier barrier(String name, int parties, Lease lease) {
+        checkName(name);
+        checkParties(parties);
+        checkLease(lease);
+        return new TenureBarrier(this, name, parties, lease);
+    }
+
+    private static void checkParties(int parties) {
+        if (parties < 1 || parties > 100_000) {
+            throw new IllegalArgumentException("parties must be between 1 and 100000, got " + parties);
+        }
+    }
+
     /** The read/write lock {@code name}, acquired with {@code lease}. */
     public TenureReadWriteLock readWriteLock(String name, Lease lease) {
         checkName(name);

@@ -8,6 +8,7 @@ import io.tenure.proto.v1.ResponseHeader;
 import io.tenure.proto.v1.StatusResponse;
 import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.lock.Locks;
+import io.tenure.server.barrier.Barriers;
 import io.tenure.server.election.Elections;
 import io.tenure.server.semaphore.Semaphores;
 import io.tenure.server.raft.Entry;
@@ -50,6 +51,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final Locks locks;
     private final Semaphores semaphores;
     private final Elections elections;
+    private final Barriers barriers;
     private final Waits waits;
     private final Admission admission;
     private final WatchHub watches;
@@ -66,7 +68,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final RequestRateGuard rateGuard;
 
     Member(ServerConfig config, RaftServer raft, RaftGroupId groupId, TenureStateMachine stateMachine,
-           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, Elections elections, WatchHub watches, ServerMetrics metrics, long clusterId,
+           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, Elections elections, Barriers barriers, WatchHub watches, ServerMetrics metrics, long clusterId,
            RaftClient admin, Runnable onRaftShutdown,
            java.util.function.Consumer<Throwable> onLogFailure) {
         this.config = config;
@@ -78,6 +80,7 @@ public final class Member implements TenureStateMachine.Listener {
         this.locks = locks;
         this.semaphores = semaphores;
         this.elections = elections;
+        this.barriers = barriers;
         this.waits = waits;
         this.admission = admission;
         this.watches = watches;
@@ -121,6 +124,10 @@ public final class Member implements TenureStateMachine.Listener {
 
     public Elections elections() {
         return elections;
+    }
+
+    public Barriers barriers() {
+        return barriers;
     }
 
     /** Whether the member takes new work now (it sheds it with a retry hint while it is behind). */

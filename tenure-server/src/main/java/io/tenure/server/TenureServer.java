@@ -11,18 +11,21 @@ import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.tenure.core.TenureState;
+import io.tenure.core.barrier.BarrierTable;
 import io.tenure.core.election.ElectionTable;
 import io.tenure.core.lock.LockTable;
 import io.tenure.core.semaphore.SemaphoreTable;
 import io.tenure.server.grpc.ClientGuard;
 import io.tenure.server.grpc.GrpcClusterService;
 import io.tenure.server.grpc.GrpcLockService;
+import io.tenure.server.grpc.GrpcBarrierService;
 import io.tenure.server.grpc.GrpcElectionService;
 import io.tenure.server.grpc.GrpcSemaphoreService;
 import io.tenure.server.http.HttpFront;
 import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.lock.Locks;
+import io.tenure.server.barrier.Barriers;
 import io.tenure.server.election.Elections;
 import io.tenure.server.semaphore.Semaphores;
 import io.tenure.server.raft.AuditLog;
@@ -152,10 +155,13 @@ public final class TenureServer implements AutoCloseable {
         Locks locks = new Locks(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         Semaphores semaphores = new Semaphores(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         Elections elections = new Elections(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
+        Barriers barriers = new Barriers(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         this.watches = new WatchHub(stateMachine, delivery);
-        this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, watches, metrics,
+        this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), raftAdmin, this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
+        metrics.barrierGauges(() -> stateMachine.read(s -> s.primitive(BarrierTable.class).barrierCount()),
+                () -> stateMachine.read(s -> s.primitive(BarrierTable.class).waiting()));
         metrics.electionGauges(() -> stateMachine.read(s -> s.primitive(ElectionTable.class).electionCount()),
                 () -> stateMachine.read(s -> s.primitive(ElectionTable.class).candidateCount()));
         metrics.readLockGauges(() -> stateMachine.read(s -> s.primitive(LockTable.class).readLockCount()),
@@ -379,6 +385,7 @@ public final class TenureServer implements AutoCloseable {
                 .addService(new GrpcLockService(member))
                 .addService(new GrpcSemaphoreService(member))
                 .addService(new GrpcElectionService(member))
+                .addService(new GrpcBarrierService(member))
                 .addService(new GrpcClusterService(member, admin))
                 .intercept(gate)
                 .maxInboundMessageSize(4 << 20)

@@ -36,6 +36,7 @@ import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.LockState;
+import io.tenure.proto.v1.BarrierServiceGrpc;
 import io.tenure.proto.v1.ElectionServiceGrpc;
 import io.tenure.proto.v1.LockHolder;
 import io.tenure.proto.v1.LockMode;
@@ -102,7 +103,9 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
             ElectionServiceGrpc.getCampaignMethod().getFullMethodName(),
             ElectionServiceGrpc.getProclaimMethod().getFullMethodName(),
             ElectionServiceGrpc.getResignMethod().getFullMethodName(),
-            ElectionServiceGrpc.getCancelMethod().getFullMethodName());
+            ElectionServiceGrpc.getCancelMethod().getFullMethodName(),
+            BarrierServiceGrpc.getAwaitMethod().getFullMethodName(),
+            BarrierServiceGrpc.getLeaveMethod().getFullMethodName());
 
     private final Member member;
 

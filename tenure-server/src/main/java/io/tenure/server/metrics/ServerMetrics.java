@@ -24,7 +24,8 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code lock_op_latency_seconds{op}}: a histogram per operation (acquire includes queueing)</li>
  *   <li>{@code semaphore_acquire_total{result}} (acquired, not_acquired, queued, rejected, unavailable) and
  *       {@code semaphore_release_total{result}} (released, stale, rejected, unavailable);
- *       {@code election_total{result}} (elected, not_elected, queued, proclaimed, resigned, failures); gauges
+ *       {@code election_total{result}} (elected, not_elected, queued, proclaimed, resigned, failures);
+ *       {@code barrier_await_total{result}} (released, not_released, failures); gauges
  *       {@code semaphores_held}, {@code semaphore_permits_held}, {@code semaphore_waiters}</li>
  *   <li>{@code lock_expired_total}: leases ended by expiry, as applied from the log</li>
  *   <li>{@code overload_shed_total{kind}}: new requests shed while the member was behind (acquire, grant, read, watch)</li>
@@ -51,6 +52,7 @@ public final class ServerMetrics {
     private final ResultCounter semaphoreAcquires = new ResultCounter("semaphore_acquire", "Semaphore acquisitions by result");
     private final ResultCounter semaphoreReleases = new ResultCounter("semaphore_release", "Semaphore releases by result");
     private final ResultCounter elections = new ResultCounter("election", "Election campaigns, proclaims and resignations by result");
+    private final ResultCounter barrierAwaits = new ResultCounter("barrier_await", "Barrier awaits by result");
     private final ResultCounter shed = new ResultCounter("overload_shed", "New requests shed while the member was behind, by kind", "kind");
     private final Map<String, Timer> opLatency = new ConcurrentHashMap<>();
     private final Counter expired;
@@ -128,6 +130,17 @@ public final class ServerMetrics {
     /** A campaign's result (elected, not_elected, queued, or a failure), or a proclaim or resignation. */
     public void electionChange(String result) {
         elections.increment(result);
+    }
+
+    /** An await's result: released, not_released, queued, or a failure. */
+    public void barrierAwait(String result) {
+        barrierAwaits.increment(result);
+    }
+
+    /** The barriers' gauges, read from the member's state on each scrape. */
+    public void barrierGauges(Supplier<Number> barriers, Supplier<Number> waiting) {
+        gauge("barriers_waited", "Barriers with parties waiting", barriers);
+        gauge("barrier_parties_waiting", "Leases waiting at a barrier, over every barrier", waiting);
     }
 
     /** The elections' gauges, read from the member's state on each scrape. */
