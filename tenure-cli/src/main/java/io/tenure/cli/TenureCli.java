@@ -42,6 +42,7 @@ public final class TenureCli {
         all.put("server", ServerCommand::new);
         all.put("lock", LockCommand::new);
         all.put("semaphore", SemaphoreCommand::new);
+        all.put("barrier", BarrierCommand::new);
         all.put("status", StatusCommand::new);
         all.put("member", MemberCommand::new);
         all.put("locks", LocksCommand::new);

@@ -105,6 +105,17 @@ class CommandLineTest {
     }
 
     @Test
+    void barrierReadsNamePartiesAndItsTimeoutAndRefusesBadParties() {
+        BarrierCommand barrier = parsed(BarrierCommand.class, "barrier", "gate", "--parties", "4", "--timeout", "forever",
+                "--client-id", "me");
+        assertThat(barrier.name).isEqualTo("gate");
+        assertThat(barrier.parties).isEqualTo(4);
+        assertThat(barrier.timeout).as("forever").isNull();
+        assertThat(run("barrier", "gate")).as("--parties is required").isEqualTo(2);
+        assertThat(run("barrier", "gate", "--parties", "0")).isEqualTo(2);
+    }
+
+    @Test
     void semaphoreReadsNameLimitPermitsTheLockOptionsAndTheCommandAfterTheDoubleDash() {
         SemaphoreCommand semaphore = parsed(SemaphoreCommand.class, "semaphore", "pool", "--limit", "8", "--permits", "3",
                 "--ttl", "5s", "--timeout", "0", "--client-id", "me", "--endpoints", "a:1,b:2", "--request-timeout", "2s",
@@ -266,7 +277,7 @@ class CommandLineTest {
     @Test
     void subcommandsAreRegistered() {
         assertThat(TenureCli.commandLine().getSubcommands().keySet())
-                .containsExactlyInAnyOrder("server", "lock", "semaphore", "status", "member", "locks", "describe", "lease", "watch",
+                .containsExactlyInAnyOrder("server", "lock", "semaphore", "barrier", "status", "member", "locks", "describe", "lease", "watch",
                         "snapshot", "bench");
         assertThat(TenureCli.commandLine().getSubcommands().get("member").getSubcommands().keySet())
                 .containsExactlyInAnyOrder("list", "add", "remove");

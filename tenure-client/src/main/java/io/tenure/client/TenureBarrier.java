@@ -91,7 +91,7 @@ public final class TenureBarrier {
 
     /**
      * How an await ended: released at {@code revision}, or not (the time ran out) with
-     * {@code arrived} of the parties there.
+     * {@code arrived} other parties waiting when this one left.
      */
     public record Release(boolean released, long revision, int arrived) {}
 
