@@ -30,11 +30,14 @@ record NamePath(String noun, String prefix) {
         return decode(tail(rawPath));
     }
 
-    /** The name and action a POST names, or null when the path has no action segment. */
+    /**
+     * The name and action a POST names, or null when the path has no action segment. An empty
+     * name ({@code /v1/locks//acquire}) is a name, for {@link #check} to refuse as the noun's field.
+     */
     Target actionOf(String rawPath) {
         String tail = tail(rawPath);
         int slash = tail.lastIndexOf('/');
-        if (slash <= 0) {
+        if (slash < 0) {
             return null;
         }
         return new Target(decode(tail.substring(0, slash)), tail.substring(slash + 1));
