@@ -159,7 +159,13 @@ final class LeaseRecipe {
      */
     <R> CompletableFuture<Answer> release(Claim claim, String what, String requestId, Supplier<CompletableFuture<R>> release,
                                           Function<R, Answer> released) {
-        return asOwner(claim, what, "release", requestId, release)
+        return release(claim, what, "release", requestId, release, released);
+    }
+
+    /** As {@link #release(Claim, String, String, Supplier, Function)}, the letting go called {@code verb} (an election's "resign"). */
+    <R> CompletableFuture<Answer> release(Claim claim, String what, String verb, String requestId, Supplier<CompletableFuture<R>> release,
+                                          Function<R, Answer> released) {
+        return asOwner(claim, what, verb, requestId, release)
                 .thenCompose(result -> revokeIfIdle(claim.leaseId(), requestId).thenApply(revoked -> released.apply(result)));
     }
 
@@ -169,14 +175,15 @@ final class LeaseRecipe {
      * the claim's owner's; otherwise, and when the lease has ended, it is 409 {@code stale} naming
      * {@code owner_id} or {@code lease_id}, and nothing changes. The primitive's own refusals (a
      * stale token, a lease that does not hold the grant) are answered as {@link Failures} maps
-     * them. {@code verb} names the action in the messages ("release": "nothing was released").
+     * them. {@code verb} names the action in the messages ("release": "nothing was released";
+     * "proclaim": "nothing was proclaimed").
      */
     <R> CompletableFuture<R> asOwner(Claim claim, String what, String verb, String requestId, Supplier<CompletableFuture<R>> action) {
         return member.readBarrier().thenCompose(ignored -> {
             LeaseView lease = member.leases().view(claim.leaseId());
             if (lease != null && !claim.owner().equals(lease.clientId())) {
                 throw new Failure(ErrorCode.STALE, "owner_id", "lease " + claim.leaseId() + " is not owner '"
-                        + claim.owner() + "''s; nothing was " + verb + "d");
+                        + claim.owner() + "''s; nothing was " + verb + (verb.endsWith("e") ? "d" : "ed"));
             }
             return RequestIds.traced(requestId, action).handle((result, error) -> {
                 if (error != null) {
