@@ -156,6 +156,31 @@ public final class Elections {
         return stateMachine.read(s -> new Read(s.primitive(ElectionTable.class).election(name), s.revision()));
     }
 
+    /** Why a (lease, token) does not lead an election: the request field at fault and the core's message. */
+    public record NotLeader(String field, String message) {}
+
+    /** An election read from one state (null when nobody leads), and why a (lease, token) does not lead it (null when it does). */
+    public record Leadership(ElectionView election, NotLeader notLeader) {}
+
+    /**
+     * Whether lease {@code leaseId} leads election {@code name} with {@code fencingToken}, by the
+     * core's leader check (the one proclaim and resign make), naming {@code fencing_token} when
+     * the lease leads with another token and {@code lease_id} otherwise. As this member has
+     * applied it (no read barrier: callers that need a linearizable answer pass one first).
+     */
+    public Leadership leadership(String name, long leaseId, long fencingToken) {
+        return stateMachine.read(s -> {
+            ElectionTable elections = s.primitive(ElectionTable.class);
+            ElectionView view = elections.election(name);
+            Result.Rejected refused = elections.notLeader(name, leaseId, fencingToken);
+            if (refused == null) {
+                return new Leadership(view, null);
+            }
+            String field = view != null && view.leaderLeaseId() == leaseId ? "fencing_token" : "lease_id";
+            return new Leadership(view, new NotLeader(field, refused.message()));
+        });
+    }
+
     private static void checkName(String name) {
         String problem = Limits.checkKey("name", name);
         if (problem != null) {
