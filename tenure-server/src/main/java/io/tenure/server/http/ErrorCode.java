@@ -12,7 +12,7 @@ enum ErrorCode {
     INVALID_JSON(400, "invalid_json"),
     /** A field is missing, of the wrong type or out of range; {@code field} names it. */
     INVALID_ARGUMENT(400, "invalid_argument"),
-    /** A GET of a lock that is free, or of a semaphore that does not exist (nobody holds or waits). */
+    /** A GET of a lock that is free, of a semaphore that does not exist (nobody holds or waits), or of an election nobody leads. */
     NOT_FOUND(404, "not_found"),
     /** The lease was never granted, has expired or was revoked. */
     LEASE_NOT_FOUND(404, "lease_not_found"),
@@ -20,19 +20,25 @@ enum ErrorCode {
     UNKNOWN_ROUTE(404, "unknown_route"),
     /** The path exists, with other methods (listed in {@code Allow}). */
     METHOD_NOT_ALLOWED(405, "method_not_allowed"),
-    /** An acquire found the lock still held, or too few of the semaphore's permits free, when its wait ended. */
+    /**
+     * An acquire found the lock still held, or too few of the semaphore's permits free, or a
+     * campaign found the election led by another, when its wait ended.
+     */
     HELD(409, "held"),
-    /** A renew by a lease, token or owner that does not hold the lock or the semaphore's grant. */
+    /** A renew by a lease, token or owner that does not hold the lock or the semaphore's grant, or does not lead the election. */
     NOT_HOLDER(409, "not_holder"),
     /** A renew of a lease that has ended. */
     EXPIRED(409, "expired"),
-    /** A release or a lock's downgrade that cannot apply: a stale token, another owner's lease, or a lease that ended (seed 002 S3). */
+    /**
+     * A release, a lock's downgrade, or an election's proclaim or resign that cannot apply: a stale
+     * token, another owner's lease, or a lease that ended (seed 002 S3).
+     */
     STALE(409, "stale"),
     /**
      * An acquire that contradicts what the name is now or what the owner holds: for a semaphore,
      * another limit than the live semaphore's, a lock's name, or other permits than the owner
      * already holds; for a lock, a semaphore's name, or the other mode than the owner holds it
-     * in; {@code field} names it.
+     * in; for an election, a lock's or a semaphore's name; {@code field} names it.
      */
     CONFLICT(409, "conflict"),
     /** A lease id taken by another client or TTL. */

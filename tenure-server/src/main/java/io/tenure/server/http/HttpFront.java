@@ -40,10 +40,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
- * The HTTP front end (Javalin on Jetty): the JSON lock and semaphore API under {@code /v1}
- * ({@link LockApi}, {@link SemaphoreApi}), {@code /metrics} in the Prometheus text format,
- * {@code /healthz} and {@code /readyz}. Like the gRPC front end it only translates: the lock,
- * semaphore and lease services decide, and failures become answers in one table ({@link Failures}).
+ * The HTTP front end (Javalin on Jetty): the JSON lock, semaphore and election API under
+ * {@code /v1} ({@link LockApi}, {@link SemaphoreApi}, {@link ElectionApi}), {@code /metrics} in
+ * the Prometheus text format, {@code /healthz} and {@code /readyz}. Like the gRPC front end it
+ * only translates: the lock, semaphore, election and lease services decide, and failures become answers in one table ({@link Failures}).
  *
  * <p>Every answer carries {@code X-Request-Id} ({@link RequestIds}). Every error body is
  * {@code {"error": code, "message": text, "field": name}}, {@code field} only when one field is
@@ -73,6 +73,7 @@ public final class HttpFront implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final LockApi locks;
     private final SemaphoreApi semaphores;
+    private final ElectionApi elections;
     private final Javalin app;
     private final int maxConnections;
     private final OpenConnections openConnections = new OpenConnections();
@@ -87,6 +88,7 @@ public final class HttpFront implements AutoCloseable {
         LeaseRecipe leases = new LeaseRecipe(member, timer);
         this.locks = new LockApi(member, leases);
         this.semaphores = new SemaphoreApi(member, leases);
+        this.elections = new ElectionApi(member, leases);
         this.app = Javalin.create(c -> {
             c.showJavalinBanner = false;
             c.startupWatcherEnabled = false;
@@ -144,7 +146,7 @@ public final class HttpFront implements AutoCloseable {
     }
 
     /**
-     * Lock and semaphore names may hold an encoded {@code /} or {@code %}, and empty or dot
+     * Lock, semaphore and election names may hold an encoded {@code /} or {@code %}, and empty or dot
      * segments: Jetty's default refuses such paths as ambiguous, which matters to servlet path
      * mapping, not to us (the routes read the raw path, see {@link NamePath}).
      */
@@ -239,6 +241,13 @@ public final class HttpFront implements AutoCloseable {
         semaphoreActions.put("renew", semaphores::renew);
         semaphoreActions.put("release", semaphores::release);
         app.post("/v1/semaphores/*", ctx -> serve(ctx, () -> post(ctx, NamePath.SEMAPHORES, semaphoreActions)));
+        app.get("/v1/elections/*", ctx -> serve(ctx, () -> elections.describe(NamePath.ELECTIONS.nameOf(ctx.req().getRequestURI()))));
+        Map<String, Action> electionActions = new LinkedHashMap<>();
+        electionActions.put("campaign", elections::campaign);
+        electionActions.put("proclaim", elections::proclaim);
+        electionActions.put("renew", elections::renew);
+        electionActions.put("resign", elections::resign);
+        app.post("/v1/elections/*", ctx -> serve(ctx, () -> post(ctx, NamePath.ELECTIONS, electionActions)));
         app.exception(Failure.class, (failure, ctx) -> render(ctx, failure));
         app.exception(HttpResponseException.class, (e, ctx) -> render(ctx, fromJavalin(ctx, e)));
         app.exception(Exception.class, (e, ctx) -> render(ctx, Failures.of(e)));
@@ -269,7 +278,7 @@ public final class HttpFront implements AutoCloseable {
         } catch (Failure refused) {
             // Refused here, before the lock service saw it (a body that is not JSON, a field
             // missing or out of range): counted as the service counts the input it refuses.
-            // The lock_* counters count locks; semaphores have their latency only.
+            // The lock_* counters count locks; semaphores and elections have their latency only.
             if (path == NamePath.LOCKS) {
                 switch (action) {
                     case "acquire" -> member.metrics().acquire("rejected");

@@ -24,7 +24,7 @@ import java.util.function.Supplier;
 
 /**
  * The lease half of the HTTP recipe, the same for every grant the {@code /v1} routes hand out
- * (locks, semaphores). An HTTP caller has no session and cannot keep alive a lease it has not
+ * (locks, semaphores, leadership of an election). An HTTP caller has no session and cannot keep alive a lease it has not
  * been told of, so:
  *
  * <ul>

@@ -9,18 +9,19 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Lock and semaphore names in paths. A name may contain {@code /} and any Unicode, so the routes
+ * Lock, semaphore and election names in paths. A name may contain {@code /} and any Unicode, so the routes
  * are wildcards and the name is taken from the raw (undecoded) path: {@code /v1/locks/jobs%2Fnightly}
  * and {@code /v1/locks/jobs/nightly} name the same lock. For a POST the last raw segment is the
- * action ({@code acquire}, {@code renew}, {@code release}); percent-encoding is decoded once, after
+ * action ({@code acquire}, {@code renew}, {@code release}, {@code campaign}, ...); percent-encoding is decoded once, after
  * that split, so an encoded {@code %2F} never separates anything.
  *
- * @param noun   what the name names ({@code lock}, {@code semaphore}): the field a bad name is reported as
+ * @param noun   what the name names ({@code lock}, {@code semaphore}, {@code election}): the field a bad name is reported as
  * @param prefix the path before the name
  */
 record NamePath(String noun, String prefix) {
     static final NamePath LOCKS = new NamePath("lock", "/v1/locks/");
     static final NamePath SEMAPHORES = new NamePath("semaphore", "/v1/semaphores/");
+    static final NamePath ELECTIONS = new NamePath("election", "/v1/elections/");
 
     /** A name and, for a POST, the action after it. */
     record Target(String name, String action) {}
