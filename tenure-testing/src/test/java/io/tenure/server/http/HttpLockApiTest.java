@@ -13,8 +13,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
+import static io.tenure.server.http.HttpMember.await;
 import static io.tenure.server.http.HttpMember.body;
 import static io.tenure.server.http.HttpMember.encoded;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -39,10 +39,6 @@ class HttpLockApiTest {
 
     private static List<String> waitersOf(String lock) {
         return member.waiters("locks", lock);
-    }
-
-    private static Reply await(CompletableFuture<Reply> reply) throws Exception {
-        return reply.get(60, TimeUnit.SECONDS);
     }
 
     @Test

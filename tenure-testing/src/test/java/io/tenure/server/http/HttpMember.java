@@ -2,6 +2,7 @@ package io.tenure.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenure.core.kernel.LeaseView;
 import io.tenure.server.ServerConfig;
 import io.tenure.server.TenureServer;
 import io.tenure.testing.TenureCluster;
@@ -17,9 +18,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
+import java.util.stream.Collectors;
 
 /**
  * An HTTP client for the JSON API of a real member: member 0 of a {@link TenureCluster}, either one
@@ -162,6 +166,18 @@ final class HttpMember implements AutoCloseable {
             r.json().get(list).forEach(w -> owners.add(w.get("owner_id").asText()));
         }
         return owners;
+    }
+
+    /** The ids of the live leases whose client id is one of {@code owners}, as the member has applied them. */
+    Set<Long> leasesOf(String... owners) {
+        Set<String> wanted = Set.of(owners);
+        return server().member().stateMachine().read(s -> s.leases()).stream()
+                .filter(l -> wanted.contains(l.clientId())).map(LeaseView::leaseId).collect(Collectors.toSet());
+    }
+
+    /** The answer of a request sent with {@link #postAsync} (say an acquire that waits), within a minute. */
+    static Reply await(CompletableFuture<Reply> reply) throws Exception {
+        return reply.get(60, TimeUnit.SECONDS);
     }
 
     /** POST /v1/locks/{lock}/acquire for owner with ttl and wait; the name is sent encoded. */

@@ -2,7 +2,6 @@ package io.tenure.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.tenure.core.kernel.LeaseView;
 import io.tenure.core.semaphore.SemaphoreTable;
 import io.tenure.server.http.HttpMember.Reply;
 import io.tenure.testing.Await;
@@ -14,10 +13,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 
 import static io.tenure.server.http.HttpLockApiTest.assertError;
+import static io.tenure.server.http.HttpMember.await;
 import static io.tenure.server.http.HttpMember.body;
 import static io.tenure.server.http.HttpMember.claim;
 import static io.tenure.server.http.HttpMember.encoded;
@@ -69,18 +67,8 @@ class HttpSemaphoreApiTest {
         return member.waiters("semaphores", semaphore);
     }
 
-    private static Set<Long> leasesOf(String... owners) {
-        Set<String> wanted = Set.of(owners);
-        return member.server().member().stateMachine().read(s -> s.leases()).stream()
-                .filter(l -> wanted.contains(l.clientId())).map(LeaseView::leaseId).collect(Collectors.toSet());
-    }
-
     private static int semaphoreCount() {
         return member.server().member().stateMachine().read(s -> s.primitive(SemaphoreTable.class).semaphoreCount());
-    }
-
-    private static Reply await(CompletableFuture<Reply> reply) throws Exception {
-        return reply.get(60, TimeUnit.SECONDS);
     }
 
     @Test
@@ -194,7 +182,7 @@ class HttpSemaphoreApiTest {
         // The holder's remaining TTL, with nobody queued.
         assertThat(refusal.get("recommended_retry_ms").asLong()).isBetween(1_000L, 10_000L);
         assertThat(waitersOf("busy/pool")).isEmpty();
-        assertThat(leasesOf("impatient")).as("the refused acquire's lease is revoked").isEmpty();
+        assertThat(member.leasesOf("impatient")).as("the refused acquire's lease is revoked").isEmpty();
 
         CompletableFuture<Reply> queued = acquireAsync("busy/pool", "queued", 3, 2, 60_000);
         Await.until("queued waits", Duration.ofSeconds(30), () -> waitersOf("busy/pool").equals(List.of("queued")));
@@ -204,7 +192,7 @@ class HttpSemaphoreApiTest {
         assertThat(tried.json().get("waiters").asInt()).isEqualTo(1);
         assertThat(tried.json().get("message").asText()).contains("1 waiting");
         assertThat(tried.json().get("recommended_retry_ms").asLong()).isGreaterThan(refusal.get("recommended_retry_ms").asLong());
-        assertThat(leasesOf("impatient")).isEmpty();
+        assertThat(member.leasesOf("impatient")).isEmpty();
 
         release(holder);
         JsonNode next = granted(await(queued));
@@ -274,7 +262,7 @@ class HttpSemaphoreApiTest {
         assertThat(retry.status()).as(retry.toString()).isEqualTo(200);
         assertThat(retry.json()).isEqualTo(first.json());
         assertError(member.get("/v1/leases/" + lease), 404, "lease_not_found", "lease_id");
-        assertThat(leasesOf("releaser")).isEmpty();
+        assertThat(member.leasesOf("releaser")).isEmpty();
     }
 
     @Test
@@ -296,7 +284,7 @@ class HttpSemaphoreApiTest {
         assertThat(staleToken.json().get("message").asText()).contains("is stale for semaphore 'release/guarded'");
         assertError(endedLease, 409, "stale", "lease_id");
         assertThat(withoutRevision(state("release/guarded"))).isEqualTo(before);
-        assertThat(leasesOf("owner")).containsExactly(lease);
+        assertThat(member.leasesOf("owner")).containsExactly(lease);
         release(grant);
     }
 
@@ -311,7 +299,7 @@ class HttpSemaphoreApiTest {
         assertThat(again.json().get("fencing_token").asLong()).isEqualTo(first.get("fencing_token").asLong());
         assertError(otherPermits, 409, "conflict", "permits");
         assertThat(otherPermits.json().get("message").asText()).contains("already holds 2 permits", "not 3");
-        assertThat(leasesOf("retrier")).hasSize(1);
+        assertThat(member.leasesOf("retrier")).hasSize(1);
         JsonNode state = state("retry/pool");
         assertThat(state.get("holders")).hasSize(1);
         assertThat(state.get("available").asInt()).isEqualTo(2);
@@ -324,7 +312,7 @@ class HttpSemaphoreApiTest {
         JsonNode lock = member.acquire("bad/lock", "lock-holder", 10_000, 0).json();
         JsonNode semaphoreBefore = withoutRevision(state("bad/pool"));
         JsonNode lockBefore = member.get("/v1/locks/bad%2Flock").json();
-        Set<Long> leasesBefore = leasesOf("holder", "lock-holder", "prober");
+        Set<Long> leasesBefore = member.leasesOf("holder", "lock-holder", "prober");
         int semaphoresBefore = semaphoreCount();
         String acquire = path("bad/pool", "acquire");
 
@@ -392,7 +380,7 @@ class HttpSemaphoreApiTest {
         assertThat(lockAfter.get("lease_id")).isEqualTo(lockBefore.get("lease_id"));
         assertThat(lockAfter.get("fencing_token")).isEqualTo(lockBefore.get("fencing_token"));
         assertThat(lockAfter.get("version")).isEqualTo(lockBefore.get("version"));
-        assertThat(leasesOf("holder", "lock-holder", "prober")).as("no lease was granted for a bad input").isEqualTo(leasesBefore);
+        assertThat(member.leasesOf("holder", "lock-holder", "prober")).as("no lease was granted for a bad input").isEqualTo(leasesBefore);
         assertThat(semaphoreCount()).as("no semaphore was made for a bad input").isEqualTo(semaphoresBefore);
         assertThat(member.server().member().semaphores().describe("bad/lock")).isNull();
         release(holder);
