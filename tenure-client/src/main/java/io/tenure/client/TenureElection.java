@@ -10,6 +10,7 @@ import io.tenure.proto.v1.LeaderResponse;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -124,8 +125,18 @@ public final class TenureElection {
 
     /** The leader and the revision of the state read (watch from it + 1 to miss nothing), read linearizably. */
     public CompletableFuture<LeaderRead> leaderAsync() {
+        return describeAsync().thenApply(described -> new LeaderRead(described.leader(), described.revision()));
+    }
+
+    /** The leader, its lease's time left and the candidates in the order they will lead, read linearizably. */
+    public ElectionDescription describe() {
+        return Futures.await(describeAsync(), "election '" + name + "'");
+    }
+
+    /** The asynchronous form of {@link #describe()}. */
+    public CompletableFuture<ElectionDescription> describeAsync() {
         return client.call(ElectionServiceGrpc.getLeaderMethod(), LeaderRequest.newBuilder().setName(name).build(), null)
-                .thenApply(response -> new LeaderRead(leaderOf(response), response.getHeader().getRevision()));
+                .thenApply(this::described);
     }
 
     /** A leader read: the leader (empty when nobody leads) and the revision of the state read. */
@@ -232,12 +243,17 @@ public final class TenureElection {
                         : CompletableFuture.<Void>completedFuture(null)));
     }
 
-    private Optional<LeaderInfo> leaderOf(LeaderResponse response) {
+    private ElectionDescription described(LeaderResponse response) {
         if (!response.getHasLeader()) {
-            return Optional.empty();
+            return new ElectionDescription(name, Optional.empty(), Optional.empty(), List.of(), response.getHeader().getRevision());
         }
-        return Optional.of(new LeaderInfo(name, response.getLeaseId(), response.getLeader(), response.getFencingToken(),
-                response.getValue().toByteArray(), response.getValueRevision()));
+        LeaderInfo leader = new LeaderInfo(name, response.getLeaseId(), response.getLeader(), response.getFencingToken(),
+                response.getValue().toByteArray(), response.getValueRevision());
+        Optional<Duration> remaining = response.getLeaderTtlRemainingMs() >= 0
+                ? Optional.of(Duration.ofMillis(response.getLeaderTtlRemainingMs())) : Optional.empty();
+        return new ElectionDescription(name, Optional.of(leader), remaining, response.getCandidatesList().stream()
+                .map(c -> new ElectionDescription.Candidate(c.getLeaseId(), c.getClientId(), c.getJoinedRevision())).toList(),
+                response.getHeader().getRevision());
     }
 
     static void checkValue(byte[] value) {

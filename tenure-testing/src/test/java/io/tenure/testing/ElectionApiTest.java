@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.grpc.StatusRuntimeException;
+import io.tenure.client.ElectionDescription;
 import io.tenure.client.ElectionLatch;
 import io.tenure.client.FailedPreconditionException;
 import io.tenure.client.LeaderInfo;
@@ -50,11 +51,24 @@ class ElectionApiTest {
         assertThat(now.valueAsString()).isEqualTo("a:2");
         assertThat(now.fencingToken()).as("a proclaim is no new election").isEqualTo(first.fencingToken());
         assertThat(now.revision()).isEqualTo(proclaimed);
+        ElectionDescription described = client.election("leader/turns").describe();
+        assertThat(described.leader()).hasValueSatisfying(l -> assertThat(l.leaseId()).isEqualTo(a.id()));
+        assertThat(described.leaderTtlRemaining()).hasValueSatisfying(ttl -> assertThat(ttl).isPositive().isLessThanOrEqualTo(TTL));
+        assertThat(described.candidates()).singleElement().satisfies(c -> {
+            assertThat(c.leaseId()).isEqualTo(b.id());
+            assertThat(c.clientId()).isEqualTo("b");
+            assertThat(c.joinedRevision()).isPositive().isLessThan(proclaimed);
+        });
+        assertThat(described.revision()).isGreaterThanOrEqualTo(proclaimed);
 
         first.resign();
         Leadership next = second.get(10, TimeUnit.SECONDS);
         assertThat(next.fencingToken()).isGreaterThan(proclaimed);
         next.resign();
+        ElectionDescription over = client.election("leader/turns").describe();
+        assertThat(over.leader()).as("nobody leads").isEmpty();
+        assertThat(over.leaderTtlRemaining()).isEmpty();
+        assertThat(over.candidates()).isEmpty();
 
         Await.until("the observer to see four changes", Duration.ofSeconds(10), () -> seen.size() >= 5);
         observing.close();
@@ -123,8 +137,7 @@ class ElectionApiTest {
     }
 
     private static int candidates(TenureClient client, String name) {
-        return ElectionServiceGrpc.newBlockingStub(tenure.cluster().channel(0))
-                .leader(io.tenure.proto.v1.LeaderRequest.newBuilder().setName(name).build()).getCandidatesCount();
+        return client.election(name).describe().candidates().size();
     }
 
     private static void awaitCandidates(TenureClient client, String name, int count) {
