@@ -23,14 +23,16 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * What {@code tenure lock} and {@code tenure semaphore} share: grant a lease, acquire NAME for it
- * within {@code --timeout}, run COMMAND as a {@link LeaseBoundProcess} with the grant in its
- * environment, then release and revoke; and the exit codes that tell these outcomes apart. A
- * subclass says what it acquires ({@link #acquire}) and checks its own options ({@link #validate}).
+ * What {@code tenure lock}, {@code tenure semaphore} and {@code tenure elect} share: grant a lease,
+ * acquire NAME for it within {@code --timeout}, run COMMAND as a {@link LeaseBoundProcess} with
+ * the grant in its environment, then release and revoke; and the exit codes that tell these
+ * outcomes apart. A subclass says what it acquires ({@link #acquire}) and checks its own options
+ * ({@link #validate}).
  *
  * <p>The options here keep the names and defaults {@code tenure lock} has always had: scripts use
  * them. Their help and exit code 4's say "the lock" or "the semaphore" through picocli's
- * {@code ${COMMAND-NAME}}; picocli takes each {@code @Command} attribute that a subclass leaves
+ * {@code ${COMMAND-NAME}}, unless the subclass's resource bundle words it otherwise ({@link #GRANT},
+ * {@link #NOT_ACQUIRED}); picocli takes each {@code @Command} attribute that a subclass leaves
  * unset from this class.
  */
 @Command(mixinStandardHelpOptions = true,
@@ -40,7 +42,7 @@ import picocli.CommandLine.Spec;
             "1:any other error (no member reachable, request refused, COMMAND not runnable)",
             "2:usage error",
             "3:the lease was lost; COMMAND was stopped (or never started)",
-            "4:the ${COMMAND-NAME} was not acquired within --timeout"
+            "4:" + LeaseBoundCommand.NOT_ACQUIRED + " within --timeout"
         })
 abstract class LeaseBoundCommand implements Callable<Integer> {
     /** Variables COMMAND sees; a {@code tenure} it runs never reads them as settings ({@link SettingSources#RESERVED}). */
@@ -53,6 +55,13 @@ abstract class LeaseBoundCommand implements Callable<Integer> {
             + "safe window: TTL/2 for TTLs of 15s and more), COMMAND is stopped with SIGTERM, then SIGKILL, before the "
             + "server could hand ";
     static final String DOUBLE_DASH_HELP = "Put '--' before COMMAND so that its options are not read as tenure's.";
+    /**
+     * What the help calls the grant: key {@code tenure.grant} of the command's resource bundle
+     * ({@code @Command(resourceBundle)}), else "the lock" or "the semaphore" from its name.
+     */
+    static final String GRANT = "${bundle:tenure.grant:-the ${COMMAND-NAME}}";
+    /** Exit code 4 in the help: key {@code tenure.notAcquired}, else "the lock was not acquired". */
+    static final String NOT_ACQUIRED = "${bundle:tenure.notAcquired:-the ${COMMAND-NAME} was not acquired}";
 
     @Spec
     CommandSpec spec;
@@ -62,12 +71,12 @@ abstract class LeaseBoundCommand implements Callable<Integer> {
 
     @Option(names = "--ttl", defaultValue = "10s", converter = DurationConverter.class, paramLabel = "DURATION",
             description = "Lease time to live, e.g. 500ms, 10s, 2m (default: ${DEFAULT-VALUE}). "
-                    + "A paused or partitioned holder loses the ${COMMAND-NAME} after at most its safe window (TTL/2 from 15s up, 5/6 of the TTL at 5s).")
+                    + "A paused or partitioned holder loses " + GRANT + " after at most its safe window (TTL/2 from 15s up, 5/6 of the TTL at 5s).")
     Duration ttl;
 
     @Option(names = "--timeout", defaultValue = "30s", converter = DurationConverter.OrForever.class,
             paramLabel = "DURATION",
-            description = "How long to wait for the ${COMMAND-NAME}: 0 tries once, 'forever' waits until granted "
+            description = "How long to wait for " + GRANT + ": 0 tries once, 'forever' waits until granted "
                     + "(default: ${DEFAULT-VALUE}).")
     Duration timeout;
 

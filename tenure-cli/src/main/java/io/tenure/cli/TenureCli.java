@@ -17,11 +17,12 @@ import picocli.CommandLine.UnmatchedArgumentException;
         description = "Tenure: a Raft-replicated lock and lease service with fencing tokens.",
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
-            "0:success (tenure lock, tenure semaphore: COMMAND's own status, 0..255)",
+            "0:success (tenure lock, tenure semaphore, tenure elect: COMMAND's own status, 0..255)",
             "1:error (no member answered, or the cluster refused the request; the message says which)",
             "2:usage error",
-            "3:tenure lock, tenure semaphore: the lease was lost",
-            "4:tenure lock, tenure semaphore: the lock or semaphore was not acquired within --timeout"
+            "3:tenure lock, tenure semaphore, tenure elect: the lease was lost",
+            "4:tenure lock, tenure semaphore, tenure elect: the lock or semaphore was not acquired, or not elected, "
+                    + "within --timeout"
         })
 public final class TenureCli {
     static final int EXIT_OK = 0;
@@ -42,6 +43,7 @@ public final class TenureCli {
         all.put("server", ServerCommand::new);
         all.put("lock", LockCommand::new);
         all.put("semaphore", SemaphoreCommand::new);
+        all.put("elect", ElectCommand::new);
         all.put("barrier", BarrierCommand::new);
         all.put("status", StatusCommand::new);
         all.put("member", MemberCommand::new);

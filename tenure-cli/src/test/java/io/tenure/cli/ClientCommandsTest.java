@@ -348,6 +348,24 @@ class ClientCommandsTest {
         assertThat(field(out.toString(), "held")).isEqualTo("false");
     }
 
+    @Test
+    void electExitsFourWhenAnotherLeadsAndOneOnALocksName(@TempDir Path tmp) {
+        String never = tmp.resolve("never").toString();
+        Lease holder = lease("elect-holder");
+        client.election("refuse/election", holder).campaign("first");
+        assertThat(run("elect", "refuse/election", "--value", "second", "--timeout", "0", "--", "touch", never))
+                .as(err.toString()).isEqualTo(4);
+        assertThat(err.toString()).contains("tenure elect: not elected leader of 'refuse/election' within 0 ms; 'elect-holder' leads");
+
+        assertThat(lock("refuse/locked", holder.id(), "").getAcquired()).isTrue();
+        assertThat(run("elect", "refuse/locked", "--value", "v", "--timeout", "0", "--", "touch", never))
+                .as(err.toString()).isEqualTo(1);
+        assertThat(err.toString()).startsWith("tenure elect: ").contains("'refuse/locked' is a lock, not an election");
+        assertThat(tmp.resolve("never")).as("no command ran").doesNotExist();
+        assertThat(client.leases()).as("each refused run revoked its lease")
+                .noneMatch(lease -> lease.getClientId().startsWith(LeaseBoundCommand.defaultClientId()));
+    }
+
     static SemaphoreDescription semaphore(String name) {
         return client.semaphore(name, 1).describe();
     }

@@ -189,6 +189,52 @@ class CommandLineTest {
     }
 
     @Test
+    void electReadsNameValueTheLockOptionsAndTheCommandAfterTheDoubleDash() {
+        ElectCommand elect = parsed(ElectCommand.class, "elect", "scheduler", "--value", "n1:9000", "--ttl", "5s",
+                "--timeout", "0", "--client-id", "me", "--endpoints", "a:1,b:2", "--", "sh", "-c", "exit 3");
+
+        assertThat(elect.name).isEqualTo("scheduler");
+        assertThat(elect.value).isEqualTo("n1:9000");
+        assertThat(elect.ttl).isEqualTo(Duration.ofSeconds(5));
+        assertThat(elect.timeout).isZero();
+        assertThat(elect.clientId).isEqualTo("me");
+        assertThat(elect.endpoints.endpoints).containsExactly("a:1", "b:2");
+        assertThat(elect.command).containsExactly("sh", "-c", "exit 3");
+
+        ElectCommand defaults = parsed(ElectCommand.class, "elect", "scheduler", "--value", "", "--", "true");
+        assertThat(defaults.value).as("an empty value is a value").isEmpty();
+        assertThat(defaults.ttl).isEqualTo(Duration.ofSeconds(10));
+        assertThat(defaults.timeout).isEqualTo(Duration.ofSeconds(30));
+        assertThat(defaults.clientId).isNull();
+        assertThat(parsed(ElectCommand.class, "elect", "scheduler", "--value", "v", "--timeout", "forever", "--", "true").timeout)
+                .isNull();
+    }
+
+    @Test
+    void electWithoutAValueOrACommandOrWithATooLongValueIsAUsageError() {
+        assertThat(run("elect", "scheduler", "--", "true")).isEqualTo(2);
+        assertThat(err.toString()).contains("--value");
+
+        err.getBuffer().setLength(0);
+        assertThat(run("elect", "scheduler", "--value", "v")).isEqualTo(2);
+        assertThat(err.toString()).contains("COMMAND");
+
+        err.getBuffer().setLength(0);
+        assertThat(run("elect", "scheduler", "--value", "é".repeat(32 * 1024 + 1), "--", "true")).isEqualTo(2);
+        assertThat(err.toString()).contains("Invalid value for option '--value'").contains("65536 bytes", "got 65538");
+
+        err.getBuffer().setLength(0);
+        assertThat(run("elect", "scheduler", "--value", "v", "--ttl", "0s", "--", "true")).isEqualTo(2);
+        assertThat(err.toString()).contains("--ttl").contains("more than 0");
+
+        for (String other : List.of("--metadata=x", "--read", "--limit=2", "--permits=1")) {
+            err.getBuffer().setLength(0);
+            assertThat(run("elect", "scheduler", "--value", "v", other, "--", "true")).as(other).isEqualTo(2);
+            assertThat(err.toString()).contains(other.split("=")[0]);
+        }
+    }
+
+    @Test
     void aMalformedEndpointIsAUsageErrorNamingEndpoints() {
         assertThat(run("status", "--endpoints", "nonsense")).isEqualTo(2);
         assertThat(err.toString()).contains("--endpoints").contains("nonsense");
@@ -237,8 +283,8 @@ class CommandLineTest {
     @Test
     void helpListsTheSubcommandsAndTheExitCodes() {
         assertThat(run("--help")).isZero();
-        assertThat(out.toString()).contains("server", "lock", "semaphore", "status", "member", "locks", "describe", "lease",
-                "watch", "snapshot", "Exit codes");
+        assertThat(out.toString()).contains("server", "lock", "semaphore", "elect", "status", "member", "locks", "describe",
+                "lease", "watch", "snapshot", "Exit codes");
 
         out.getBuffer().setLength(0);
         assertThat(run("lock", "--help")).isZero();
@@ -246,7 +292,8 @@ class CommandLineTest {
                 .contains("TENURE_FENCING_TOKEN", "--ttl", "--timeout", "--endpoints", "--client-id", "--metadata")
                 .contains("[--read | --write]", "TENURE_LOCK_MODE")
                 .contains("3", "the lease was lost")
-                .contains("4", "not acquired within --timeout");
+                .contains("4", "the lock was not acquired within --timeout");
+        assertThat(out.toString().replaceAll("\\s+", " ")).as("as before tenure elect").contains("wait for the lock", "loses the lock");
 
         out.getBuffer().setLength(0);
         assertThat(run("semaphore", "--help")).isZero();
@@ -257,6 +304,18 @@ class CommandLineTest {
                 .contains("3", "the lease was lost")
                 .contains("4", "the semaphore was not acquired within --timeout")
                 .doesNotContain("--metadata", "--read", "TENURE_LOCK_MODE");
+
+        out.getBuffer().setLength(0);
+        assertThat(run("elect", "--help")).isZero();
+        assertThat(out.toString())
+                .contains("TENURE_LOCK_KEY", "TENURE_LEASE_ID", "TENURE_FENCING_TOKEN", "tenure leader")
+                .contains("--value", "--ttl", "--timeout", "--endpoints", "--client-id")
+                .contains("3", "the lease was lost")
+                .contains("4", "not elected within --timeout")
+                .doesNotContain("--metadata", "--read", "--limit", "${");
+        assertThat(out.toString().replaceAll("\\s+", " ")).as("its own words for what it waits for")
+                .contains("wait for leadership", "loses leadership", "hand leadership to the next candidate")
+                .doesNotContain("the elect ", "the elect:");
     }
 
     @Test
@@ -277,8 +336,8 @@ class CommandLineTest {
     @Test
     void subcommandsAreRegistered() {
         assertThat(TenureCli.commandLine().getSubcommands().keySet())
-                .containsExactlyInAnyOrder("server", "lock", "semaphore", "barrier", "status", "member", "locks", "describe", "lease", "watch",
-                        "snapshot", "bench");
+                .containsExactlyInAnyOrder("server", "lock", "semaphore", "elect", "barrier", "status", "member", "locks", "describe",
+                        "lease", "watch", "snapshot", "bench");
         assertThat(TenureCli.commandLine().getSubcommands().get("member").getSubcommands().keySet())
                 .containsExactlyInAnyOrder("list", "add", "remove");
         assertThat(TenureCli.commandLine().getSubcommands().get("lease").getSubcommands().keySet())
