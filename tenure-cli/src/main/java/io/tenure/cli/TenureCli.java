@@ -22,7 +22,8 @@ import picocli.CommandLine.UnmatchedArgumentException;
             "2:usage error",
             "3:tenure lock, tenure semaphore, tenure elect: the lease was lost",
             "4:tenure lock, tenure semaphore, tenure elect: the lock or semaphore was not acquired, or not elected, "
-                    + "within --timeout"
+                    + "within --timeout",
+            "5:tenure leader: nobody leads the election"
         })
 public final class TenureCli {
     static final int EXIT_OK = 0;
@@ -30,6 +31,7 @@ public final class TenureCli {
     static final int EXIT_USAGE = 2;
     static final int EXIT_LEASE_LOST = 3;
     static final int EXIT_NOT_ACQUIRED = 4;
+    static final int EXIT_NO_LEADER = 5;
 
     /**
      * The subcommands, in the order the help lists them. Made only when needed: picocli reads a
@@ -44,6 +46,7 @@ public final class TenureCli {
         all.put("lock", LockCommand::new);
         all.put("semaphore", SemaphoreCommand::new);
         all.put("elect", ElectCommand::new);
+        all.put("leader", LeaderCommand::new);
         all.put("barrier", BarrierCommand::new);
         all.put("status", StatusCommand::new);
         all.put("member", MemberCommand::new);

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
+import io.tenure.client.ElectionDescription;
+import io.tenure.client.Leadership;
 import io.tenure.client.Lease;
 import io.tenure.client.LockDescription;
 import io.tenure.client.LockHandle;
@@ -349,6 +351,40 @@ class ClientCommandsTest {
     }
 
     @Test
+    void leaderPrintsTheValueClientIdLeaseAndTokenAndExitsFiveWhenNobodyLeads() {
+        Lease alice = lease("alice");
+        Lease bob = lease("bob");
+        Leadership leading = client.election("leader/printed", alice).campaign("n1:9000");
+        client.election("leader/printed", bob).campaignAsync(new byte[] {1, 2});
+        Await.until("bob stands", Duration.ofSeconds(30), () -> election("leader/printed").candidates().size() == 1);
+        long proclaimed = leading.proclaim("n1:9001");
+
+        assertThat(run("leader", "leader/printed")).as(err.toString()).isZero();
+
+        List<String> lines = out.toString().lines().toList();
+        assertThat(lines.subList(0, 4)).as("a proclaimed value keeps the token").containsExactly("value: n1:9001", "client_id: alice",
+                "lease: " + alice.id(), "fencing_token: " + leading.fencingToken());
+        assertThat(lines).hasSize(5).last().asString().startsWith("revision: ");
+        assertThat(Long.parseLong(field(out.toString(), "revision"))).isGreaterThanOrEqualTo(proclaimed);
+        assertThat(err.toString()).isEmpty();
+
+        leading.resign();
+        Await.until("bob leads", Duration.ofSeconds(30), () -> election("leader/printed").leader()
+                .filter(l -> l.clientId().equals("bob")).isPresent());
+        assertThat(run("leader", "leader/printed")).as(err.toString()).isZero();
+        assertThat(field(out.toString(), "value")).as("a value that is not text, in hex").isEqualTo("0x0102");
+        assertThat(Long.parseLong(field(out.toString(), "fencing_token"))).isGreaterThan(proclaimed);
+
+        bob.close();
+        Await.until("nobody leads", Duration.ofSeconds(30), () -> election("leader/printed").leader().isEmpty());
+        assertThat(run("leader", "leader/printed")).as("nobody leads").isEqualTo(5);
+        assertThat(out.toString()).isEmpty();
+        assertThat(err.toString()).isEmpty();
+        assertThat(run("leader", "")).as("no name").isEqualTo(2);
+        assertThat(err.toString()).contains("NAME");
+    }
+
+    @Test
     void electExitsFourWhenAnotherLeadsAndOneOnALocksName(@TempDir Path tmp) {
         String never = tmp.resolve("never").toString();
         Lease holder = lease("elect-holder");
@@ -364,6 +400,10 @@ class ClientCommandsTest {
         assertThat(tmp.resolve("never")).as("no command ran").doesNotExist();
         assertThat(client.leases()).as("each refused run revoked its lease")
                 .noneMatch(lease -> lease.getClientId().startsWith(LeaseBoundCommand.defaultClientId()));
+    }
+
+    static ElectionDescription election(String name) {
+        return client.election(name).describe();
     }
 
     static SemaphoreDescription semaphore(String name) {

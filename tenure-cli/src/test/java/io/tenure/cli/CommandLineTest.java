@@ -235,6 +235,21 @@ class CommandLineTest {
     }
 
     @Test
+    void leaderReadsNameAndWatch() {
+        LeaderCommand once = parsed(LeaderCommand.class, "leader", "scheduler", "--endpoints", "a:1");
+        assertThat(once.name).isEqualTo("scheduler");
+        assertThat(once.watch).isFalse();
+        assertThat(once.endpoints.endpoints).containsExactly("a:1");
+        assertThat(parsed(LeaderCommand.class, "leader", "--watch", "scheduler").watch).isTrue();
+
+        assertThat(run("leader")).isEqualTo(2);
+        assertThat(err.toString()).contains("NAME");
+        err.getBuffer().setLength(0);
+        assertThat(run("leader", "scheduler", "--value", "v")).isEqualTo(2);
+        assertThat(err.toString()).contains("--value");
+    }
+
+    @Test
     void aMalformedEndpointIsAUsageErrorNamingEndpoints() {
         assertThat(run("status", "--endpoints", "nonsense")).isEqualTo(2);
         assertThat(err.toString()).contains("--endpoints").contains("nonsense");
@@ -283,8 +298,9 @@ class CommandLineTest {
     @Test
     void helpListsTheSubcommandsAndTheExitCodes() {
         assertThat(run("--help")).isZero();
-        assertThat(out.toString()).contains("server", "lock", "semaphore", "elect", "status", "member", "locks", "describe",
-                "lease", "watch", "snapshot", "Exit codes");
+        assertThat(out.toString()).contains("server", "lock", "semaphore", "elect", "leader", "status", "member", "locks", "describe",
+                "lease", "watch", "snapshot", "Exit codes")
+                .contains("5", "tenure leader: nobody leads");
 
         out.getBuffer().setLength(0);
         assertThat(run("lock", "--help")).isZero();
@@ -316,6 +332,13 @@ class CommandLineTest {
         assertThat(out.toString().replaceAll("\\s+", " ")).as("its own words for what it waits for")
                 .contains("wait for leadership", "loses leadership", "hand leadership to the next candidate")
                 .doesNotContain("the elect ", "the elect:");
+
+        out.getBuffer().setLength(0);
+        assertThat(run("leader", "--help")).isZero();
+        assertThat(out.toString())
+                .contains("value", "client_id", "lease", "fencing_token", "--watch")
+                .contains("leader: client_id=ID lease=L fencing_token=T revision=R value=V", "leader: none")
+                .contains("5", "nobody leads NAME");
     }
 
     @Test
@@ -336,7 +359,7 @@ class CommandLineTest {
     @Test
     void subcommandsAreRegistered() {
         assertThat(TenureCli.commandLine().getSubcommands().keySet())
-                .containsExactlyInAnyOrder("server", "lock", "semaphore", "elect", "barrier", "status", "member", "locks", "describe",
+                .containsExactlyInAnyOrder("server", "lock", "semaphore", "elect", "leader", "barrier", "status", "member", "locks", "describe",
                         "lease", "watch", "snapshot", "bench");
         assertThat(TenureCli.commandLine().getSubcommands().get("member").getSubcommands().keySet())
                 .containsExactlyInAnyOrder("list", "add", "remove");
