@@ -1,5 +1,7 @@
 package io.tenure.cli;
 
+import io.tenure.client.ElectionDescription;
+import io.tenure.client.LeaderInfo;
 import io.tenure.client.LockDescription;
 import io.tenure.client.LockMode;
 import io.tenure.client.SemaphoreDescription;
@@ -14,12 +16,12 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code tenure describe NAME}: who holds a lock or a semaphore, and who waits for it. */
+/** {@code tenure describe NAME}: who holds a lock or a semaphore, or leads an election, and who waits for it. */
 @Command(name = "describe", mixinStandardHelpOptions = true,
         description = {
-            "Prints who holds lock or semaphore NAME and who waits for it.",
-            "Read linearizably, one 'name: value' per line; the first line says the kind ('lock: NAME' or "
-                    + "'semaphore: NAME').",
+            "Prints who holds lock or semaphore NAME, or leads election NAME, and who waits for it.",
+            "Read linearizably, one 'name: value' per line; the first line says the kind ('lock: NAME', "
+                    + "'semaphore: NAME' or 'election: NAME').",
             "A lock: held, holder, lease, fencing_token, metadata, held_since_revision, grants, holder_ttl_remaining "
                     + "(on the serving member's clock; 'unknown' right after it restarted), mode ('write': one holder; "
                     + "'read': readers share it), holders, then one 'held_by:' line per holder in the order they were "
@@ -30,7 +32,11 @@ import picocli.CommandLine.Spec;
             "A semaphore: limit, available (the permits free), holders, then one 'holder:' line per grant in the "
                     + "order they were made (lease, client_id, permits, fencing_token), revision, waiters, then one "
                     + "'waiter:' line per waiter in the order they will be granted, with the permits it asked for.",
-            "A name nobody holds or waits for prints as a free lock, 'held: false' and the revision, and exits 0."
+            "An election: leader (its client id), lease, fencing_token, value (as text when it is UTF-8 without "
+                    + "control characters, else as 0x and hex), value_revision (of the election or the last proclaim), "
+                    + "leader_ttl_remaining, revision, candidates, then one 'candidate:' line per candidate in the "
+                    + "order they will lead.",
+            "A name nobody holds, leads or waits for prints as a free lock, 'held: false' and the revision, and exits 0."
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success (held or free)", "1:no member answered, or the cluster refused the request",
@@ -39,7 +45,7 @@ final class DescribeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "NAME", description = "The lock or semaphore.")
+    @Parameters(index = "0", paramLabel = "NAME", description = "The lock, semaphore or election.")
     String name;
 
     @Mixin
@@ -61,10 +67,17 @@ final class DescribeCommand implements Callable<Integer> {
                 return TenureCli.EXIT_OK;
             }
             // A name is one kind while it is held or waited for, so a name free as a lock may be a
-            // semaphore. The handle's limit only matters to acquires; describe reads the semaphore's own.
+            // semaphore or an election. The handle's limit only matters to acquires; describe reads
+            // the semaphore's own.
             SemaphoreDescription semaphore = client.semaphore(name, 1).describe();
             if (semaphore.exists()) {
                 print(semaphore, out);
+                return TenureCli.EXIT_OK;
+            }
+            // An election without a leader has no candidates either: the first candidate leads.
+            ElectionDescription election = client.election(name).describe();
+            if (election.leader().isPresent()) {
+                print(election, out);
             } else {
                 print(lock, out);
             }
@@ -120,6 +133,25 @@ final class DescribeCommand implements Callable<Integer> {
         for (SemaphoreDescription.Waiter waiter : semaphore.waiters()) {
             out.println("waiter: " + position++ + " lease=" + waiter.leaseId() + " client_id=" + waiter.clientId()
                     + " permits=" + waiter.permits() + " joined_revision=" + waiter.joinedRevision());
+        }
+        out.flush();
+    }
+
+    static void print(ElectionDescription election, PrintWriter out) {
+        LeaderInfo leader = election.leader().orElseThrow();
+        out.println("election: " + election.name());
+        out.println("leader: " + leader.clientId());
+        out.println("lease: " + leader.leaseId());
+        out.println("fencing_token: " + leader.fencingToken());
+        out.println("value: " + Formats.metadata(leader.value()));
+        out.println("value_revision: " + leader.revision());
+        out.println("leader_ttl_remaining: " + remaining(election.leaderTtlRemaining()));
+        out.println("revision: " + election.revision());
+        out.println("candidates: " + election.candidates().size());
+        int position = 1;
+        for (ElectionDescription.Candidate candidate : election.candidates()) {
+            out.println("candidate: " + position++ + " lease=" + candidate.leaseId() + " client_id=" + candidate.clientId()
+                    + " joined_revision=" + candidate.joinedRevision());
         }
         out.flush();
     }

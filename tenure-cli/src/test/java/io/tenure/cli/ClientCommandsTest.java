@@ -21,6 +21,7 @@ import io.tenure.testing.Waiters;
 import io.tenure.testing.TenureExtension;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -347,6 +348,44 @@ class ClientCommandsTest {
 
         assertThat(run("describe", "describe/pool")).isZero();
         assertThat(out.toString().lines().findFirst()).as("gone with its holders and waiters").hasValue("lock: describe/pool");
+        assertThat(field(out.toString(), "held")).isEqualTo("false");
+    }
+
+    @Test
+    void describePrintsAnElectionsLeaderValueTokenAndTheCandidatesInOrder() {
+        Lease alice = lease("alice");
+        Lease bob = lease("bob");
+        Lease carol = lease("carol");
+        Leadership leading = client.election("describe/election", alice).campaign("n1:9000");
+        client.election("describe/election", carol).campaignAsync("n3".getBytes(StandardCharsets.UTF_8));
+        Await.until("carol stands", Duration.ofSeconds(30), () -> election("describe/election").candidates().size() == 1);
+        client.election("describe/election", bob).campaignAsync("n2".getBytes(StandardCharsets.UTF_8));
+        Await.until("bob stands", Duration.ofSeconds(30), () -> election("describe/election").candidates().size() == 2);
+
+        assertThat(run("describe", "describe/election")).as(err.toString()).isZero();
+
+        String text = out.toString();
+        ElectionDescription truth = election("describe/election");
+        assertThat(text.lines().map(l -> l.substring(0, l.indexOf(':'))).distinct().toList()).containsExactly("election", "leader",
+                "lease", "fencing_token", "value", "value_revision", "leader_ttl_remaining", "revision", "candidates", "candidate");
+        assertThat(field(text, "election")).isEqualTo("describe/election");
+        assertThat(field(text, "leader")).isEqualTo("alice");
+        assertThat(field(text, "lease")).isEqualTo(Long.toString(alice.id()));
+        assertThat(field(text, "fencing_token")).isEqualTo(Long.toString(leading.fencingToken()));
+        assertThat(field(text, "value")).isEqualTo("n1:9000");
+        assertThat(field(text, "value_revision")).as("elected, never proclaimed").isEqualTo(Long.toString(leading.fencingToken()));
+        assertThat(field(text, "leader_ttl_remaining")).matches("\\d+(\\.\\d+)?s");
+        assertThat(Long.parseLong(field(text, "revision"))).isGreaterThanOrEqualTo(truth.candidates().get(1).joinedRevision());
+        assertThat(field(text, "candidates")).isEqualTo("2");
+        assertThat(text.lines().filter(l -> l.startsWith("candidate: ")).toList()).as("in the order they stood").containsExactly(
+                "candidate: 1 lease=" + carol.id() + " client_id=carol joined_revision=" + truth.candidates().get(0).joinedRevision(),
+                "candidate: 2 lease=" + bob.id() + " client_id=bob joined_revision=" + truth.candidates().get(1).joinedRevision());
+        assertThat(text).as("none of a lock's fields").doesNotContain("held:", "metadata:");
+
+        List.of(bob, carol, alice).forEach(Lease::close);
+        Await.until("nobody leads", Duration.ofSeconds(30), () -> election("describe/election").leader().isEmpty());
+        assertThat(run("describe", "describe/election")).isZero();
+        assertThat(out.toString().lines().findFirst()).as("a name nobody leads is a free lock").hasValue("lock: describe/election");
         assertThat(field(out.toString(), "held")).isEqualTo("false");
     }
 
