@@ -1,15 +1,10 @@
 package io.tenure.it;
 
 import io.tenure.client.ElectionDescription;
-import io.tenure.client.TenureClient;
 import io.tenure.testing.Await;
 import io.tenure.testing.ChildJava;
 import io.tenure.testing.MemberProcess;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -22,8 +17,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code tenure elect NAME --value V -- COMMAND} and {@code tenure leader NAME [--watch]} end to end, against a real server process. */
-@ExtendWith(ItLogs.class)
-class ElectCommandTest {
+class ElectCommandTest extends CommandProcessTest {
     private static final String NAME = "svc/scheduler";
     /**
      * A leader's command, {@code sh -c LEADER ID OTHER}: exits 8 (saying why) if OTHER's command
@@ -39,25 +33,6 @@ class ElectCommandTest {
             + "echo \"$TENURE_LOCK_KEY $TENURE_LEASE_ID $TENURE_FENCING_TOKEN\" > $0.env; echo $$ > $0.pid; touch $0.in; "
             + "i=0; while [ ! -e $0.go ]; do i=$((i+1)); [ $i -gt 2400 ] && exit 10; sleep 0.05; done; "
             + "touch $0.done";
-
-    @TempDir
-    Path work;
-    MemberProcess server;
-    TenureClient client;
-    final List<Process> started = new ArrayList<>();
-
-    @BeforeEach
-    void start() throws IOException {
-        server = ItLogs.single(work.resolve("data")).start();
-        client = TenureClient.builder().endpoints(List.of(server.endpoint())).build();
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        started.forEach(Process::destroyForcibly);
-        client.close();
-        server.close();
-    }
 
     /** {@code tenure ARGS --endpoints SERVER}, its standard output in LOG.stdout and its standard error in LOG.log. */
     private Process tenure(String log, List<String> args) throws IOException {
@@ -98,12 +73,7 @@ class ElectCommandTest {
     }
 
     private String readQuietly(String file) {
-        try {
-            Path path = work.resolve(file);
-            return Files.exists(path) ? Files.readString(path) : "";
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
+        return readQuietly(work.resolve(file));
     }
 
     private ElectionDescription election() {

@@ -13,11 +13,7 @@ import io.tenure.proto.v1.Waiter;
 import io.tenure.testing.Await;
 import io.tenure.testing.ChildJava;
 import io.tenure.testing.MemberProcess;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -30,8 +26,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code tenure lock NAME -- COMMAND} end to end, against a real server process. */
-@ExtendWith(ItLogs.class)
-class LockCommandTest {
+class LockCommandTest extends CommandProcessTest {
     /**
      * A reader's command, {@code sh -c READER ID OTHER}: writes its mode and fencing token to
      * ID.env and its pid to ID.pid, creates ID.in, then waits until OTHER.in exists (so both
@@ -52,22 +47,6 @@ class LockCommandTest {
             + "[ -e $r.out ] || { echo \"$r's command had not finished\"; exit 8; }; "
             + "if kill -0 $(cat $r.pid) 2>/dev/null; then echo \"$r's command still runs\"; exit 8; fi; "
             + "done";
-
-    @TempDir
-    Path work;
-    MemberProcess server;
-    final List<Process> started = new ArrayList<>();
-
-    @BeforeEach
-    void start() throws IOException {
-        server = ItLogs.single(work.resolve("data")).start();
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        started.forEach(Process::destroyForcibly);
-        server.close();
-    }
 
     private Process tenureLock(String name, List<String> options, String shellCommand) throws IOException {
         return tenureLock("lock-" + name.replace('/', '_'), name, options, shellCommand);

@@ -1,15 +1,10 @@
 package io.tenure.it;
 
 import io.tenure.client.SemaphoreDescription;
-import io.tenure.client.TenureClient;
 import io.tenure.testing.Await;
 import io.tenure.testing.ChildJava;
 import io.tenure.testing.MemberProcess;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -22,8 +17,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code tenure semaphore NAME --limit N -- COMMAND} end to end, against a real server process. */
-@ExtendWith(ItLogs.class)
-class SemaphoreCommandTest {
+class SemaphoreCommandTest extends CommandProcessTest {
     /**
      * Writes what the command sees to ID.env, then runs until the test creates ID.go, and exits
      * with the status the test gives. The loop is the command's own wait for the test; the test
@@ -31,25 +25,6 @@ class SemaphoreCommandTest {
      */
     private static final String RUN_UNTIL_TOLD = "echo \"$TENURE_LOCK_KEY $TENURE_LEASE_ID $TENURE_FENCING_TOKEN $TENURE_PERMITS\" > $0.env; "
             + "while [ ! -e $0.go ]; do sleep 0.05; done; exit $1";
-
-    @TempDir
-    Path work;
-    MemberProcess server;
-    TenureClient client;
-    final List<Process> started = new ArrayList<>();
-
-    @BeforeEach
-    void start() throws IOException {
-        server = ItLogs.single(work.resolve("data")).start();
-        client = TenureClient.builder().endpoints(List.of(server.endpoint())).build();
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        started.forEach(Process::destroyForcibly);
-        client.close();
-        server.close();
-    }
 
     /** {@code tenure semaphore pool --limit 2 --client-id ID OPTIONS -- sh -c RUN_UNTIL_TOLD ID STATUS}, its output in ID.log. */
     private Process tenureSemaphore(String id, List<String> options, int status) throws IOException {
@@ -78,14 +53,6 @@ class SemaphoreCommandTest {
         Await.PROCESSES.until(id + "'s command started", Duration.ofSeconds(60),
                 () -> Files.exists(file) && readQuietly(file).endsWith("\n"));
         return Files.readString(file).trim().split(" ");
-    }
-
-    private static String readQuietly(Path file) {
-        try {
-            return Files.readString(file);
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
     }
 
     private void tell(String id) throws IOException {

@@ -1,0 +1,50 @@
+package io.tenure.it;
+
+import io.tenure.client.TenureClient;
+import io.tenure.testing.MemberProcess;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What the tests of {@code tenure} client commands run as processes share: one real server
+ * process with its data in {@link #work}, a client of it, and the processes a test adds to
+ * {@link #started}, all ended after each test.
+ */
+@ExtendWith(ItLogs.class)
+abstract class CommandProcessTest {
+    @TempDir
+    Path work;
+    MemberProcess server;
+    TenureClient client;
+    final List<Process> started = new ArrayList<>();
+
+    @BeforeEach
+    void start() throws IOException {
+        server = ItLogs.single(work.resolve("data")).start();
+        client = TenureClient.builder().endpoints(List.of(server.endpoint())).build();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        started.forEach(Process::destroyForcibly);
+        client.close();
+        server.close();
+    }
+
+    /** The file's text; empty while it does not exist. */
+    static String readQuietly(Path file) {
+        try {
+            return Files.exists(file) ? Files.readString(file) : "";
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
