@@ -5,6 +5,7 @@ import io.tenure.client.LeaderInfo;
 import io.tenure.client.LockDescription;
 import io.tenure.client.LockMode;
 import io.tenure.client.SemaphoreDescription;
+import io.tenure.client.TenureBarrier;
 import io.tenure.client.TenureClient;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -21,7 +22,7 @@ import picocli.CommandLine.Spec;
         description = {
             "Prints who holds lock or semaphore NAME, or leads election NAME, and who waits for it.",
             "Read linearizably, one 'name: value' per line; the first line says the kind ('lock: NAME', "
-                    + "'semaphore: NAME' or 'election: NAME').",
+                    + "'semaphore: NAME', 'election: NAME' or 'barrier: NAME').",
             "A lock: held, holder, lease, fencing_token, metadata, held_since_revision, grants, holder_ttl_remaining "
                     + "(on the serving member's clock; 'unknown' right after it restarted), mode ('write': one holder; "
                     + "'read': readers share it), holders, then one 'held_by:' line per holder in the order they were "
@@ -36,6 +37,8 @@ import picocli.CommandLine.Spec;
                     + "control characters, else as 0x and hex), value_revision (of the election or the last proclaim), "
                     + "leader_ttl_remaining, revision, candidates, then one 'candidate:' line per candidate in the "
                     + "order they will lead.",
+            "A barrier: parties (how many it releases together), revision, waiting, then one 'party:' line per "
+                    + "party waiting, in arrival order (lease, client_id, arrived_revision).",
             "A name nobody holds, leads or waits for prints as a free lock, 'held: false' and the revision, and exits 0."
         },
         exitCodeListHeading = "%nExit codes:%n",
@@ -45,7 +48,7 @@ final class DescribeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "NAME", description = "The lock, semaphore or election.")
+    @Parameters(index = "0", paramLabel = "NAME", description = "The lock, semaphore, election or barrier.")
     String name;
 
     @Mixin
@@ -78,6 +81,12 @@ final class DescribeCommand implements Callable<Integer> {
             ElectionDescription election = client.election(name).describe();
             if (election.leader().isPresent()) {
                 print(election, out);
+                return TenureCli.EXIT_OK;
+            }
+            // The handle's parties only matter to awaits; describe reads the barrier's own.
+            TenureBarrier.Description barrier = client.barrier(name, 1).describe();
+            if (barrier.exists()) {
+                print(barrier, out);
             } else {
                 print(lock, out);
             }
@@ -133,6 +142,19 @@ final class DescribeCommand implements Callable<Integer> {
         for (SemaphoreDescription.Waiter waiter : semaphore.waiters()) {
             out.println("waiter: " + position++ + " lease=" + waiter.leaseId() + " client_id=" + waiter.clientId()
                     + " permits=" + waiter.permits() + " joined_revision=" + waiter.joinedRevision());
+        }
+        out.flush();
+    }
+
+    static void print(TenureBarrier.Description barrier, PrintWriter out) {
+        out.println("barrier: " + barrier.name());
+        out.println("parties: " + barrier.parties());
+        out.println("revision: " + barrier.revision());
+        out.println("waiting: " + barrier.waiting().size());
+        int position = 1;
+        for (TenureBarrier.Party party : barrier.waiting()) {
+            out.println("party: " + position++ + " lease=" + party.leaseId() + " client_id=" + party.clientId()
+                    + " arrived_revision=" + party.arrivedRevision());
         }
         out.flush();
     }

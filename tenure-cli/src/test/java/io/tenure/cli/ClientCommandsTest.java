@@ -11,6 +11,7 @@ import io.tenure.client.LockDescription;
 import io.tenure.client.LockHandle;
 import io.tenure.client.SemaphoreDescription;
 import io.tenure.client.SemaphorePermit;
+import io.tenure.client.TenureBarrier;
 import io.tenure.client.TenureClient;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
@@ -387,6 +388,28 @@ class ClientCommandsTest {
         assertThat(run("describe", "describe/election")).isZero();
         assertThat(out.toString().lines().findFirst()).as("a name nobody leads is a free lock").hasValue("lock: describe/election");
         assertThat(field(out.toString(), "held")).isEqualTo("false");
+    }
+
+    @Test
+    void describePrintsABarriersPartiesAndWhoWaitsInArrivalOrder() {
+        Lease alice = lease("alice");
+        Lease bob = lease("bob");
+        client.barrier("describe/gate", 3, alice).awaitAsync();
+        Await.until("alice waits", Duration.ofSeconds(30), () -> client.barrier("describe/gate", 3).describe().waiting().size() == 1);
+        client.barrier("describe/gate", 3, bob).awaitAsync();
+        Await.until("bob waits", Duration.ofSeconds(30), () -> client.barrier("describe/gate", 3).describe().waiting().size() == 2);
+
+        assertThat(run("describe", "describe/gate")).as(err.toString()).isZero();
+
+        String text = out.toString();
+        TenureBarrier.Description truth = client.barrier("describe/gate", 3).describe();
+        assertThat(text.lines().findFirst()).hasValue("barrier: describe/gate");
+        assertThat(field(text, "parties")).isEqualTo("3");
+        assertThat(field(text, "waiting")).isEqualTo("2");
+        assertThat(text.lines().filter(l -> l.startsWith("party: ")).toList()).as("in arrival order").containsExactly(
+                "party: 1 lease=" + alice.id() + " client_id=alice arrived_revision=" + truth.waiting().get(0).arrivedRevision(),
+                "party: 2 lease=" + bob.id() + " client_id=bob arrived_revision=" + truth.waiting().get(1).arrivedRevision());
+        List.of(alice, bob).forEach(Lease::close);
     }
 
     @Test

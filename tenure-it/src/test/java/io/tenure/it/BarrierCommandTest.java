@@ -1,18 +1,12 @@
 package io.tenure.it;
 
-import io.tenure.client.TenureClient;
 import io.tenure.testing.Await;
 import io.tenure.testing.ChildJava;
 import io.tenure.testing.MemberProcess;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,26 +15,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code tenure barrier NAME --parties N} end to end, against a real server process. */
-@ExtendWith(ItLogs.class)
-class BarrierCommandTest {
-    @TempDir
-    Path work;
-    MemberProcess server;
-    TenureClient client;
-    final List<Process> started = new ArrayList<>();
-
-    @BeforeEach
-    void start() throws IOException {
-        server = ItLogs.single(work.resolve("data")).start();
-        client = TenureClient.builder().endpoints(List.of(server.endpoint())).build();
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        started.forEach(Process::destroyForcibly);
-        client.close();
-        server.close();
-    }
+class BarrierCommandTest extends CommandProcessTest {
 
     /** {@code tenure barrier gate --client-id ID OPTIONS}, its output in ID.log. */
     private Process tenureBarrier(String id, String... options) throws IOException {
