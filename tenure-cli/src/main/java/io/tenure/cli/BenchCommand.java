@@ -23,7 +23,7 @@ import picocli.CommandLine.Option;
                     + "line per run on stdout (the format is documented in docs/benchmarks.md).",
             "W1 uncontended lock+unlock, W2 contended hand-offs, W3 leases kept alive, W4 watchers while W1 runs, "
                     + "W5 leader kill -9 and failover (tenure-3 only), W6 clients on one semaphore of --limit permits, "
-                    + "W7 clients on one read/write lock, 90 % of the acquisitions reads."
+                    + "W7 clients on one read/write lock, 90 %% of the acquisitions reads."
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:every run completed without an overlap or a lost lease", "1:a run failed or broke a promise", "2:usage error"})
