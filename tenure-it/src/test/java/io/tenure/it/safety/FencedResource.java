@@ -46,6 +46,16 @@ import java.util.function.Predicate;
  * PWRITE key token permits writer               →  ACCEPT | REFUSE reason
  * PEND key token permits writer                 →  ENDED | NOTHELD reason
  * </pre>
+ *
+ * <p>The run's elections are resources too. A leader writes with its leadership's token and ends
+ * its holding before it resigns; the resource fences each election as a semaphore of limit 1 (a
+ * {@link PermitFence} of its own), so that by its view one leadership at a time holds, and logs
+ * each decision to {@code leaders.jsonl}, as a {@link PermitDecision} of one permit:
+ *
+ * <pre>
+ * LWRITE key token writer                       →  ACCEPT | REFUSE reason
+ * LEND key token writer                         →  ENDED | NOTHELD reason
+ * </pre>
  */
 public final class FencedResource implements AutoCloseable {
     /** Which tokens a write may carry. */
@@ -70,6 +80,8 @@ public final class FencedResource implements AutoCloseable {
     private final Writer log;
     private final Writer permitLog;
     private final PermitFence permitFence;
+    private final Writer leaderLog;
+    private final PermitFence leaderFence;
     private final Map<String, Slot> slots = new TreeMap<>();
     private final List<ResourceWrite> decisions = new ArrayList<>();
     private final Map<String, Section> sections = new HashMap<>();
@@ -80,12 +92,17 @@ public final class FencedResource implements AutoCloseable {
      * @param logFile       where the locks' decisions go ({@code resource.jsonl})
      * @param permitLogFile where the semaphores' decisions go ({@code permits.jsonl})
      * @param limits        the run's semaphores and their limits
+     * @param leaderLogFile where the elections' decisions go ({@code leaders.jsonl})
+     * @param elections     the run's elections
      */
-    public FencedResource(Path logFile, Fence fence, Path permitLogFile, Map<String, Integer> limits) throws IOException {
+    public FencedResource(Path logFile, Fence fence, Path permitLogFile, Map<String, Integer> limits, Path leaderLogFile,
+                          List<String> elections) throws IOException {
         this.fence = fence;
         this.log = Files.newBufferedWriter(logFile, StandardCharsets.UTF_8);
         this.permitLog = Files.newBufferedWriter(permitLogFile, StandardCharsets.UTF_8);
         this.permitFence = new PermitFence(limits);
+        this.leaderLog = Files.newBufferedWriter(leaderLogFile, StandardCharsets.UTF_8);
+        this.leaderFence = new PermitFence(RunInfo.leaderLimits(elections));
         this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         Thread acceptor = new Thread(this::accept, "fenced-resource-accept");
         acceptor.setDaemon(true);
@@ -149,6 +166,14 @@ public final class FencedResource implements AutoCloseable {
                 PermitDecision decision = permitEnd(words[1], Long.parseLong(words[2]), Integer.parseInt(words[3]), words[4]);
                 return decision.accepted() ? "ENDED" : "NOTHELD " + decision.reason();
             }
+            if (words[0].equals("LWRITE") && words.length == 4) {
+                PermitDecision decision = leaderWrite(words[1], Long.parseLong(words[2]), words[3]);
+                return decision.accepted() ? "ACCEPT" : "REFUSE " + decision.reason();
+            }
+            if (words[0].equals("LEND") && words.length == 4) {
+                PermitDecision decision = leaderEnd(words[1], Long.parseLong(words[2]), words[3]);
+                return decision.accepted() ? "ENDED" : "NOTHELD " + decision.reason();
+            }
         } catch (NumberFormatException e) {
             return "ERROR " + e.getMessage();
         }
@@ -184,11 +209,19 @@ public final class FencedResource implements AutoCloseable {
     }
 
     private synchronized PermitDecision permitWrite(String key, long token, int permits, String writer) {
-        return logPermits(permitFence.write(key, token, permits, writer, System.nanoTime()));
+        return logDecisions(permitLog, permitFence.write(key, token, permits, writer, System.nanoTime()));
     }
 
     private synchronized PermitDecision permitEnd(String key, long token, int permits, String writer) {
-        return logPermits(List.of(permitFence.end(key, token, permits, writer, System.nanoTime())));
+        return logDecisions(permitLog, List.of(permitFence.end(key, token, permits, writer, System.nanoTime())));
+    }
+
+    private synchronized PermitDecision leaderWrite(String key, long token, String writer) {
+        return logDecisions(leaderLog, leaderFence.write(key, token, 1, writer, System.nanoTime()));
+    }
+
+    private synchronized PermitDecision leaderEnd(String key, long token, String writer) {
+        return logDecisions(leaderLog, List.of(leaderFence.end(key, token, 1, writer, System.nanoTime())));
     }
 
     /** What {@code process} holds of the run's semaphores by the resource's view, or null: see {@link PermitFence#heldBy}. */
@@ -196,13 +229,13 @@ public final class FencedResource implements AutoCloseable {
         return permitFence.heldBy(process);
     }
 
-    /** Logs a semaphore's decisions in order (the caller holds the resource's lock); returns the last, the one to answer. */
-    private PermitDecision logPermits(List<PermitDecision> decisions) {
+    /** Logs a semaphore's or an election's decisions in order (the caller holds the resource's lock); returns the last, the one to answer. */
+    private PermitDecision logDecisions(Writer to, List<PermitDecision> decisions) {
         try {
             for (PermitDecision d : decisions) {
-                JsonLines.append(permitLog, d);
+                JsonLines.append(to, d);
             }
-            permitLog.flush();
+            to.flush();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -296,6 +329,7 @@ public final class FencedResource implements AutoCloseable {
             try {
                 log.close();
                 permitLog.close();
+                leaderLog.close();
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }

@@ -53,6 +53,16 @@ final class ResourceClient implements AutoCloseable {
         return refusalOf(call("PEND " + key + " " + token + " " + permits + " " + writer), "ENDED", "NOTHELD");
     }
 
+    /** A write by an election's leader with its leadership's token: the refusal's text ({@code REFUSE reason}), or null when accepted. */
+    String leaderWrite(String key, long token, String writer) throws IOException {
+        return refusalOf(call("LWRITE " + key + " " + token + " " + writer), "ACCEPT", "REFUSE");
+    }
+
+    /** Ends the holding of a leadership: the resource's reason when it was not held ({@code NOTHELD reason}), or null. */
+    String leaderEnd(String key, long token, String writer) throws IOException {
+        return refusalOf(call("LEND " + key + " " + token + " " + writer), "ENDED", "NOTHELD");
+    }
+
     private static String refusalOf(String answer, String yes, String no) throws IOException {
         if (answer.equals(yes)) {
             return null;

@@ -30,11 +30,13 @@ import java.util.Map;
  * @param faultsSkipped         fault kinds asked for but not run, and why
  * @param semaphores            the semaphores the lock workers also use (each is also a resource), with their limits; empty
  *                              for a run made before semaphores
+ * @param elections             the elections the lock workers also campaign in (each is also a resource, fenced as a
+ *                              semaphore of limit 1); empty for a run made before elections
  */
 public record RunInfo(long ttlMillis, long electionTimeoutMillis, long expiryPeriodMillis, List<String> members,
                       List<String> keys, long startNanos, long endNanos, long seed, List<String> faults,
                       List<Client> clients, String fence, long snapshotEvery, Map<String, String> faultsSkipped,
-                      Map<String, Integer> semaphores) {
+                      Map<String, Integer> semaphores, List<String> elections) {
     /** The server's lease-expiry scan period. */
     public static final long EXPIRY_PERIOD_MILLIS = 50;
     public static final String FILE = "run.json";
@@ -49,6 +51,14 @@ public record RunInfo(long ttlMillis, long electionTimeoutMillis, long expiryPer
 
     public RunInfo {
         semaphores = semaphores == null ? Map.of() : Map.copyOf(semaphores);
+        elections = elections == null ? List.of() : List.copyOf(elections);
+    }
+
+    /** Each election with a limit of 1, as the {@link PermitFence} that fences elections takes them. */
+    static Map<String, Integer> leaderLimits(List<String> elections) {
+        Map<String, Integer> limits = new java.util.TreeMap<>();
+        elections.forEach(name -> limits.put(name, 1));
+        return limits;
     }
 
     public static RunInfo read(Path runDir) throws IOException {
@@ -64,6 +74,6 @@ public record RunInfo(long ttlMillis, long electionTimeoutMillis, long expiryPer
 
     public RunInfo ended(long endNanos, List<String> members, Map<String, String> faultsSkipped) {
         return new RunInfo(ttlMillis, electionTimeoutMillis, expiryPeriodMillis, members, keys, startNanos, endNanos, seed,
-                faults, clients, fence, snapshotEvery, faultsSkipped, semaphores);
+                faults, clients, fence, snapshotEvery, faultsSkipped, semaphores, elections);
     }
 }

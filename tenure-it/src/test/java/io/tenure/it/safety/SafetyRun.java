@@ -14,7 +14,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A safety run (issue 6): real {@code tenure server} members, client processes
- * ({@link SafetyWorker}) doing fenced read-modify-writes under locks, keeping leases and
+ * ({@link SafetyWorker}) doing fenced read-modify-writes under locks, fenced writes under semaphores and as elections'
+ * leaders, keeping leases and
  * watching, the fenced resource they share ({@link FencedResource}), and the seeded
  * {@link Nemesis}; everything recorded in a run directory for the checker:
  *
@@ -24,6 +25,7 @@ import java.util.concurrent.TimeUnit;
  *   history/&lt;process&gt;.jsonl     an {@link Op} per line, per client process (and the F10 filler)
  *   resource.jsonl              a {@link ResourceWrite} per line: every accept and refusal, in order
  *   permits.jsonl               a {@link PermitDecision} per line: the semaphores' writes, ends and displacements, in order
+ *   leaders.jsonl               a {@link PermitDecision} per line: the same for the elections' leaders (one permit each)
  *   nemesis.jsonl               a {@link NemesisEvent} per line: each fault's start and end
  *   members/&lt;name&gt;/audit.jsonl  the member's applied commands (the server's --audit-log; on unless --auditLog false)
  *   members/&lt;name&gt;/member.log   the member's output; members/&lt;name&gt;/data its data directory
@@ -44,6 +46,11 @@ public final class SafetyRun {
      * queue and hold it together.
      */
     public static final Map<String, Integer> SEMAPHORES = Map.of("safety/s0", 3);
+    /**
+     * The election every lock worker also campaigns in (lead, write, proclaim, resign, beside its
+     * lock cycles; {@link ElectionWorker}): one name, so that the workers stand in line for it.
+     */
+    public static final List<String> ELECTIONS = List.of("safety/e0");
     /** Heap of each client process. */
     static final String CLIENT_HEAP = "-Xmx128m";
     static final Duration CLIENT_START_LIMIT = Duration.ofSeconds(120);
@@ -118,7 +125,7 @@ public final class SafetyRun {
     private static Result runIn(SafetyConfig config, NetworkFaults network, Path runDir, Map<String, Process> clients,
                                 List<AutoCloseable> toClose) throws Exception {
         FencedResource resource = new FencedResource(runDir.resolve("resource.jsonl"), config.fence(), runDir.resolve("permits.jsonl"),
-                SEMAPHORES);
+                SEMAPHORES, runDir.resolve("leaders.jsonl"), ELECTIONS);
         toClose.add(resource);
         Cluster.Options options = clusterOptions(config, runDir);
         if (network instanceof io.tenure.it.Placement placement) {
@@ -153,7 +160,7 @@ public final class SafetyRun {
         long startNanos = System.nanoTime();
         RunInfo info = new RunInfo(config.ttl().toMillis(), config.electionTimeout().toMillis(), RunInfo.EXPIRY_PERIOD_MILLIS,
                 lab.everMembers, KEYS, startNanos, 0, config.seed(), config.faults().stream().sorted().map(Fault::name).toList(),
-                clientInfo, config.fence().name(), config.snapshotEvery(), Map.of(), SEMAPHORES);
+                clientInfo, config.fence().name(), config.snapshotEvery(), Map.of(), SEMAPHORES, ELECTIONS);
         info.write(runDir);
         for (int i = 1; i <= config.clients(); i++) {
             String name = "c" + i;
