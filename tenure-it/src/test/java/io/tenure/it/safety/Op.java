@@ -10,17 +10,17 @@ package io.tenure.it.safety;
  * @param id            unique within the run (the process's number in the high bits)
  * @param process       the client process's name, e.g. {@code c3}
  * @param kind          what was done
- * @param key           the lock or semaphore, and the fenced resource it protects; null for lease operations
+ * @param key           the lock, semaphore or election, and the fenced resource it protects; null for lease operations
  * @param leaseId       the lease used or granted; 0 when none
- * @param token         ACQUIRE, SEM_ACQUIRE: the fencing token granted; RELEASE, WRITE, SEM_WRITE,
- *                      SEM_RELEASE: the token used; WATCH: the event's revision
+ * @param token         ACQUIRE, SEM_ACQUIRE, CAMPAIGN: the fencing token granted; RELEASE, WRITE, SEM_WRITE,
+ *                      SEM_RELEASE, LEAD_WRITE, PROCLAIM, RESIGN: the token used; WATCH: the event's revision
  * @param value         READ: the value read; WRITE: the value written; WATCH: 1 for PUT, 0 for DELETE;
  *                      SEM_ACQUIRE, SEM_WRITE, SEM_RELEASE: the grant's permits
  * @param ttlMillis     GRANT, KEEPALIVE: the TTL the server acknowledged
  * @param invokeNanos   when the operation was invoked
  * @param completeNanos when its outcome was known (for INFO: when the process gave up on it)
  * @param outcome       OK, FAIL (definitely did not happen), INFO (may or may not have happened)
- * @param position      the log position the answer named (a grant's token, a header revision); 0 when none
+ * @param position      the log position the answer named (a grant's token, a proclaim's revision, a header revision); 0 when none
  * @param error         the failure's text, or null
  * @param member        the endpoint that answered, or null
  * @param stream        WATCH: which watch stream delivered it (its events must be gapless and ordered); else null
@@ -56,7 +56,18 @@ public record Op(long id, String process, Kind kind, String key, long leaseId, l
          */
         SEM_WRITE,
         /** The grant of semaphore {@code key} with {@code token} ({@code value} permits) was released. */
-        SEM_RELEASE
+        SEM_RELEASE,
+        /** Election {@code key} was won: {@code token} is the leadership's fencing token. */
+        CAMPAIGN,
+        /**
+         * The fenced resource of election {@code key} was written by its leader with {@code token}; FAIL
+         * when the resource refused it (a newer leader had written, or this leadership's holding ended).
+         */
+        LEAD_WRITE,
+        /** The leader of election {@code key} with {@code token} proclaimed a new value; {@code position} is its revision. */
+        PROCLAIM,
+        /** The leadership of election {@code key} with {@code token} was resigned. */
+        RESIGN
     }
 
     public enum Outcome { OK, FAIL, INFO }

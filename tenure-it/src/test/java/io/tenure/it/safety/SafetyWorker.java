@@ -18,10 +18,11 @@ import java.util.Random;
  *              --endpoints HOST:PORT,... --resource HOST:PORT --seed N
  * </pre>
  *
- * It reads the TTL, the hot keys and the semaphores from {@code DIR/run.json}, connects with the Java SDK to the
+ * It reads the TTL, the hot keys, the semaphores and the elections from {@code DIR/run.json}, connects with the Java SDK to the
  * endpoints given (the harness's links to the members), and plays its role until it is told to
  * stop: SIGTERM, or the end of its standard input (the harness closes it, or died). A lock
- * worker also runs a {@link SemaphoreWorker} on a thread of its own, when the run has semaphores. Every
+ * worker also runs a {@link SemaphoreWorker} and an {@link ElectionWorker}, each on a thread of its
+ * own, when the run has semaphores and elections. Every
  * operation goes to {@code DIR/history/<name>.jsonl}; operations still open when it stops are
  * written as INFO. It may be killed or paused (SIGSTOP) at any moment; the SDK fails over when
  * members die.
@@ -46,11 +47,13 @@ public final class SafetyWorker {
         long seed = Long.parseLong(options.get("seed")) * 1_000_003L + Integer.parseInt(options.get("number"));
         WorkerContext ctx = new WorkerContext(name, history, client, new Random(seed), Duration.ofMillis(run.ttlMillis()), run.keys(),
                 options.get("resource"));
-        // The semaphore thread draws from a random of its own, so the lock side's choices stay those of its seed.
+        // The semaphore and election threads draw from randoms of their own, so the lock side's choices stay those of its seed.
         WorkerContext semaphoreCtx = ctx.withRandom(new Random(~seed));
+        WorkerContext electionCtx = ctx.withRandom(new Random(Long.reverse(seed)));
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             ctx.running = false;
             semaphoreCtx.running = false;
+            electionCtx.running = false;
             history.close("the process was stopped with the operation open");
         }, "history-close"));
         exitWhenStdinEnds();
@@ -64,6 +67,12 @@ public final class SafetyWorker {
                                 "semaphore-worker");
                         semaphores.setDaemon(true);
                         semaphores.start();
+                    }
+                    if (!run.elections().isEmpty()) {
+                        Thread elections = new Thread(() -> new ElectionWorker(electionCtx, leases, run.elections()).run(),
+                                "election-worker");
+                        elections.setDaemon(true);
+                        elections.start();
                     }
                     new LockWorker(ctx, leases).run();
                 }

@@ -4,6 +4,7 @@ import io.tenure.client.Lease;
 import io.tenure.client.LeaseLostException;
 import io.tenure.client.LimitExceededException;
 import io.tenure.client.LockNotAcquiredException;
+import io.tenure.client.NotElectedException;
 import io.tenure.client.SemaphoreNotAcquiredException;
 import io.tenure.client.TenureClient;
 import io.tenure.client.UnavailableException;
@@ -130,7 +131,8 @@ final class WorkerContext {
 
     /**
      * How an operation that threw ended: FAIL when the server definitely refused it (a lock or
-     * semaphore wait that timed out, an unknown lease, a bad request, a limit), INFO when it may have happened
+     * semaphore wait or a campaign that timed out, an unknown lease, a bad request, a limit, a
+     * proclaim of a leadership that is over), INFO when it may have happened
      * (no member answered in time, the lease was lost while waiting, anything unexpected).
      */
     static Outcome outcomeOf(Throwable failure) {
@@ -138,7 +140,8 @@ final class WorkerContext {
         if (e instanceof UnavailableException || e instanceof LeaseLostException) {
             return Outcome.INFO;
         }
-        if (e instanceof LockNotAcquiredException || e instanceof SemaphoreNotAcquiredException || e instanceof LimitExceededException
+        if (e instanceof LockNotAcquiredException || e instanceof SemaphoreNotAcquiredException || e instanceof NotElectedException
+                || e instanceof LimitExceededException
                 || e instanceof io.tenure.client.NotFoundException || e instanceof io.tenure.client.InvalidArgumentException
                 || e instanceof io.tenure.client.AlreadyExistsException || e instanceof io.tenure.client.FailedPreconditionException) {
             return Outcome.FAIL;
