@@ -35,14 +35,11 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -186,9 +183,6 @@ class SafetyCheckerTest {
         }
     }
 
-    private static Set<Integer> violatedChecks(Verdict verdict) {
-        return verdict.violations().stream().map(Violation::check).collect(Collectors.toCollection(TreeSet::new));
-    }
 
     private static String firstOf(Verdict verdict, int check) {
         return verdict.violations().stream().filter(v -> v.check() == check).findFirst().orElseThrow().description();
@@ -210,7 +204,7 @@ class SafetyCheckerTest {
     void aStaleWriteAcceptedByTheResourceIsCheck2() throws IOException {
         Verdict verdict = SafetyChecker.check(standardRun(Plant.STALE_WRITE));
 
-        assertThat(violatedChecks(verdict)).as(verdict.report()).containsExactly(2);
+        assertThat(verdict.violatedChecks()).as(verdict.report()).containsExactly(2);
         assertThat(firstOf(verdict, 2)).contains("stale write accepted", "token " + position(4), "after it had accepted token " + position(9));
         assertThat(verdict.report()).contains("## First violation: check 2", "Fault timeline", "kill start n2");
     }
@@ -220,7 +214,7 @@ class SafetyCheckerTest {
         Verdict verdict = SafetyChecker.check(standardRun(Plant.DUPLICATE_TOKEN));
 
         // The client's answer also fails to match the log (check 4), and comes out of real-time order.
-        assertThat(violatedChecks(verdict)).as(verdict.report()).containsExactly(1, 4);
+        assertThat(verdict.violatedChecks()).as(verdict.report()).containsExactly(1, 4);
         assertThat(firstOf(verdict, 1)).contains("token " + position(4) + " returned to two holders", "lease 101", "lease 102");
         assertThat(verdict.violations().get(0).around()).extracting(Op::process).contains("c1", "c2");
     }
@@ -229,7 +223,7 @@ class SafetyCheckerTest {
     void aLostUpdateIsCheck2() throws IOException {
         Verdict verdict = SafetyChecker.check(standardRun(Plant.LOST_UPDATE));
 
-        assertThat(violatedChecks(verdict)).as(verdict.report()).containsExactly(2);
+        assertThat(verdict.violatedChecks()).as(verdict.report()).containsExactly(2);
         assertThat(verdict.violations()).extracting(Violation::description)
                 .anyMatch(d -> d.contains("acknowledged update lost") && d.contains("c2 WRITE"))
                 .anyMatch(d -> d.contains("lost update: c3 read 2") && d.contains("held 1"));
@@ -239,7 +233,7 @@ class SafetyCheckerTest {
     void aWatchGapIsCheck9() throws IOException {
         Verdict verdict = SafetyChecker.check(standardRun(Plant.WATCH_GAP));
 
-        assertThat(violatedChecks(verdict)).as(verdict.report()).containsExactly(9);
+        assertThat(verdict.violatedChecks()).as(verdict.report()).containsExactly(9);
         assertThat(firstOf(verdict, 9)).contains("gap", "skipped revision " + position(8), "PUT 'k1' lease 102");
     }
 
@@ -247,7 +241,7 @@ class SafetyCheckerTest {
     void aWatchGoingBackInTimeAcrossAReconnectIsCheck9() throws IOException {
         Verdict verdict = SafetyChecker.check(standardRun(Plant.WATCH_BACK_IN_TIME));
 
-        assertThat(violatedChecks(verdict)).as(verdict.report()).containsExactly(9);
+        assertThat(verdict.violatedChecks()).as(verdict.report()).containsExactly(9);
         assertThat(firstOf(verdict, 9)).contains("went back in time", "revision " + position(8) + " (from n2) after "
                 + position(10) + " (from n1)");
     }
@@ -256,7 +250,7 @@ class SafetyCheckerTest {
     void aLeaseExpiredBeforeItsTtlAfterAnAcknowledgedKeepAliveIsCheck7() throws IOException {
         Verdict verdict = SafetyChecker.check(standardRun(Plant.EARLY_EXPIRY));
 
-        assertThat(violatedChecks(verdict)).as(verdict.report()).containsExactly(7);
+        assertThat(verdict.violatedChecks()).as(verdict.report()).containsExactly(7);
         assertThat(firstOf(verdict, 7)).contains("lease 104 expired", "4200 ms after the keep-alive", "TTL is 5000 ms");
     }
 
@@ -265,7 +259,7 @@ class SafetyCheckerTest {
         Verdict verdict = SafetyChecker.check(standardRun(Plant.FIFO));
 
         // The member's results also differ from the model's (check 3), and the client's grant is not the log's (1, 4).
-        assertThat(violatedChecks(verdict)).as(verdict.report()).contains(8, 3);
+        assertThat(verdict.violatedChecks()).as(verdict.report()).contains(8, 3);
         assertThat(firstOf(verdict, 8)).contains("lock 'k1' handed to lease 103", "before lease 102");
     }
 
@@ -273,7 +267,7 @@ class SafetyCheckerTest {
     void twoHoldersAtOneIndexAreCheck3() throws IOException {
         Verdict verdict = SafetyChecker.check(standardRun(Plant.TWO_HOLDERS));
 
-        assertThat(violatedChecks(verdict)).as(verdict.report()).contains(3);
+        assertThat(verdict.violatedChecks()).as(verdict.report()).contains(3);
         assertThat(verdict.violations()).filteredOn(v -> v.check() == 3).extracting(Violation::description)
                 .anyMatch(d -> d.contains("index 5") && d.contains("two holders of lock 'k1': lease 101") && d.contains("lease 102"))
                 .anyMatch(d -> d.contains("index 5") && d.contains("the model gives"));
@@ -283,7 +277,7 @@ class SafetyCheckerTest {
     void replicasWithDifferentDigestsAtOneIndexAreCheck5() throws IOException {
         Verdict verdict = SafetyChecker.check(standardRun(Plant.DIGEST_MISMATCH));
 
-        assertThat(violatedChecks(verdict)).as(verdict.report()).containsExactly(5);
+        assertThat(verdict.violatedChecks()).as(verdict.report()).containsExactly(5);
         assertThat(verdict.violations()).extracting(Violation::description)
                 .anyMatch(d -> d.contains("index 17: state digest") && d.contains("n1#1") && d.contains("n2#1"))
                 .anyMatch(d -> d.contains("n2#1's state digest") && d.contains("differs from the model's"));
@@ -293,7 +287,7 @@ class SafetyCheckerTest {
     void aLockHandedToTheWaiterTooLongAfterItsHolderDiedIsCheck10() throws IOException {
         Verdict verdict = SafetyChecker.check(standardRun(Plant.LATE_HANDOVER));
 
-        assertThat(violatedChecks(verdict)).as(verdict.report()).containsExactly(10);
+        assertThat(verdict.violatedChecks()).as(verdict.report()).containsExactly(10);
         assertThat(firstOf(verdict, 10)).contains("the waiter for 'k2' got it 9700 ms after pause of c4", "8000 ms after the last overlapping heal", "over the bound of 7050 ms");
     }
 
@@ -301,7 +295,7 @@ class SafetyCheckerTest {
     void noLeaderWithinTwoElectionTimeoutsAndASecondAfterAHealIsCheck10() throws IOException {
         Verdict verdict = SafetyChecker.check(standardRun(Plant.NO_LEADER_AFTER_HEAL));
 
-        assertThat(violatedChecks(verdict)).as(verdict.report()).containsExactly(10);
+        assertThat(verdict.violatedChecks()).as(verdict.report()).containsExactly(10);
         assertThat(firstOf(verdict, 10)).contains("no leader within 3000 ms after kill of n1 healed", "nothing was applied");
     }
 
@@ -309,7 +303,7 @@ class SafetyCheckerTest {
     void anAcknowledgedOperationMissingFromTheLogIsCheck6() throws IOException {
         Verdict verdict = SafetyChecker.check(standardRun(Plant.LOST_ACK));
 
-        assertThat(violatedChecks(verdict)).as(verdict.report()).containsExactly(6);
+        assertThat(verdict.violatedChecks()).as(verdict.report()).containsExactly(6);
         assertThat(firstOf(verdict, 6)).contains("acknowledged c9 GRANT lease 999", "in no member's applied log");
     }
 
@@ -317,7 +311,7 @@ class SafetyCheckerTest {
     void anAnswerWithASmallerPositionThanOneCompletedBeforeItIsCheck4() throws IOException {
         Verdict verdict = SafetyChecker.check(standardRun(Plant.REAL_TIME));
 
-        assertThat(violatedChecks(verdict)).as(verdict.report()).containsExactly(4);
+        assertThat(verdict.violatedChecks()).as(verdict.report()).containsExactly(4);
         assertThat(firstOf(verdict, 4)).contains("real-time order broken", "c3 ACQUIRE", "c7 KEEPALIVE");
     }
 

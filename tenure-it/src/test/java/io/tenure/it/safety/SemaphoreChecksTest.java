@@ -20,10 +20,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.function.BiConsumer;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -250,13 +247,7 @@ class SemaphoreChecksTest {
         return result;
     }
 
-    private static Set<Integer> violatedChecks(Verdict verdict) {
-        return verdict.violations().stream().map(Violation::check).collect(Collectors.toCollection(TreeSet::new));
-    }
 
-    private static List<String> descriptions(Verdict verdict, int check) {
-        return verdict.violations().stream().filter(v -> v.check() == check).map(Violation::description).toList();
-    }
 
     @Test
     void aCleanSemaphoreRunPassesTheChecksThatCoverSemaphores() throws IOException {
@@ -278,8 +269,8 @@ class SemaphoreChecksTest {
     void moreGrantedPermitsThanTheLimitByTheLogAreCheck3() throws IOException {
         Verdict verdict = SafetyChecker.check(semaphoreRun(Plant.OVER_LIMIT));
 
-        assertThat(violatedChecks(verdict)).as(verdict.report()).contains(3);
-        assertThat(descriptions(verdict, 3))
+        assertThat(verdict.violatedChecks()).as(verdict.report()).contains(3);
+        assertThat(verdict.descriptions(3))
                 .anyMatch(d -> d.contains("index 6") && d.contains("semaphore 's' (limit 3) has 5 permits held by the log"))
                 .anyMatch(d -> d.contains("index 6") && d.contains("the model gives"));
     }
@@ -288,8 +279,8 @@ class SemaphoreChecksTest {
     void aNewcomerGrantedPastAWaiterIsCheck8() throws IOException {
         Verdict verdict = SafetyChecker.check(semaphoreRun(Plant.PASSED_A_WAITER));
 
-        assertThat(violatedChecks(verdict)).as(verdict.report()).contains(8);
-        assertThat(descriptions(verdict, 8)).anyMatch(d -> d.contains("index 9")
+        assertThat(verdict.violatedChecks()).as(verdict.report()).contains(8);
+        assertThat(verdict.descriptions(8)).anyMatch(d -> d.contains("index 9")
                 && d.contains("granted 1 permits to newcomer lease 204 past 1 waiter(s), first lease 203"));
     }
 
@@ -297,8 +288,8 @@ class SemaphoreChecksTest {
     void fourPermitsHeldByTheResourcesViewAreCheck2() throws IOException {
         Verdict verdict = SafetyChecker.check(semaphoreRun(Plant.RESOURCE_OVER_LIMIT));
 
-        assertThat(violatedChecks(verdict)).as(verdict.report()).containsExactly(2);
-        assertThat(descriptions(verdict, 2)).singleElement().asString().contains("limit 3", "4 permits held by the resource's view");
+        assertThat(verdict.violatedChecks()).as(verdict.report()).containsExactly(2);
+        assertThat(verdict.descriptions(2)).singleElement().asString().contains("limit 3", "4 permits held by the resource's view");
         assertThat(verdict.violations().get(0).around()).extracting(Op::process).contains("c1", "c3");
     }
 
@@ -307,8 +298,8 @@ class SemaphoreChecksTest {
         Verdict verdict = SafetyChecker.check(semaphoreRun(Plant.LOST_GRANT));
 
         // The answer does not match the log either (check 4).
-        assertThat(violatedChecks(verdict)).as(verdict.report()).containsExactly(4, 6);
-        assertThat(descriptions(verdict, 6)).singleElement().asString().contains("acknowledged c9 SEM_ACQUIRE 's' lease 209",
+        assertThat(verdict.violatedChecks()).as(verdict.report()).containsExactly(4, 6);
+        assertThat(verdict.descriptions(6)).singleElement().asString().contains("acknowledged c9 SEM_ACQUIRE 's' lease 209",
                 "in no member's applied log");
     }
 }

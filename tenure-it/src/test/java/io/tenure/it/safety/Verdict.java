@@ -54,6 +54,16 @@ public record Verdict(Path runDir, RunInfo run, List<CheckOutcome> checks, List<
         return violations.stream().anyMatch(v -> v.check() == number);
     }
 
+    /** The checks that found at least one violation, in order. */
+    public java.util.SortedSet<Integer> violatedChecks() {
+        return violations.stream().map(Violation::check).collect(Collectors.toCollection(java.util.TreeSet::new));
+    }
+
+    /** What check {@code number}'s violations say, earliest first. */
+    public List<String> descriptions(int number) {
+        return violations.stream().filter(v -> v.check() == number).map(Violation::description).toList();
+    }
+
     public CheckOutcome outcome(int number) {
         return checks.stream().filter(c -> c.check() == number).findFirst().orElseThrow();
     }
