@@ -259,10 +259,12 @@ final class AppliedLog {
 
     /**
      * The grant a wake-up effect hands a waiter ({@code {"type":"Granted","key","leaseId","fencingToken","again"}}),
-     * or null for any other effect.
+     * or the leadership it hands a candidate ({@code {"type":"Elected",...}}, the same fields), or
+     * null for any other effect.
      */
     static JsonNode handOff(JsonNode effect) {
-        return effect.path("type").asText().equals("Wake") && effect.path("result").path("type").asText().equals("Granted")
+        String result = effect.path("result").path("type").asText();
+        return effect.path("type").asText().equals("Wake") && (result.equals("Granted") || result.equals("Elected"))
                 ? effect.path("result") : null;
     }
 

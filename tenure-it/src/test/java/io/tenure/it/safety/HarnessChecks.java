@@ -30,7 +30,11 @@ import java.util.stream.Stream;
  *   <li>per semaphore, by the resource's view ({@code permits.jsonl}, {@link PermitFence#breaches}):
  *       more permits held than the limit, or a write accepted under a grant whose holding had
  *       ended or that a newer accepted grant rules out; and a SEM_WRITE whose recorded outcome is
- *       not the resource's decision.</li>
+ *       not the resource's decision;</li>
+ *   <li>per election, by the resource's view ({@code leaders.jsonl}, the same replay with a limit of
+ *       1): two leaderships held at once, or a leader's write accepted after its holding had ended
+ *       or after a newer leader's; and a LEAD_WRITE whose recorded outcome is not the resource's
+ *       decision.</li>
  * </ol>
  * Warnings (reported, not failing; the checker judges them against the members' logs): a write
  * accepted after another process had already been granted the key with a larger token (the
@@ -109,6 +113,9 @@ public final class HarnessChecks {
         List<PermitDecision> permitDecisions = Files.exists(runDir.resolve("permits.jsonl"))
                 ? JsonLines.read(runDir.resolve("permits.jsonl"), PermitDecision.class) : List.of();
         checkPermits(ops, permitDecisions, run.semaphores(), violations);
+        List<PermitDecision> leaderDecisions = Files.exists(runDir.resolve("leaders.jsonl"))
+                ? JsonLines.read(runDir.resolve("leaders.jsonl"), PermitDecision.class) : List.of();
+        checkLeaders(ops, leaderDecisions, run.elections(), violations);
 
         Map<Kind, Map<Outcome, Integer>> byKind = new EnumMap<>(Kind.class);
         for (Op op : ops) {
@@ -121,7 +128,7 @@ public final class HarnessChecks {
         for (ResourceWrite w : writes) {
             (w.accepted() ? accepted : refused).merge(w.key(), 1, Integer::sum);
         }
-        for (PermitDecision d : permitDecisions) {
+        for (PermitDecision d : Stream.concat(permitDecisions.stream(), leaderDecisions.stream()).toList()) {
             if (d.event() == PermitDecision.Event.WRITE) {
                 (d.accepted() ? accepted : refused).merge(d.key(), 1, Integer::sum);
             }
@@ -176,19 +183,31 @@ public final class HarnessChecks {
     /** Violation 4: the semaphores' resource view, and each SEM_WRITE's recorded outcome against the resource's decision. */
     static void checkPermits(List<Op> ops, List<PermitDecision> decisions, Map<String, Integer> limits, List<String> violations) {
         PermitFence.breaches(decisions, limits).forEach(b -> violations.add(b.description()));
+        checkOutcomes(ops, Kind.SEM_WRITE, decisions, violations);
+    }
+
+    /** Violation 5: the elections' resource view (one leadership at a time), and each LEAD_WRITE's recorded outcome. */
+    static void checkLeaders(List<Op> ops, List<PermitDecision> decisions, List<String> elections, List<String> violations) {
+        PermitFence.leaderBreaches(decisions, elections).forEach(b -> violations.add(b.description()));
+        checkOutcomes(ops, Kind.LEAD_WRITE, decisions, violations);
+    }
+
+    /** The recorded outcomes of the {@code writeKind} ops against the decisions of a resource fenced per grant. */
+    private static void checkOutcomes(List<Op> ops, Kind writeKind, List<PermitDecision> decisions, List<String> violations) {
+        boolean permits = writeKind == Kind.SEM_WRITE; // a leader's write has no permits of its own to compare
         Map<String, PermitDecision> byWriter = new HashMap<>();
         decisions.stream().filter(d -> d.event() == PermitDecision.Event.WRITE).forEach(d -> byWriter.put(d.writer(), d));
         for (Op op : ops) {
-            if (op.kind() != Kind.SEM_WRITE || op.outcome() == Outcome.INFO) {
+            if (op.kind() != writeKind || op.outcome() == Outcome.INFO) {
                 continue;
             }
             PermitDecision decision = byWriter.get(op.process() + "/" + op.id());
             if (decision == null || (op.outcome() == Outcome.OK) != decision.accepted() || decision.token() != op.token()
-                    || decision.permits() != op.value()) {
-                violations.add(op.process() + " recorded SEM_WRITE " + op.id() + " " + op.outcome() + " on " + op.key() + " (token "
-                        + op.token() + ", " + op.value() + " permits) but the resource " + (decision == null ? "has no such write"
-                        : (decision.accepted() ? "accepted" : "refused") + " token " + decision.token() + " with " + decision.permits()
-                        + " permits"));
+                    || permits && decision.permits() != op.value()) {
+                violations.add(op.process() + " recorded " + writeKind + " " + op.id() + " " + op.outcome() + " on " + op.key() + " (token "
+                        + op.token() + (permits ? ", " + op.value() + " permits" : "") + ") but the resource " + (decision == null
+                        ? "has no such write" : (decision.accepted() ? "accepted" : "refused") + " token " + decision.token()
+                        + (permits ? " with " + decision.permits() + " permits" : "")));
             }
         }
     }

@@ -1,5 +1,12 @@
 package io.tenure.it.safety;
 
+import io.tenure.core.election.ElectionCampaign;
+import io.tenure.core.election.ElectionCancel;
+import io.tenure.core.election.ElectionCommand;
+import io.tenure.core.election.ElectionProclaim;
+import io.tenure.core.election.ElectionResign;
+import io.tenure.core.election.ElectionTable;
+import io.tenure.core.election.ElectionView;
 import io.tenure.core.lock.LockRelease;
 import io.tenure.core.semaphore.SemaphoreAcquire;
 import io.tenure.core.semaphore.SemaphoreCancel;
@@ -51,8 +58,19 @@ import java.util.TreeSet;
  *       permits in the order they joined, the head first (a head that needs more permits than
  *       are free holds back the ones behind it).</li>
  * </ul>
+ * Elections (tags 17-20) are followed the same way, by their results (Elected, Candidate,
+ * Withdrawn, Resigned, Proclaimed) and wake-ups, and checked after every command that touches one:
+ * <ul>
+ *   <li>3: one leader at a time: a lease is elected only when nobody leads by the log; the
+ *       leader's lease is alive; a repeated election is the leadership held; a proclaim is
+ *       accepted only from the leader with its token; the leader and the candidates by the log
+ *       are the model's ({@link ElectionView}), in order;</li>
+ *   <li>8: candidates lead in the order they stood: a campaign is elected at once only when nobody
+ *       stands in line, and each hand-off goes to the first candidate.</li>
+ * </ul>
  * That each grant's token is larger than every earlier grant's of its name is check 1's, over the
- * same log ({@code SafetyChecker#tokens}). The lock checks leave the names used by semaphores alone.
+ * same log ({@code SafetyChecker#tokens}). The lock checks leave the names used by semaphores and
+ * elections alone.
  * It also collects the model's watch events, which check 9 compares the streams with. The replay
  * stops at the first index that no member logged completely: the model cannot skip a command.
  */
@@ -77,6 +95,10 @@ final class ModelReplay {
     int semaphoreHandOffs;
     /** The most permits held at once of any semaphore, by the members' results. */
     int mostPermitsHeld;
+    /** Election commands replayed, checks of an election after one, and leaderships handed to candidates. */
+    int electionCommands;
+    int electionChecks;
+    int electionHandOffs;
 
     private final AppliedLog log;
     private final Findings findings;
@@ -88,6 +110,14 @@ final class ModelReplay {
     private final Map<String, LinkedHashMap<Long, Long>> queues = new HashMap<>();
     /** The semaphores by the members' logged results, by name. */
     private final Map<String, Permits> semaphores = new HashMap<>();
+    /** The elections by the members' logged results, by name. */
+    private final Map<String, Leaders> elections = new HashMap<>();
+
+    /** An election by the log: its leader ({lease, token}, null when nobody leads) and its candidates (lease → joinedAt) in order. */
+    private static final class Leaders {
+        long[] leader;
+        final LinkedHashMap<Long, Long> candidates = new LinkedHashMap<>();
+    }
 
     /** A semaphore by the log: its limit, holders (lease → {permits, token}) in grant order, waiters (lease → {permits, joinedAt}) in join order. */
     private static final class Permits {
@@ -173,8 +203,10 @@ final class ModelReplay {
         }
         followClaims(c, command, at);
         Set<String> touched = followSemaphores(c, command, at);
+        Set<String> led = followElections(c, command, at);
         checkHolders(c, at);
         checkSemaphores(c, touched, at);
+        checkElections(c, led, at);
     }
 
     private void mismatch(AppliedLog.Command c, String what, long at) {
@@ -186,8 +218,8 @@ final class ModelReplay {
     private void followClaims(AppliedLog.Command c, Command command, long at) {
         JsonNode r = c.result();
         String where = "index " + c.index() + " (" + c.loggedBy() + ")";
-        // A semaphore's results share their names with a lock's; followSemaphores reads them.
-        switch (command instanceof SemaphoreCommand ? "" : c.resultType()) {
+        // A semaphore's results share their names with a lock's; followSemaphores and followElections read theirs.
+        switch (command instanceof SemaphoreCommand || command instanceof ElectionCommand ? "" : c.resultType()) {
             case "LeaseGranted" -> liveLeases.add(r.path("leaseId").asLong());
             case "Granted" -> {
                 String key = r.path("key").asText();
@@ -233,7 +265,7 @@ final class ModelReplay {
             }
         }
         for (JsonNode e : c.effects()) {
-            if (!e.path("type").asText().equals("Wake") || isSemaphoreWake(e)) {
+            if (!e.path("type").asText().equals("Wake") || isWakeOf(e, SemaphoreTable.NAME) || isWakeOf(e, ElectionTable.NAME)) {
                 continue;
             }
             String key = e.path("key").path("key").asText();
@@ -271,8 +303,9 @@ final class ModelReplay {
         }
     }
 
-    private static boolean isSemaphoreWake(JsonNode effect) {
-        return effect.path("type").asText().equals("Wake") && effect.path("key").path("kind").asText().equals(SemaphoreTable.NAME);
+    /** Whether {@code effect} wakes a waiter of the primitive named {@code kind}. */
+    private static boolean isWakeOf(JsonNode effect, String kind) {
+        return effect.path("type").asText().equals("Wake") && effect.path("key").path("kind").asText().equals(kind);
     }
 
     /** The members' results as claims about each semaphore's holders and waiters (checks 3 and 8); returns the names touched. */
@@ -329,7 +362,7 @@ final class ModelReplay {
             }
         }
         for (JsonNode e : c.effects()) {
-            if (!isSemaphoreWake(e)) {
+            if (!isWakeOf(e, SemaphoreTable.NAME)) {
                 continue;
             }
             String key = e.path("key").path("key").asText();
@@ -433,6 +466,143 @@ final class ModelReplay {
         }
     }
 
+    /** The members' results as claims about each election's leader and candidates (checks 3 and 8); returns the names touched. */
+    private Set<String> followElections(AppliedLog.Command c, Command command, long at) {
+        Set<String> touched = new TreeSet<>();
+        JsonNode r = c.result();
+        String where = "index " + c.index() + " (" + c.loggedBy() + ")";
+        if (command instanceof ElectionCommand ec) {
+            electionCommands++;
+            String key = ec instanceof ElectionCampaign x ? x.key() : ec instanceof ElectionProclaim x ? x.key()
+                    : ec instanceof ElectionResign x ? x.key() : ((ElectionCancel) ec).key();
+            touched.add(key);
+            Leaders e = elections.computeIfAbsent(key, k -> new Leaders());
+            long lease = r.path("leaseId").asLong();
+            switch (c.resultType()) {
+                case "Elected" -> {
+                    long token = r.path("fencingToken").asLong();
+                    if (r.path("again").asBoolean()) {
+                        if (e.leader == null || e.leader[0] != lease || e.leader[1] != token) {
+                            findings.add(3, where + ": election '" + key + "' elected lease " + lease + " again with token " + token
+                                    + ", but by the log " + describeLeader(e.leader), at);
+                        }
+                    } else {
+                        if (!e.candidates.isEmpty()) {
+                            findings.add(8, where + ": election '" + key + "' elected newcomer lease " + lease + " past "
+                                    + e.candidates.size() + " candidate(s), first lease " + e.candidates.keySet().iterator().next(), at);
+                        }
+                        elect(e, key, lease, token, where, at);
+                    }
+                }
+                case "Candidate" -> e.candidates.putIfAbsent(lease, r.path("joinedAt").asLong());
+                case "Withdrawn" -> e.candidates.remove(lease);
+                case "Resigned" -> {
+                    ElectionResign resign = (ElectionResign) command;
+                    if (e.leader != null && e.leader[0] == resign.leaseId() && e.leader[1] == resign.fencingToken()) {
+                        e.leader = null; // the next candidate's election, if any, is among the effects
+                    }
+                }
+                case "Proclaimed" -> {
+                    ElectionProclaim proclaim = (ElectionProclaim) command;
+                    if (e.leader == null || e.leader[0] != proclaim.leaseId() || e.leader[1] != proclaim.fencingToken()) {
+                        findings.add(3, where + ": election '" + key + "' accepted a proclaim of lease " + proclaim.leaseId()
+                                + " with token " + proclaim.fencingToken() + ", but by the log " + describeLeader(e.leader), at);
+                    }
+                }
+                default -> {
+                }
+            }
+        }
+        if (c.resultType().equals("LeaseEnded")) {
+            long lease = r.path("leaseId").asLong();
+            for (JsonNode k : r.path("released")) {
+                Leaders e = elections.get(k.asText());
+                if (e != null && e.leader != null && e.leader[0] == lease) {
+                    e.leader = null;
+                    touched.add(k.asText());
+                }
+            }
+        }
+        for (JsonNode e : c.effects()) {
+            if (!isWakeOf(e, ElectionTable.NAME)) {
+                continue;
+            }
+            String key = e.path("key").path("key").asText();
+            long lease = e.path("key").path("leaseId").asLong();
+            Leaders election = elections.computeIfAbsent(key, k -> new Leaders());
+            touched.add(key);
+            if (e.path("result").path("type").asText().equals("Elected")) {
+                electionHandOffs++;
+                if (!election.candidates.containsKey(lease)) {
+                    findings.add(8, where + ": lease " + lease + " was handed election '" + key + "' as a candidate, but it was not"
+                            + " standing", at);
+                } else if (election.candidates.keySet().iterator().next() != lease) {
+                    long first = election.candidates.keySet().iterator().next();
+                    findings.add(8, where + ": election '" + key + "' handed to lease " + lease + " (stood at "
+                            + election.candidates.get(lease) + ") before lease " + first + " (stood earlier, at "
+                            + election.candidates.get(first) + ", still a candidate)", at);
+                }
+                election.candidates.remove(lease);
+                elect(election, key, lease, e.path("result").path("fencingToken").asLong(), where, at);
+            } else {
+                election.candidates.remove(lease); // the lease ended while standing (a refusal), or the candidacy was withdrawn
+            }
+        }
+        if (c.resultType().equals("LeaseEnded")) {
+            long lease = r.path("leaseId").asLong();
+            elections.forEach((key, e) -> {
+                if (e.leader != null && e.leader[0] == lease || e.candidates.containsKey(lease)) {
+                    findings.add(3, where + ": lease " + lease + " ended but by the log still " + (e.candidates.containsKey(lease)
+                            ? "stands in" : "leads") + " election '" + key + "'", at);
+                }
+            });
+        }
+        return touched;
+    }
+
+    /** A fresh leadership: nobody else leads by the log, and the lease is alive. */
+    private void elect(Leaders e, String key, long lease, long token, String where, long at) {
+        if (e.leader != null) {
+            findings.add(3, where + ": two leaders of election '" + key + "': lease " + e.leader[0] + " (token " + e.leader[1]
+                    + ") and lease " + lease + " (token " + token + ")", at);
+        }
+        if (!liveLeases.contains(lease)) {
+            findings.add(3, where + ": election '" + key + "' elected lease " + lease + ", which is not alive", at);
+        }
+        e.leader = new long[] {lease, token};
+    }
+
+    /** After a command: each election it touched has, by the log, the model's leader and candidates, and a live leader. */
+    private void checkElections(AppliedLog.Command c, Set<String> touched, long at) {
+        ElectionTable table = state.primitive(ElectionTable.class);
+        for (String key : touched) {
+            electionChecks++;
+            Leaders e = elections.get(key);
+            String where = "index " + c.index() + " (" + c.loggedBy() + ")";
+            if (e.leader != null && !liveLeases.contains(e.leader[0])) {
+                findings.add(3, where + ": election '" + key + "' is led by lease " + e.leader[0] + ", which is not alive", at);
+            }
+            ElectionView view = table.election(key);
+            String modelLeader = view == null ? "nobody" : view.leaderLeaseId() + "@" + view.fencingToken();
+            List<String> modelCandidates = new ArrayList<>();
+            if (view != null) {
+                view.candidates().forEach(w -> modelCandidates.add(w.leaseId() + "@" + w.joinedAt()));
+            }
+            String logLeader = e.leader == null ? "nobody" : e.leader[0] + "@" + e.leader[1];
+            List<String> logCandidates = new ArrayList<>();
+            e.candidates.forEach((lease, joined) -> logCandidates.add(lease + "@" + joined));
+            if (!modelLeader.equals(logLeader) || !modelCandidates.equals(logCandidates)) {
+                findings.add(3, where + ": by the log election '" + key + "' is led by " + logLeader + " with candidates "
+                        + logCandidates + ", by the model by " + modelLeader + " with candidates " + modelCandidates
+                        + " (lease@token, lease@joinedAt)", at);
+            }
+        }
+    }
+
+    private static String describeLeader(long[] leader) {
+        return leader == null ? "nobody leads" : "lease " + leader[0] + " leads with token " + leader[1];
+    }
+
     private static String describe(LinkedHashMap<Long, long[]> holders) {
         List<String> text = new ArrayList<>();
         holders.forEach((lease, h) -> text.add("lease " + lease + " " + h[0] + " with token " + h[1]));
@@ -473,6 +643,7 @@ final class ModelReplay {
             }
         });
         keys.removeAll(semaphores.keySet());
+        keys.removeAll(elections.keySet());
         for (String key : keys) {
             holderChecks++;
             LockView view = state.primitive(LockTable.class).lock(key);

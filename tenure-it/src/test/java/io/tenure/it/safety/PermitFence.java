@@ -37,6 +37,10 @@ import java.util.TreeMap;
  * can push a live one out), which costs that holder its later writes but never lets the resource
  * see more than N permits held.
  *
+ * <p>The resource fences each election with a fence of its own, as a semaphore of limit 1 whose
+ * grants are leaderships: one leadership holds at a time, and a leader's write is refused once a
+ * newer leader's was accepted.
+ *
  * <p>{@link #breaches} replays a decision log independently and states what the checkers assert
  * of the resource's view. Not thread-safe: the resource calls it under its own lock.
  */
@@ -167,6 +171,16 @@ final class PermitFence {
      * whose limit is unknown are a breach too.
      */
     static List<Breach> breaches(List<PermitDecision> decisions, Map<String, Integer> limits) {
+        return breaches(decisions, limits, false);
+    }
+
+    /** {@link #breaches} of elections' leaders, fenced as semaphores of limit 1 and described as leaderships. */
+    static List<Breach> leaderBreaches(List<PermitDecision> decisions, List<String> elections) {
+        return breaches(decisions, RunInfo.leaderLimits(elections), true);
+    }
+
+    private static List<Breach> breaches(List<PermitDecision> decisions, Map<String, Integer> limits, boolean leaders) {
+        String kind = leaders ? "election '" : "semaphore '";
         record Grant(long token, int permits, String writer) {}
         List<Breach> found = new ArrayList<>();
         Map<String, TreeMap<Long, Grant>> held = new HashMap<>();
@@ -176,7 +190,7 @@ final class PermitFence {
             Integer limit = limits.get(d.key());
             if (limit == null) {
                 if (d.accepted()) {
-                    found.add(new Breach("'" + d.key() + "' is no semaphore of the run, yet the resource accepted " + d.event()
+                    found.add(new Breach("'" + d.key() + "' is no " + (leaders ? "election" : "semaphore") + " of the run, yet the resource accepted " + d.event()
                             + " of grant " + d.token() + " (" + d.writer() + ")", d.atNanos(), List.of(d.writer())));
                 }
                 continue;
@@ -199,19 +213,22 @@ final class PermitFence {
                     Grant grant = new Grant(d.token(), d.permits(), d.writer());
                     if (mine != null) {
                         if (mine.permits() != d.permits()) {
-                            found.add(new Breach("semaphore '" + d.key() + "': grant " + d.token() + " held with " + mine.permits()
+                            found.add(new Breach(kind + d.key() + "': grant " + d.token() + " held with " + mine.permits()
                                     + " permits, yet a write of it with " + d.permits() + " was accepted (" + d.writer() + ")",
                                     d.atNanos(), List.of(mine.writer(), d.writer())));
                         }
                         continue;
                     }
                     if (over.contains(d.token())) {
-                        found.add(new Breach("semaphore '" + d.key() + "': a write under grant " + d.token() + " was accepted ("
+                        found.add(new Breach(kind + d.key() + "': a write under grant " + d.token() + " was accepted ("
                                 + d.writer() + ") after its holding had ended", d.atNanos(), List.of(d.writer())));
                     }
                     for (Grant newer : everAccepted.getOrDefault(d.key(), List.of())) {
                         if (newer.token() > d.token() && newer.permits() + d.permits() > limit) {
-                            found.add(new Breach("stale write accepted: semaphore '" + d.key() + "' (limit " + limit + ") accepted grant "
+                            found.add(new Breach(leaders
+                                    ? "stale write accepted: election '" + d.key() + "' accepted leadership " + d.token() + " (" + d.writer()
+                                    + ") after a newer leader's, leadership " + newer.token() + " (" + newer.writer() + ")"
+                                    : "stale write accepted: semaphore '" + d.key() + "' (limit " + limit + ") accepted grant "
                                     + d.token() + " with " + d.permits() + " permits (" + d.writer() + ") after grant " + newer.token()
                                     + " with " + newer.permits() + " (" + newer.writer() + "), which it cannot have been held beside",
                                     d.atNanos(), List.of(newer.writer(), d.writer())));
@@ -222,7 +239,8 @@ final class PermitFence {
                     holding.put(d.token(), grant);
                     int permits = holding.values().stream().mapToInt(Grant::permits).sum();
                     if (permits > limit) {
-                        found.add(new Breach("semaphore '" + d.key() + "' (limit " + limit + "): " + permits + " permits held by the "
+                        found.add(new Breach((leaders ? "two leaders: election '" + d.key() + "' has " + permits + " leaderships held"
+                                : "semaphore '" + d.key() + "' (limit " + limit + "): " + permits + " permits held") + " by the "
                                 + "resource's view when it accepted " + d.writer() + ": " + describe(holding.values().stream()
                                 .map(g -> g.token() + "x" + g.permits() + " (" + g.writer() + ")").toList()), d.atNanos(),
                                 holding.values().stream().map(Grant::writer).toList()));

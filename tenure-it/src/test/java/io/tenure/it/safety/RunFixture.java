@@ -41,8 +41,11 @@ final class RunFixture {
     private final List<Op> ops = new ArrayList<>();
     private final List<ResourceWrite> resource = new ArrayList<>();
     private final List<PermitDecision> permits = new ArrayList<>();
+    private final List<PermitDecision> leaders = new ArrayList<>();
     /** The run's semaphores and their limits, as {@code run.json} names them. */
     final Map<String, Integer> semaphores = new LinkedHashMap<>();
+    /** The run's elections, as {@code run.json} names them. */
+    final List<String> elections = new ArrayList<>();
     private final List<FaultEvent> faults = new ArrayList<>();
     private long nextIndex;
     private long nextOpId = 1;
@@ -122,7 +125,7 @@ final class RunFixture {
     /** An acknowledged operation; an acquire's position is its token. */
     Op ok(String process, Op.Kind kind, String key, long leaseId, long token, long value, long invokeMillis, long completeMillis) {
         return op(process, kind, key, leaseId, token, value, invokeMillis, completeMillis, Op.Outcome.OK,
-                kind == Op.Kind.ACQUIRE || kind == Op.Kind.SEM_ACQUIRE ? token : 0);
+                kind == Op.Kind.ACQUIRE || kind == Op.Kind.SEM_ACQUIRE || kind == Op.Kind.CAMPAIGN ? token : 0);
     }
 
     /** A watch event delivered on {@code stream}. */
@@ -144,6 +147,12 @@ final class RunFixture {
     /** The resource's decision on {@code op}'s semaphore grant (its key, token and permits), made at {@code millis}. */
     void permit(Op op, PermitDecision.Event event, long millis, boolean accepted) {
         permits.add(new PermitDecision(op.key(), event, op.token(), (int) op.value(), op.process() + "/" + op.id(), at(millis), accepted,
+                accepted ? null : "refused"));
+    }
+
+    /** The resource's decision on {@code op}'s leadership (its election and token), made at {@code millis}. */
+    void leader(Op op, PermitDecision.Event event, long millis, boolean accepted) {
+        leaders.add(new PermitDecision(op.key(), event, op.token(), 1, op.process() + "/" + op.id(), at(millis), accepted,
                 accepted ? null : "refused"));
     }
 
@@ -172,6 +181,7 @@ final class RunFixture {
         run.put("seed", 42);
         run.putArray("faults").add("kill").add("pause");
         semaphores.forEach(run.putObject("semaphores")::put);
+        elections.forEach(run.putArray("elections")::add);
         Files.writeString(dir.resolve("run.json"), run.toString());
         Files.createDirectories(dir.resolve("history"));
         Map<String, List<Op>> byProcess = new LinkedHashMap<>();
@@ -181,6 +191,7 @@ final class RunFixture {
         }
         writeLines(dir.resolve("resource.jsonl"), resource);
         writeLines(dir.resolve("permits.jsonl"), permits);
+        writeLines(dir.resolve("leaders.jsonl"), leaders);
         writeLines(dir.resolve("nemesis.jsonl"), faults);
         return dir;
     }

@@ -43,7 +43,7 @@ public final class SafetyChecker {
         null,
         "tokens strictly increase per key, never issued twice",
         "no stale write accepted, no acknowledged update lost",
-        "one holder per lock, at most the limit's permits per semaphore, at every index, with a live lease",
+        "one holder per lock, at most the limit's permits per semaphore, one leader per election, at every index, with a live lease",
         "real-time order; the model reproduces every result",
         "replicas at the same index have the same state",
         "no acknowledged operation lost after recovery",
@@ -54,8 +54,10 @@ public final class SafetyChecker {
     };
     /** The operations that go through the log and name a log position in their answer. */
     private static final Set<Kind> LOG_KINDS = EnumSet.of(Kind.ACQUIRE, Kind.RELEASE, Kind.GRANT, Kind.KEEPALIVE, Kind.REVOKE);
-    /** The acquires whose answer is a grant with its fencing token: a lock's, a semaphore's. */
-    private static final Set<Kind> GRANT_KINDS = EnumSet.of(Kind.ACQUIRE, Kind.SEM_ACQUIRE);
+    /** The acquires whose answer is a grant with its fencing token: a lock's, a semaphore's, an election's leadership. */
+    private static final Set<Kind> GRANT_KINDS = EnumSet.of(Kind.ACQUIRE, Kind.SEM_ACQUIRE, Kind.CAMPAIGN);
+    /** The results that grant: a lock's or a semaphore's Granted, an election's Elected. */
+    private static final Set<String> GRANTED = Set.of("Granted", "Elected");
     private static final ObjectMapper JSON = new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
     private static final long NEARBY_NANOS = TimeUnit.SECONDS.toNanos(2);
     private static final int AROUND = 20;
@@ -66,6 +68,8 @@ public final class SafetyChecker {
     private final List<ResourceWrite> resource;
     /** The fenced resource's decisions about semaphores' grants ({@code permits.jsonl}; absent before semaphores). */
     private final List<PermitDecision> permits;
+    /** The same for elections' leaderships ({@code leaders.jsonl}; absent before elections). */
+    private final List<PermitDecision> leaders;
     private final List<FaultEvent> faults;
     private final AppliedLog log;
     private final Set<String> clients = new TreeSet<>();
@@ -96,6 +100,7 @@ public final class SafetyChecker {
         ops.forEach(op -> clients.add(op.process()));
         this.resource = lines(runDir.resolve("resource.jsonl"), ResourceWrite.class);
         this.permits = lines(runDir.resolve("permits.jsonl"), PermitDecision.class);
+        this.leaders = lines(runDir.resolve("leaders.jsonl"), PermitDecision.class);
         List<FaultEvent> timeline = new ArrayList<>(lines(runDir.resolve("nemesis.jsonl"), FaultEvent.class));
         timeline.sort(Comparator.comparingLong(FaultEvent::atNanos));
         this.faults = List.copyOf(timeline);
@@ -155,8 +160,9 @@ public final class SafetyChecker {
     // ---- check 1 -------------------------------------------------------------------------------
 
     /**
-     * A grant found in the log: by a Granted result (not a repeat) or a hand-off to a waiter; a
-     * lock's ({@code permits} 0) or a semaphore's (a Granted result of either kind has the same name).
+     * A grant found in the log: by a Granted or Elected result (not a repeat) or a hand-off to a
+     * waiter; a lock's or an election's leadership ({@code permits} 0), or a semaphore's (a Granted
+     * result of either kind has the same name).
      */
     private record Grant(String key, long leaseId, long token, long index, long atNanos, String loggedBy, int permits) {}
 
@@ -165,7 +171,7 @@ public final class SafetyChecker {
         for (AppliedLog.Command c : log.commands()) {
             long at = log.firstAt(c.index());
             JsonNode r = c.result();
-            if (c.resultType().equals("Granted") && !r.path("again").asBoolean()) {
+            if (GRANTED.contains(c.resultType()) && !r.path("again").asBoolean()) {
                 grants.add(new Grant(r.path("key").asText(), r.path("leaseId").asLong(), r.path("fencingToken").asLong(), c.index(), at,
                         c.loggedBy(), r.path("permits").asInt()));
             }
@@ -186,18 +192,18 @@ public final class SafetyChecker {
         List<Grant> grants = grants();
         for (Grant g : grants) {
             if (g.token() >>> 16 != g.index()) {
-                findings.add(1, "lock '" + g.key() + "' granted to lease " + g.leaseId() + " at index " + g.index() + " with token "
+                findings.add(1, nameOf(g.key()) + " granted to lease " + g.leaseId() + " at index " + g.index() + " with token "
                         + g.token() + ", which is not a position of that index (" + (g.token() >>> 16) + ")", g.atNanos());
             }
             Grant last = lastByKey.put(g.key(), g);
             if (last != null && g.token() <= last.token()) {
-                findings.add(1, "lock '" + g.key() + "': token " + g.token() + " (lease " + g.leaseId() + ", index " + g.index()
+                findings.add(1, nameOf(g.key()) + ": token " + g.token() + " (lease " + g.leaseId() + ", index " + g.index()
                         + ") granted after token " + last.token() + " (lease " + last.leaseId() + ", index " + last.index() + ")", g.atNanos());
             }
             Grant other = byToken.putIfAbsent(g.token(), g);
             if (other != null) {
-                findings.add(1, "token " + g.token() + " issued twice: lock '" + other.key() + "' to lease " + other.leaseId() + " at index "
-                        + other.index() + ", and lock '" + g.key() + "' to lease " + g.leaseId() + " at index " + g.index(), g.atNanos());
+                findings.add(1, "token " + g.token() + " issued twice: " + nameOf(other.key()) + " to lease " + other.leaseId() + " at index "
+                        + other.index() + ", and " + nameOf(g.key()) + " to lease " + g.leaseId() + " at index " + g.index(), g.atNanos());
             }
         }
         Map<Long, Op> clientByToken = new HashMap<>();
@@ -221,9 +227,16 @@ public final class SafetyChecker {
         Set<String> keys = new TreeSet<>();
         grants.forEach(g -> keys.add(g.key()));
         long semaphoreGrants = grants.stream().filter(g -> g.permits() > 0).count();
+        long leaderships = grants.stream().filter(g -> run.elections().contains(g.key())).count();
         exercised[1] = !grants.isEmpty() || clientGrants > 0;
         evidence[1] = grants.size() + " grants on " + keys.size() + " key(s) in the applied log" + (semaphoreGrants > 0 ? " ("
-                + semaphoreGrants + " of semaphores, each with its own token)" : "") + ", " + clientGrants + " acknowledged acquires";
+                + semaphoreGrants + " of semaphores, each with its own token)" : "") + (leaderships > 0 ? " (" + leaderships
+                + " leaderships of elections, one leader per token)" : "") + ", " + clientGrants + " acknowledged acquires";
+    }
+
+    /** How a name reads in a finding: {@code lock 'k'}, {@code semaphore 's'} or {@code election 'e'}. */
+    private String nameOf(String key) {
+        return (run.semaphores().containsKey(key) ? "semaphore '" : run.elections().contains(key) ? "election '" : "lock '") + key + "'";
     }
 
     // ---- check 2 -------------------------------------------------------------------------------
@@ -295,6 +308,7 @@ public final class SafetyChecker {
         evidence[2] = resource.size() + " resource decisions (" + accepted + " accepted), " + writes + " client writes, "
                 + chains + " read-modify-write chains";
         permitHolding();
+        leaderHolding();
     }
 
     /**
@@ -305,10 +319,29 @@ public final class SafetyChecker {
      * of the applied log, with those permits (where the log has its index).
      */
     private void permitHolding() {
-        if (permits.isEmpty() && ops.stream().noneMatch(o -> o.kind() == Kind.SEM_WRITE)) {
+        fencedHolding(permits, PermitFence.breaches(permits, run.semaphores()), Kind.SEM_WRITE, "semaphores " + run.semaphores(), "grants");
+    }
+
+    /**
+     * Check 2 for elections, by the fenced resource's view (each election fenced as a semaphore of
+     * limit 1): never two leaderships held at once, no leader's write accepted after its holding
+     * had ended or after a newer leader's; each client's LEAD_WRITE outcome is the resource's
+     * decision; and every leadership the resource accepted a write under is one of the applied
+     * log, of that election.
+     */
+    private void leaderHolding() {
+        fencedHolding(leaders, PermitFence.leaderBreaches(leaders, run.elections()), Kind.LEAD_WRITE, "elections " + run.elections(),
+                "leaderships");
+    }
+
+    /** Check 2 for a resource fenced per grant: the {@code breaches} of its {@code decisions}, and the {@code writeKind} ops. */
+    private void fencedHolding(List<PermitDecision> decisions, List<PermitFence.Breach> breaches, Kind writeKind, String what,
+                               String grantsAre) {
+        if (decisions.isEmpty() && ops.stream().noneMatch(o -> o.kind() == writeKind)) {
             return;
         }
-        for (PermitFence.Breach b : PermitFence.breaches(permits, run.semaphores())) {
+        boolean counted = writeKind == Kind.SEM_WRITE; // a semaphore's grants have permits; a leadership is one
+        for (PermitFence.Breach b : breaches) {
             findings.add(2, b.description(), b.atNanos(), opsOf(b.writers().toArray(String[]::new)));
         }
         Map<String, PermitDecision> byWriter = new HashMap<>();
@@ -318,7 +351,7 @@ public final class SafetyChecker {
         int displaced = 0;
         int fromLog = 0;
         Set<Long> seen = new HashSet<>();
-        for (PermitDecision d : permits) {
+        for (PermitDecision d : decisions) {
             if (d.event() == PermitDecision.Event.DISPLACE) {
                 displaced++;
             }
@@ -336,29 +369,32 @@ public final class SafetyChecker {
             }
             fromLog++;
             Grant g = logged.get(d.token());
-            if (g == null || !g.key().equals(d.key()) || g.permits() != d.permits()) {
-                findings.add(2, "semaphore '" + d.key() + "': the resource accepted a write under grant " + d.token() + " with "
-                        + d.permits() + " permits (" + d.writer() + "), but index " + ix.index + " of the log " + (g == null
-                        ? "grants nothing with that token" : "grants that token to lease " + g.leaseId() + " for '" + g.key() + "'"
-                        + (g.permits() > 0 ? " (" + g.permits() + " permits)" : "")), d.atNanos(), opsOf(d.writer()));
+            if (g == null || !g.key().equals(d.key()) || counted && g.permits() != d.permits()) {
+                findings.add(2, nameOf(d.key()) + ": the resource accepted a write under grant " + d.token()
+                        + (counted ? " with " + d.permits() + " permits" : "") + " (" + d.writer() + "), but index " + ix.index
+                        + " of the log " + (g == null ? "grants nothing with that token" : "grants that token to lease " + g.leaseId()
+                        + " for '" + g.key() + "'" + (g.permits() > 0 ? " (" + g.permits() + " permits)" : "")), d.atNanos(),
+                        opsOf(d.writer()));
             }
         }
         int writes = 0;
         for (Op op : ops) {
-            if (op.kind() != Kind.SEM_WRITE || op.outcome() == Outcome.INFO) {
+            if (op.kind() != writeKind || op.outcome() == Outcome.INFO) {
                 continue;
             }
             writes++;
             PermitDecision d = byWriter.get(op.process() + "/" + op.id());
-            if (d == null || d.accepted() != (op.outcome() == Outcome.OK) || d.token() != op.token() || d.permits() != op.value()) {
-                findings.add(2, describe(op) + " (" + op.value() + " permits) was reported " + (op.outcome() == Outcome.OK ? "accepted"
-                        : "refused") + ", but the resource " + (d == null ? "has no record of it" : (d.accepted() ? "accepted" : "refused")
-                        + " token " + d.token() + " with " + d.permits() + " permits"), op.completeNanos(), op);
+            if (d == null || d.accepted() != (op.outcome() == Outcome.OK) || d.token() != op.token() || counted && d.permits() != op.value()) {
+                findings.add(2, describe(op) + (counted ? " (" + op.value() + " permits)" : "") + " was reported "
+                        + (op.outcome() == Outcome.OK ? "accepted" : "refused") + ", but the resource " + (d == null ? "has no record of it"
+                        : (d.accepted() ? "accepted" : "refused") + " token " + d.token() + (counted ? " with " + d.permits() + " permits" : "")),
+                        op.completeNanos(), op);
             }
         }
         exercised[2] = true;
-        evidence[2] += "; semaphores " + run.semaphores() + ": " + permits.size() + " decisions (" + accepted + " writes accepted, "
-                + displaced + " grants displaced), " + writes + " client writes, " + fromLog + " accepted grants found in the log";
+        evidence[2] += "; " + what + ": " + decisions.size() + " decisions (" + accepted + " writes accepted, "
+                + displaced + " " + grantsAre + " displaced), " + writes + " client writes, " + fromLog + " accepted " + grantsAre
+                + " found in the log";
     }
 
     // ---- checks 3 and 8 (decided by the model replay) -------------------------------------------
@@ -370,14 +406,17 @@ public final class SafetyChecker {
                 + ") through the core; " + replay.mismatches + " results differed; " + replay.holderChecks + " holder checks"
                 + (replay.semaphoreCommands > 0 ? "; " + replay.semaphoreCommands + " semaphore commands, " + replay.semaphoreChecks
                 + " semaphore checks (permits held at most " + replay.mostPermitsHeld + ")" : "")
+                + (replay.electionCommands > 0 ? "; " + replay.electionCommands + " election commands, " + replay.electionChecks
+                + " election checks (one leader at a time)" : "")
                 + (replay.stopped == null ? "" : "; stopped: " + replay.stopped);
     }
 
     private void fifo() {
-        exercised[8] = replay.queueGrants > 0 || replay.semaphoreHandOffs > 0;
+        exercised[8] = replay.queueGrants > 0 || replay.semaphoreHandOffs > 0 || replay.electionHandOffs > 0;
         evidence[8] = replay.queueGrants + " hand-offs to waiters checked against the queues"
                 + (replay.queueGrants == 0 ? " (no lock was handed to a waiter)" : "")
-                + (replay.semaphoreCommands > 0 ? "; " + replay.semaphoreHandOffs + " semaphore hand-offs checked head first" : "");
+                + (replay.semaphoreCommands > 0 ? "; " + replay.semaphoreHandOffs + " semaphore hand-offs checked head first" : "")
+                + (replay.electionCommands > 0 ? "; " + replay.electionHandOffs + " leaderships handed to the first candidate" : "");
     }
 
     // ---- check 4 -------------------------------------------------------------------------------
@@ -415,29 +454,35 @@ public final class SafetyChecker {
             }
         }
         int semaphoreMatched = 0;
+        int campaignsMatched = 0;
         Map<Long, Grant> byToken = new HashMap<>();
         grants().forEach(g -> byToken.putIfAbsent(g.token(), g));
         for (Op op : ops) {
-            if (op.kind() != Kind.SEM_ACQUIRE || op.outcome() != Outcome.OK) {
+            if (op.kind() != Kind.SEM_ACQUIRE && op.kind() != Kind.CAMPAIGN || op.outcome() != Outcome.OK) {
                 continue;
             }
+            boolean counted = op.kind() == Kind.SEM_ACQUIRE;
             AppliedLog.Index ix = log.indexes.get(op.token() >>> 16);
             if (ix == null || !ix.complete()) {
                 undecided++;
                 continue;
             }
             Grant g = byToken.get(op.token());
-            if (g != null && g.key().equals(op.key()) && g.leaseId() == op.leaseId() && g.permits() == op.value()) {
-                semaphoreMatched++;
+            if (g != null && g.key().equals(op.key()) && g.leaseId() == op.leaseId() && (!counted || g.permits() == op.value())) {
+                if (counted) {
+                    semaphoreMatched++;
+                } else {
+                    campaignsMatched++;
+                }
             } else {
-                findings.add(4, describe(op) + " (" + op.value() + " permits) does not match the log: index " + ix.index + " "
+                findings.add(4, describe(op) + (counted ? " (" + op.value() + " permits)" : "") + " does not match the log: index " + ix.index + " "
                         + (g == null ? "grants nothing with that token" : "grants that token to lease " + g.leaseId() + " for '" + g.key()
                         + "'" + (g.permits() > 0 ? " (" + g.permits() + " permits)" : "")), op.completeNanos(), op);
             }
         }
         // Completed before invoked => smaller position: sweep by invocation over the completions before it.
-        List<Op> positioned = ops.stream().filter(o -> (LOG_KINDS.contains(o.kind()) || o.kind() == Kind.SEM_ACQUIRE)
-                && o.outcome() == Outcome.OK && o.position() > 0).toList();
+        List<Op> positioned = ops.stream().filter(o -> (LOG_KINDS.contains(o.kind()) || o.kind() == Kind.SEM_ACQUIRE
+                || o.kind() == Kind.CAMPAIGN || o.kind() == Kind.PROCLAIM) && o.outcome() == Outcome.OK && o.position() > 0).toList();
         List<Op> byComplete = new ArrayList<>(positioned);
         byComplete.sort(Comparator.comparingLong(Op::completeNanos));
         List<Op> byInvoke = new ArrayList<>(positioned);
@@ -468,9 +513,10 @@ public final class SafetyChecker {
             }
         }
         exercised[4] = matched > 0 || positioned.size() > 1 || probes > 0;
-        exercised[4] |= semaphoreMatched > 0;
+        exercised[4] |= semaphoreMatched > 0 || campaignsMatched > 0;
         evidence[4] = matched + " acquire answers found in the log" + (semaphoreMatched > 0 ? " and " + semaphoreMatched
-                + " of semaphores (key, lease, permits)" : "") + (undecided > 0 ? " (" + undecided + " undecided: index not logged)" : "")
+                + " of semaphores (key, lease, permits)" : "") + (campaignsMatched > 0 ? " and " + campaignsMatched
+                + " elections won (key, lease)" : "") + (undecided > 0 ? " (" + undecided + " undecided: index not logged)" : "")
                 + "; real-time order over " + positioned.size() + " answers with a position; results vs the model: see check 3"
                 + (probes > 0 ? "; " + probes + " probe(s) of a cut-off minority member" : "");
     }
@@ -519,7 +565,7 @@ public final class SafetyChecker {
         int undecided = 0;
         for (Op op : ops) {
             if (op.outcome() != Outcome.OK || !EnumSet.of(Kind.ACQUIRE, Kind.RELEASE, Kind.GRANT, Kind.REVOKE, Kind.SEM_ACQUIRE,
-                    Kind.SEM_RELEASE).contains(op.kind())) {
+                    Kind.SEM_RELEASE, Kind.CAMPAIGN, Kind.PROCLAIM, Kind.RESIGN).contains(op.kind())) {
                 continue;
             }
             long index = locate(op);
@@ -566,7 +612,7 @@ public final class SafetyChecker {
                     if (c == null) {
                         continue;
                     }
-                    if (c.resultType().equals("Granted") && c.result().path("fencingToken").asLong() == op.token()) {
+                    if (GRANTED.contains(c.resultType()) && c.result().path("fencingToken").asLong() == op.token()) {
                         return index;
                     }
                     for (JsonNode e : c.effects()) {
@@ -574,6 +620,17 @@ public final class SafetyChecker {
                         if (g != null && g.path("fencingToken").asLong() == op.token()) {
                             return index;
                         }
+                    }
+                }
+            }
+            return -1;
+        }
+        if (op.kind() == Kind.PROCLAIM) {
+            AppliedLog.Index ix = log.indexes.get(op.position() >>> 16);
+            if (ix != null) {
+                for (AppliedLog.Command c : ix.commands) {
+                    if (c != null && c.resultType().equals("Proclaimed") && c.result().path("revision").asLong() == op.position()) {
+                        return ix.index;
                     }
                 }
             }
@@ -589,6 +646,8 @@ public final class SafetyChecker {
                             + "/" + cmd.path("key").asText();
                     case "SemaphoreRelease/Released" -> "SEM_RELEASE/" + cmd.path("leaseId").asLong() + "/"
                             + cmd.path("fencingToken").asLong() + "/" + cmd.path("key").asText();
+                    case "ElectionResign/Resigned" -> "RESIGN/" + cmd.path("leaseId").asLong() + "/" + cmd.path("fencingToken").asLong()
+                            + "/" + cmd.path("key").asText();
                     default -> null;
                 };
                 if (id != null) {
@@ -608,9 +667,9 @@ public final class SafetyChecker {
             // The SDK reports a revoke of a lease already gone, and a release of a grant already
             // ended, as done: what must survive is that the lease, or the grant, ended.
             case REVOKE -> first(leaseCommands.get("REVOKE/" + op.leaseId()), leaseCommands.get("ENDED/" + op.leaseId()));
-            case RELEASE -> {
+            case RELEASE, RESIGN -> {
                 var later = grantsByKey.getOrDefault(op.key(), new TreeMap<>()).higherEntry(op.token());
-                yield first(leaseCommands.get("RELEASE/" + op.leaseId() + "/" + op.token() + "/" + op.key()),
+                yield first(leaseCommands.get(op.kind() + "/" + op.leaseId() + "/" + op.token() + "/" + op.key()),
                         first(leaseCommands.get("ENDED/" + op.leaseId()), later == null ? null : later.getValue()));
             }
             // A semaphore's later grants say nothing of this one's end: its release, or its lease's end.
