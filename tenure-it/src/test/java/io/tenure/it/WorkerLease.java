@@ -5,7 +5,9 @@ import io.tenure.client.LeaseLoss;
 import io.tenure.client.LeaseLostException;
 import io.tenure.client.LeaseNotFoundException;
 import io.tenure.client.LockHandle;
+import io.tenure.client.Leadership;
 import io.tenure.client.LockNotAcquiredException;
+import io.tenure.client.NotElectedException;
 import io.tenure.client.TenureClient;
 import io.tenure.client.TenureException;
 import io.tenure.client.UnavailableException;
@@ -21,15 +23,16 @@ import java.util.function.Function;
 
 /**
  * The lease of one load client of the fault tests (a thread with a {@link TenureClient} of its
- * own), and the lock calls every such client makes the same way around it. The lease is granted
- * when first needed and replaced once lost, never while valid. An acquire cut by UNAVAILABLE is
- * retried with the same lease: the wait keeps its place, and a retry never leaves a second wait
- * behind. A release is retried while no member answers and the lease is valid. What happens is
+ * own), and the lock and election calls every such client makes the same way around it. The
+ * lease is granted when first needed and replaced once lost, never while valid. An acquire (or a
+ * campaign) cut by UNAVAILABLE is retried with the same lease: the wait keeps its place, and a
+ * retry never leaves a second wait behind. A release (or a resignation) is retried while no
+ * member answers and the lease is valid. What happens is
  * counted in the test's {@link Tally}: a lost lease or a wait that timed out is no violation; a
  * lease the server does not know while the client still trusts it is. Used by one thread.
  */
 final class WorkerLease implements AutoCloseable {
-    /** What a test's load clients count and record, shared by all their leases. */
+    /** What a test's load clients count and record, shared by all their leases; {@code lockTimeouts} counts campaigns not elected in time too. */
     record Tally(AtomicLong unavailable, AtomicLong lockTimeouts, Queue<String> leasesLost, Queue<String> violations,
                  Queue<String> unexpected) {
         Tally() {
@@ -96,18 +99,19 @@ final class WorkerLease implements AutoCloseable {
     }
 
     /**
-     * Acquires with {@code attempt} and the {@linkplain #valid() valid} lease, retrying while no
-     * member answers until {@code stop}; null when not granted (the wait timed out, the lease is
-     * lost, or another error, recorded as unexpected with {@code what}).
+     * Acquires (a lock, or an election's leadership) with {@code attempt} and the {@linkplain
+     * #valid() valid} lease, retrying while no member answers until {@code stop}; null when not
+     * granted (the wait timed out, the lease is lost, or another error, recorded as unexpected
+     * with {@code what}).
      */
-    LockHandle acquire(Function<Lease, LockHandle> attempt, AtomicBoolean stop, String what) {
+    <T> T acquire(Function<Lease, T> attempt, AtomicBoolean stop, String what) {
         while (!stop.get()) {
             try {
                 return attempt.apply(lease);
             } catch (UnavailableException e) {
                 tally.unavailable().incrementAndGet();
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
-            } catch (LockNotAcquiredException e) {
+            } catch (LockNotAcquiredException | NotElectedException e) {
                 tally.lockTimeouts().incrementAndGet();
                 return null;
             } catch (LeaseLostException e) {
@@ -133,18 +137,27 @@ final class WorkerLease implements AutoCloseable {
      * lease lost, the lock ends with it); false after another error, recorded as unexpected.
      */
     boolean release(LockHandle handle) {
+        return giveBack(handle::release, handle.lease(), "unlock " + handle);
+    }
+
+    /** Resigns {@code leading}, as {@link #release} releases a lock. */
+    boolean resign(Leadership leading) {
+        return giveBack(leading::resign, leading.lease(), "resign " + leading);
+    }
+
+    private boolean giveBack(Runnable call, Lease held, String what) {
         while (true) {
             try {
-                handle.release();
+                call.run();
                 return true;
             } catch (UnavailableException e) {
                 tally.unavailable().incrementAndGet();
-                if (!handle.lease().isValid()) {
+                if (!held.isValid()) {
                     return true;
                 }
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
             } catch (TenureException e) {
-                tally.unexpected().add(name + " unlock " + handle + ": " + e);
+                tally.unexpected().add(name + " " + what + ": " + e);
                 return false;
             }
         }
