@@ -2,11 +2,8 @@ package io.tenure.it;
 
 import io.tenure.client.LeaderInfo;
 import io.tenure.client.Lease;
-import io.tenure.client.LeaseLoss;
-import io.tenure.client.LeaseLostException;
 import io.tenure.client.LeaseNotFoundException;
 import io.tenure.client.Leadership;
-import io.tenure.client.NotElectedException;
 import io.tenure.client.NotHolderException;
 import io.tenure.client.TenureClient;
 import io.tenure.client.TenureElection;
@@ -39,7 +36,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
@@ -57,11 +53,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <p>Afterwards: never two leaders at once by the register's view (no overlap of two trusted
  * leaderships, no trusted leadership's read or write refused, no lost update); every leadership
  * a client was told of has its own token, in real-time order, and ended in a successful
- * resignation or with a lost lease (and a lost lease needs a failover long enough to explain it);
- * the observer saw every told leadership and every acknowledged proclaim, tokens never going
- * back, and each value from the leadership that announced it, so never a deposed leader's value
- * after a newer leader's. Then nobody leads, and a last campaign is elected with a token above
- * every token seen. (Resigning also succeeds when the server no longer has the leadership, so a
+ * resignation or with a lost lease (and a lost lease needs a failover long enough to explain it),
+ * and is in the survivors' history (I9); the observer saw every told leadership and every
+ * acknowledged proclaim, tokens never going back, and each value from the leadership that
+ * announced it, so never a deposed leader's value after a newer leader's. Then nobody leads, and
+ * a last campaign is elected with a token above every token seen. (Resigning also succeeds when the server no longer has the leadership, so a
  * resignation alone proves little; a leadership the server dropped shows as a refused proclaim
  * while the lease is valid, in the observer, or at the register.)
  *
@@ -111,11 +107,8 @@ class ElectionFailoverTest {
     private final Map<Long, Set<String>> proclaimValues = new ConcurrentHashMap<>();
     private final List<Seen> observed = new CopyOnWriteArrayList<>();
     private final List<String> observerErrors = new CopyOnWriteArrayList<>();
-    private final ConcurrentLinkedQueue<String> violations = new ConcurrentLinkedQueue<>();
-    private final ConcurrentLinkedQueue<String> unexpected = new ConcurrentLinkedQueue<>();
-    private final ConcurrentLinkedQueue<String> leasesLost = new ConcurrentLinkedQueue<>();
-    private final AtomicLong unavailable = new AtomicLong();
-    private final AtomicLong notElected = new AtomicLong();
+    /** What the clients count: UNAVAILABLE retried, campaigns not elected in time, leases lost, violations and unexpected errors. */
+    private final WorkerLease.Tally tally = new WorkerLease.Tally();
     private final AtomicBoolean stop = new AtomicBoolean();
     /** While a kill is being prepared: the next client to lead holds its leadership until {@link #unpin} opens. */
     private final AtomicBoolean pinWanted = new AtomicBoolean();
@@ -216,10 +209,11 @@ class ElectionFailoverTest {
                             + " %d writes accepted, %d observer events, %d campaigns not elected in %d ms, %d UNAVAILABLE retried,"
                             + " %d leases lost, %d overlaps or refusals excused by a lost lease; cluster ready in %d ms, load and kills %d ms%n",
                     terms.size(), resigned, ends.size() - resigned, proclaims.size(), register.accepted().size(), observed.size(),
-                    notElected.get(), CAMPAIGN_WAIT.toMillis(), unavailable.get(), leasesLost.size(), register.excused().size(),
+                    tally.lockTimeouts().get(), CAMPAIGN_WAIT.toMillis(), tally.unavailable().get(), tally.leasesLost().size(),
+                    register.excused().size(),
                     TimeUnit.NANOSECONDS.toMillis(clusterReady - started), Await.millisSince(clusterReady));
             rounds.forEach(round -> System.out.println("ElectionFailoverTest: " + round));
-            leasesLost.forEach(loss -> System.out.println("ElectionFailoverTest: lease lost: " + loss));
+            tally.leasesLost().forEach(loss -> System.out.println("ElectionFailoverTest: lease lost: " + loss));
             register.excused().stream().limit(5).forEach(e -> System.out.println("ElectionFailoverTest: excused: " + e));
 
             checkClients();
@@ -228,7 +222,9 @@ class ElectionFailoverTest {
             checkHeldAcrossKills(heldAcrossKills, outages);
             String seen = checkObserver();
             checkLostLeasesExplained(outages);
-            System.out.printf("ElectionFailoverTest: %s; the last leader's token %d; %d ms in all%n", seen, last.token(),
+            String history = GrantHistory.check(cluster.member(cluster.leader()), ELECTION,
+                    terms.stream().map(t -> new GrantHistory.Grant(ELECTION, t.token(), t.leaseId(), t.toString())).toList());
+            System.out.printf("ElectionFailoverTest: %s; %s; the last leader's token %d; %d ms in all%n", seen, history, last.token(),
                     Await.millisSince(started));
         } finally {
             stop.set(true);
@@ -241,10 +237,10 @@ class ElectionFailoverTest {
     private void awaitTerms(int count, long since, String when) {
         long target = termsAfter(since) + count;
         Await.PROCESSES.until(() -> count + " leaderships " + when + " (at " + termsAfter(since) + " of " + target + ", "
-                        + notElected.get() + " campaigns not elected, unexpected " + unexpected + ")",
+                        + tally.lockTimeouts().get() + " campaigns not elected, unexpected " + tally.unexpected() + ")",
                 PROGRESS_LIMIT.plusMillis(100L * count),
-                () -> termsAfter(since) >= target || !violations.isEmpty() || !register.violations().isEmpty());
-        assertThat(violations).as("violations seen by the clients " + when).isEmpty();
+                () -> termsAfter(since) >= target || !tally.violations().isEmpty() || !register.violations().isEmpty());
+        assertThat(tally.violations()).as("violations seen by the clients " + when).isEmpty();
         assertThat(register.violations()).as("violations seen by the register " + when).isEmpty();
     }
 
@@ -276,8 +272,8 @@ class ElectionFailoverTest {
     }
 
     private void checkClients() {
-        assertThat(unexpected).as("unexpected client errors").isEmpty();
-        assertThat(violations).as("violations seen by the clients").isEmpty();
+        assertThat(tally.unexpected()).as("unexpected client errors").isEmpty();
+        assertThat(tally.violations()).as("violations seen by the clients").isEmpty();
         List<Term> unended = terms.stream().filter(t -> !ends.containsKey(t.token())).toList();
         assertThat(unended).as("leaderships neither resigned nor ended with a lost lease").isEmpty();
     }
@@ -394,14 +390,15 @@ class ElectionFailoverTest {
     private void checkLostLeasesExplained(List<Long> outages) {
         long longest = outages.stream().mapToLong(Long::longValue).max().orElse(0);
         if (longest < explainsLoss()) {
-            assertThat(leasesLost).as("leases lost though no failover lasted " + explainsLoss() + " ms (longest " + longest + " ms)")
+            assertThat(tally.leasesLost()).as("leases lost though no failover lasted " + explainsLoss() + " ms (longest " + longest + " ms)")
                     .isEmpty();
         }
     }
 
     /** After every client let go: a new campaign is elected at once, with a token above every token seen, and leads alone. */
     private Term lastCampaign(TenureClient probe) {
-        try (Lease lease = probe.grantLease(TTL, "last")) {
+        try (WorkerLease worker = new WorkerLease(probe, "last", TTL, tally)) {
+            Lease lease = Await.PROCESSES.value("a lease for the last campaign", PROGRESS_LIMIT, worker::valid);
             TenureElection election = probe.election(ELECTION, lease);
             campaignValues.put("last#1", lease.id());
             long sent = System.nanoTime();
@@ -415,7 +412,7 @@ class ElectionFailoverTest {
                 assertThat(info.fencingToken()).isEqualTo(last.token());
                 assertThat(info.leaseId()).isEqualTo(lease.id());
             });
-            lead(last, leading, new Random(1));
+            lead(worker, last, leading, new Random(1));
             assertThat(ends.get(last.token())).isEqualTo(End.RESIGNED);
             assertThat(election.leader()).as("nobody leads after the last leader resigned").isEmpty();
             return last;
@@ -423,7 +420,7 @@ class ElectionFailoverTest {
     }
 
     /** Leads: enters the register, reads, works, proclaims, writes the value read plus one, leaves, resigns. */
-    private void lead(Term term, Leadership leading, Random random) {
+    private void lead(WorkerLease lease, Term term, Leadership leading, Random random) {
         register.enter(term.client(), term.token(), leading::isValid);
         try {
             if (pinWanted.get() && pinned.compareAndSet(null, term)) {
@@ -442,9 +439,8 @@ class ElectionFailoverTest {
         } finally {
             register.exit(term.client());
         }
-        End end = resign(term, leading);
-        if (end != null) {
-            ends.put(term.token(), end);
+        if (lease.resign(leading)) {
+            ends.put(term.token(), leading.lease().isValid() ? End.RESIGNED : End.LEASE_LOST);
         }
     }
 
@@ -452,7 +448,7 @@ class ElectionFailoverTest {
     private void awaitUnpin(Term term) {
         try {
             if (!unpin.await(Cluster.ELECTION_LIMIT.plus(PROGRESS_LIMIT).toMillis(), TimeUnit.MILLISECONDS)) {
-                unexpected.add(term + " was held across a kill that did not end");
+                tally.unexpected().add(term + " was held across a kill that did not end");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -468,38 +464,20 @@ class ElectionFailoverTest {
                 proclaims.add(new Proclaimed(term.token(), value, revision, System.nanoTime()));
                 return true;
             } catch (UnavailableException e) {
-                unavailable.incrementAndGet();
+                tally.unavailable().incrementAndGet();
                 if (!leading.isValid()) {
                     return false;
                 }
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
             } catch (NotHolderException | LeaseNotFoundException e) {
                 if (leading.lease().isValid()) {
-                    violations.add(term + ": a proclaim was refused while the lease was valid (the server lost the leadership): " + e);
+                    tally.violations().add(term + ": a proclaim was refused while the lease was valid (the server lost the leadership): "
+                            + e);
                 }
                 return false;
             } catch (TenureException e) {
-                unexpected.add(term + " proclaim: " + e);
+                tally.unexpected().add(term + " proclaim: " + e);
                 return false;
-            }
-        }
-    }
-
-    /** Resigns, again after UNAVAILABLE while the lease is valid; how the leadership ended, or null after an unexpected error. */
-    private End resign(Term term, Leadership leading) {
-        while (true) {
-            try {
-                leading.resign();
-                return leading.lease().isValid() ? End.RESIGNED : End.LEASE_LOST;
-            } catch (UnavailableException e) {
-                unavailable.incrementAndGet();
-                if (!leading.lease().isValid()) {
-                    return End.LEASE_LOST;
-                }
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
-            } catch (TenureException e) {
-                unexpected.add(term + " resign: " + e);
-                return null;
             }
         }
     }
@@ -509,84 +487,38 @@ class ElectionFailoverTest {
         private final String name;
         private final TenureClient client;
         private final Random random;
-        private Lease lease;
+        private final WorkerLease lease;
         private int campaigns;
 
         Worker(String name, TenureClient client, Random random) {
             this.name = name;
             this.client = client;
             this.random = random;
+            this.lease = new WorkerLease(client, name, TTL, tally);
         }
 
         @Override
         public void run() {
-            try {
-                while (!stop.get()) {
-                    cycle();
-                }
-            } catch (RuntimeException | Error e) {
-                unexpected.add(name + ": " + e);
-            } finally {
-                if (lease != null) {
-                    lease.close();
-                }
-            }
+            lease.loop(stop, this::cycle);
         }
 
         private void cycle() {
-            if (lease == null || !lease.isValid()) {
-                if (lease != null) {
-                    lease.close();
-                }
-                lease = null;
-                try {
-                    lease = watchLoss(client.grantLease(TTL, name));
-                } catch (UnavailableException e) {
-                    unavailable.incrementAndGet();
-                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
-                    return;
-                }
+            Lease held = lease.valid();
+            if (held == null) {
+                return;
             }
             String value = name + "#" + ++campaigns;
-            campaignValues.put(value, lease.id());
+            campaignValues.put(value, held.id());
             long sent = System.nanoTime();
-            Leadership leading;
-            try {
-                leading = client.election(ELECTION, lease).campaign(value, CAMPAIGN_WAIT);
-            } catch (NotElectedException e) {
-                notElected.incrementAndGet(); // withdrawn; stand again
-                return;
-            } catch (UnavailableException e) {
-                unavailable.incrementAndGet(); // the SDK withdrew the candidacy (or gives back a leadership that won the race)
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
-                return;
-            } catch (LeaseLostException e) {
-                return; // recorded by watchLoss; the next cycle replaces the lease
-            } catch (LeaseNotFoundException e) {
-                if (lease.isValid()) {
-                    violations.add(name + ": the server does not know lease " + lease.id()
-                            + " while its last keep-alive was acknowledged within its safe window: " + e.getMessage());
-                }
-                lease.close();
-                lease = null;
-                return;
-            } catch (TenureException e) {
-                unexpected.add(name + " campaign: " + e);
+            // Not elected in time: withdrawn, stand again. UNAVAILABLE: the SDK withdrew (or gave back a leadership
+            // that won the race), and the campaign is retried with the same lease and value.
+            Leadership leading = lease.acquire(l -> client.election(ELECTION, l).campaign(value, CAMPAIGN_WAIT), stop, "campaign");
+            if (leading == null) {
                 return;
             }
-            Term term = new Term(name, leading.fencingToken(), lease.id(), value, sent, System.nanoTime());
+            Term term = new Term(name, leading.fencingToken(), leading.lease().id(), value, sent, System.nanoTime());
             terms.add(term);
-            lead(term, leading, random);
-        }
-
-        /** Records the loss of a lease the test did not end itself. */
-        private Lease watchLoss(Lease granted) {
-            granted.lost().thenAccept(loss -> {
-                if (loss.reason() != LeaseLoss.Reason.REVOKED && loss.reason() != LeaseLoss.Reason.CLOSED) {
-                    leasesLost.add(granted.clientId() + " " + granted.id() + ": " + loss);
-                }
-            });
-            return granted;
+            lead(lease, term, leading, random);
         }
     }
 }
