@@ -35,6 +35,9 @@ import java.util.function.BooleanSupplier;
  * beside a writer, is an overlap; it is a violation when both still trust their grants at that
  * moment. When one of them had lost its lease by then, the server may legitimately have given
  * the lock away, and the overlap is counted as excused.
+ *
+ * <p>An election's leaders use it too, each as a writer with its leadership's token
+ * ({@code ElectionFailoverTest}): one leader inside at a time, and a deposed leader's write refused.
  */
 final class FencedReadWriteRegister {
     /** An accepted write, in acceptance order. */

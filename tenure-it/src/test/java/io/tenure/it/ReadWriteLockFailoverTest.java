@@ -20,16 +20,12 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
-import java.util.Comparator;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Random;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
@@ -209,8 +205,9 @@ class ReadWriteLockFailoverTest {
             assertThat(idle.waiters()).isEmpty();
             checkClients();
             checkRegister();
-            checkTokens();
-            checkLostLeasesExplained(outages);
+            FailoverChecks.tokensInRealTimeOrder(grants.stream()
+                    .map(g -> new FailoverChecks.Told(g.toString(), g.token(), g.sentNanos(), g.ackNanos())).toList(), "grants");
+            FailoverChecks.lostLeasesExplained(tally.leasesLost(), TTL, outages);
             String history = GrantHistory.check(cluster.member(cluster.leader()), LOCK,
                     grants.stream().map(g -> new GrantHistory.Grant(LOCK, g.token(), g.leaseId(), g.toString())).toList());
             long finalToken = finalWrite(probe);
@@ -303,48 +300,6 @@ class ReadWriteLockFailoverTest {
         assertThat(register.value()).as("every accepted read-modify-write counted once (no lost update)").isEqualTo(writes.size());
         assertThat(register.maxReadersInside()).as("readers inside the register at once: the readers shared the lock").isGreaterThanOrEqualTo(2);
         assertThat(maxReadersDescribed.get()).as("read holders in one description").isGreaterThanOrEqualTo(2);
-    }
-
-    /**
-     * Every grant's token is its own, and tokens are in real-time order: a grant that arrived
-     * before another's acquire was sent has the smaller token (so a writer's token is above every
-     * grant before it).
-     */
-    private void checkTokens() {
-        Set<Long> tokens = new HashSet<>();
-        for (Grant grant : grants) {
-            assertThat(tokens.add(grant.token())).as("token " + grant.token() + " granted once (" + grant + ")").isTrue();
-        }
-        List<Grant> byAck = grants.stream().sorted(Comparator.comparingLong(Grant::ackNanos)).toList();
-        long[] ackNanos = byAck.stream().mapToLong(Grant::ackNanos).toArray();
-        long[] highestBefore = new long[byAck.size()];
-        long highest = Long.MIN_VALUE;
-        for (int i = 0; i < byAck.size(); i++) {
-            highest = Math.max(highest, byAck.get(i).token());
-            highestBefore[i] = highest;
-        }
-        List<String> outOfOrder = new ArrayList<>();
-        for (Grant grant : grants) {
-            int arrivedBefore = Arrays.binarySearch(ackNanos, grant.sentNanos());
-            arrivedBefore = arrivedBefore < 0 ? -arrivedBefore - 1 : arrivedBefore;
-            if (arrivedBefore > 0 && highestBefore[arrivedBefore - 1] >= grant.token()) {
-                outOfOrder.add(grant + " has a token below one granted before it was asked for (" + highestBefore[arrivedBefore - 1] + ")");
-            }
-        }
-        assertThat(outOfOrder).as("grants whose token is not above every grant that arrived before they were asked for").isEmpty();
-    }
-
-    /**
-     * A lost lease is legitimate only when the failover was long enough to explain it: a lease is
-     * safe for its safe window after its last acknowledged keep-alive, sent at most a keep-alive
-     * period (TTL/3) before the kill.
-     */
-    private void checkLostLeasesExplained(List<Long> outages) {
-        long explains = Lease.safeWindowFor(TTL).minus(TTL.dividedBy(3)).toMillis();
-        long longest = outages.stream().mapToLong(Long::longValue).max().orElse(0);
-        if (longest < explains) {
-            assertThat(tally.leasesLost()).as("leases lost though no failover lasted " + explains + " ms (longest " + longest + " ms)").isEmpty();
-        }
     }
 
     /** After every client let go: a new writer gets the lock with a token above every token seen, and is its only holder. */
