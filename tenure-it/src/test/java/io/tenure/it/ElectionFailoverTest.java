@@ -362,11 +362,12 @@ class ElectionFailoverTest {
             Lease lease = Await.PROCESSES.value("a lease for the last campaign", PROGRESS_LIMIT, worker::valid);
             TenureElection election = probe.election(ELECTION, lease);
             campaignValues.put("last#1", lease.id());
+            // Every token seen so far, before the campaign (the observer may see the new leader before the campaign returns).
+            long highest = Math.max(terms.stream().mapToLong(Term::token).max().orElseThrow(), register.highestSeen());
+            long highestObserved = observed.stream().flatMap(s -> s.leader().stream()).mapToLong(LeaderInfo::fencingToken).max().orElse(0);
             long sent = System.nanoTime();
             Leadership leading = election.campaign("last#1", CAMPAIGN_WAIT);
             Term last = new Term("last", leading.fencingToken(), lease.id(), "last#1", sent, System.nanoTime());
-            long highest = Math.max(terms.stream().mapToLong(Term::token).max().orElseThrow(), register.highestSeen());
-            long highestObserved = observed.stream().flatMap(s -> s.leader().stream()).mapToLong(LeaderInfo::fencingToken).max().orElse(0);
             assertThat(last.token()).as("the last leader's token").isGreaterThan(highest).isGreaterThan(highestObserved);
             terms.add(last);
             assertThat(election.leader()).as("the election's leader").hasValueSatisfying(info -> {
