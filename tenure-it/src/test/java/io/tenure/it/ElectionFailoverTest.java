@@ -1,5 +1,6 @@
 package io.tenure.it;
 
+import io.tenure.client.ElectionObserver;
 import io.tenure.client.LeaderInfo;
 import io.tenure.client.Lease;
 import io.tenure.client.LeaseNotFoundException;
@@ -129,7 +130,7 @@ class ElectionFailoverTest {
              TenureClient probe = TenureClient.connect(cluster.endpoints());
              TenureClient observer = TenureClient.connect(cluster.endpoints())) {
             long clusterReady = System.nanoTime();
-            Watch observing = observer.election(ELECTION).observe(new io.tenure.client.ElectionObserver() {
+            Watch observing = observer.election(ELECTION).observe(new ElectionObserver() {
                 @Override
                 public void leaderChanged(Optional<LeaderInfo> leader) {
                     observed.add(new Seen(leader, System.nanoTime()));
