@@ -7,6 +7,7 @@ import io.tenure.core.barrier.BarrierResult.NotYet;
 import io.tenure.core.barrier.BarrierResult.Released;
 import io.tenure.core.barrier.BarrierResult.Waiting;
 import io.tenure.core.kernel.ApplyContext;
+import io.tenure.core.kernel.Arrivals;
 import io.tenure.core.kernel.Claim;
 import io.tenure.core.kernel.Command;
 import io.tenure.core.kernel.CommandType;
@@ -115,10 +116,12 @@ public final class BarrierTable implements Primitive {
     private final TreeMap<String, Barrier> barriers = new TreeMap<>();
     private final Ties ties = new Ties();
     private final EndedAcquires endedAwaits = new EndedAcquires();
+    private final Arrivals arrivals;
 
     public BarrierTable(Leases leases, Names names) {
         this.leases = leases;
         this.names = names;
+        this.arrivals = new Arrivals(NAME, names, endedAwaits);
     }
 
     @Override
@@ -141,20 +144,10 @@ public final class BarrierTable implements Primitive {
         if (problem == null) {
             problem = checkParties(c.parties());
         }
-        if (problem != null) {
-            return new Result.Rejected(Code.INVALID_ARGUMENT, problem);
-        }
         Lease lease = leases.get(c.leaseId());
-        if (lease == null) {
-            return new Result.Rejected(Code.NOT_FOUND, Leases.notFound(c.leaseId()));
-        }
-        String otherKind = names.mismatch(c.key(), NAME);
-        if (otherKind != null) {
-            return new Result.Rejected(Code.FAILED_PRECONDITION, otherKind);
-        }
-        Result.Rejected lateCopy = endedAwaits.lateCopy(NAME, c.key(), lease.id(), c.requestId());
-        if (lateCopy != null) {
-            return lateCopy;
+        Result.Rejected refused = arrivals.refusal(problem, lease, c.key(), c.leaseId(), c.requestId());
+        if (refused != null) {
+            return refused;
         }
         Barrier barrier = barriers.get(c.key());
         String otherParties = partiesMismatch(barrier, c.parties());

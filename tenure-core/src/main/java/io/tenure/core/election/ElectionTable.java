@@ -9,6 +9,7 @@ import io.tenure.core.election.ElectionResult.Proclaimed;
 import io.tenure.core.election.ElectionResult.Resigned;
 import io.tenure.core.election.ElectionResult.Withdrawn;
 import io.tenure.core.kernel.ApplyContext;
+import io.tenure.core.kernel.Arrivals;
 import io.tenure.core.kernel.Claim;
 import io.tenure.core.kernel.Command;
 import io.tenure.core.kernel.CommandType;
@@ -123,10 +124,12 @@ public final class ElectionTable implements Primitive {
     /** Resigned token → resignation, oldest evicted first. */
     private final RetryMemo<Long, Resignation> recentResigns = new RetryMemo<>(RECENT_RESIGNS);
     private final EndedAcquires endedCampaigns = new EndedAcquires();
+    private final Arrivals arrivals;
 
     public ElectionTable(Leases leases, Names names) {
         this.leases = leases;
         this.names = names;
+        this.arrivals = new Arrivals(NAME, names, endedCampaigns);
     }
 
     @Override
@@ -153,20 +156,10 @@ public final class ElectionTable implements Primitive {
         if (problem == null) {
             problem = Limits.checkMetadata("value", c.value());
         }
-        if (problem != null) {
-            return new Result.Rejected(Code.INVALID_ARGUMENT, problem);
-        }
         Lease lease = leases.get(c.leaseId());
-        if (lease == null) {
-            return new Result.Rejected(Code.NOT_FOUND, Leases.notFound(c.leaseId()));
-        }
-        String otherKind = names.mismatch(c.key(), NAME);
-        if (otherKind != null) {
-            return new Result.Rejected(Code.FAILED_PRECONDITION, otherKind);
-        }
-        Result.Rejected lateCopy = endedCampaigns.lateCopy(NAME, c.key(), lease.id(), c.requestId());
-        if (lateCopy != null) {
-            return lateCopy;
+        Result.Rejected refused = arrivals.refusal(problem, lease, c.key(), c.leaseId(), c.requestId());
+        if (refused != null) {
+            return refused;
         }
         Stand stand = new Stand(lease.id(), valueOf(c.value()), c.requestId());
         Election election = elections.get(c.key());

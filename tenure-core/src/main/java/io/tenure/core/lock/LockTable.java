@@ -3,6 +3,7 @@ package io.tenure.core.lock;
 import io.tenure.core.Limits;
 import io.tenure.core.SnapshotFormatException;
 import io.tenure.core.kernel.ApplyContext;
+import io.tenure.core.kernel.Arrivals;
 import io.tenure.core.kernel.Claim;
 import io.tenure.core.kernel.Command;
 import io.tenure.core.kernel.EndedAcquires;
@@ -210,10 +211,12 @@ public final class LockTable implements Primitive {
     /** Released token → release, oldest evicted first. */
     private final RetryMemo<Long, Release> recentReleases = new RetryMemo<>(RECENT_RELEASES);
     private final EndedAcquires endedAcquires = new EndedAcquires();
+    private final Arrivals arrivals;
 
     public LockTable(Leases leases, Names names) {
         this.leases = leases;
         this.names = names;
+        this.arrivals = new Arrivals(NAME, names, endedAcquires);
     }
 
     /** A lock table with a namespace of its own (no other grant-queue kind beside it). */
@@ -246,20 +249,10 @@ public final class LockTable implements Primitive {
         if (problem == null) {
             problem = Limits.checkMetadata("metadata", c.metadata());
         }
-        if (problem != null) {
-            return new Result.Rejected(Code.INVALID_ARGUMENT, problem);
-        }
         Lease lease = leases.get(c.leaseId());
-        if (lease == null) {
-            return new Result.Rejected(Code.NOT_FOUND, Leases.notFound(c.leaseId()));
-        }
-        String otherKind = names.mismatch(c.key(), NAME);
-        if (otherKind != null) {
-            return new Result.Rejected(Code.FAILED_PRECONDITION, otherKind);
-        }
-        Result.Rejected lateCopy = endedAcquires.lateCopy(NAME, c.key(), lease.id(), c.requestId());
-        if (lateCopy != null) {
-            return lateCopy;
+        Result.Rejected refused = arrivals.refusal(problem, lease, c.key(), c.leaseId(), c.requestId());
+        if (refused != null) {
+            return refused;
         }
         LockClaim claim = new LockClaim(lease.id(), metadataOf(c.metadata()), c.requestId(), c.shared());
         Lock lock = locks.get(c.key());

@@ -3,6 +3,7 @@ package io.tenure.core.semaphore;
 import io.tenure.core.Limits;
 import io.tenure.core.SnapshotFormatException;
 import io.tenure.core.kernel.ApplyContext;
+import io.tenure.core.kernel.Arrivals;
 import io.tenure.core.kernel.Claim;
 import io.tenure.core.kernel.Command;
 import io.tenure.core.kernel.EndedAcquires;
@@ -157,10 +158,12 @@ public final class SemaphoreTable implements Primitive {
     /** Released token → release, oldest evicted first. */
     private final RetryMemo<Long, Release> recentReleases = new RetryMemo<>(RECENT_RELEASES);
     private final EndedAcquires endedAcquires = new EndedAcquires();
+    private final Arrivals arrivals;
 
     public SemaphoreTable(Leases leases, Names names) {
         this.leases = leases;
         this.names = names;
+        this.arrivals = new Arrivals(NAME, names, endedAcquires);
     }
 
     @Override
@@ -185,20 +188,10 @@ public final class SemaphoreTable implements Primitive {
         if (problem == null) {
             problem = Limits.checkPermits(c.limit(), c.permits());
         }
-        if (problem != null) {
-            return new Result.Rejected(Code.INVALID_ARGUMENT, problem);
-        }
         Lease lease = leases.get(c.leaseId());
-        if (lease == null) {
-            return new Result.Rejected(Code.NOT_FOUND, Leases.notFound(c.leaseId()));
-        }
-        String otherKind = names.mismatch(c.key(), NAME);
-        if (otherKind != null) {
-            return new Result.Rejected(Code.FAILED_PRECONDITION, otherKind);
-        }
-        Result.Rejected lateCopy = endedAcquires.lateCopy(NAME, c.key(), lease.id(), c.requestId());
-        if (lateCopy != null) {
-            return lateCopy;
+        Result.Rejected refused = arrivals.refusal(problem, lease, c.key(), c.leaseId(), c.requestId());
+        if (refused != null) {
+            return refused;
         }
         Semaphore semaphore = semaphores.get(c.key());
         String otherLimit = limitMismatch(semaphore, c.limit());
