@@ -101,8 +101,6 @@ public final class ElectionTable implements Primitive {
         final String key;
         final long createRevision;
         final GrantQueue<Stand> queue;
-        /** Never null while the election exists. */
-        Hold<Stand> leader;
         byte[] value;
         long valueRevision;
         long version;
@@ -111,6 +109,11 @@ public final class ElectionTable implements Primitive {
             this.key = key;
             this.createRevision = createRevision;
             this.queue = new GrantQueue<>(key, ONE_LEADER, ties);
+        }
+
+        /** The leader: the queue's one holder, there while the election exists. */
+        Hold<Stand> leader() {
+            return queue.holders().iterator().next();
         }
     }
 
@@ -171,15 +174,15 @@ public final class ElectionTable implements Primitive {
             lead(context, election, election.queue.hold(stand, token), null);
             return new Elected(c.key(), lease.id(), token, false);
         }
-        if (election.leader.leaseId() == lease.id()) {
-            return new Elected(c.key(), lease.id(), election.leader.token(), true);
+        if (election.leader().leaseId() == lease.id()) {
+            return new Elected(c.key(), lease.id(), election.leader().token(), true);
         }
         Waiter<Stand> waiting = election.queue.waiter(lease.id());
         if (waiting != null) {
             return new Candidate(c.key(), lease.id(), waiting.joinedAt(), election.queue.ahead(lease.id()), leaderClient(election));
         }
         if (!c.queue()) {
-            return new Led(c.key(), leaderClient(election), election.leader.leaseId(), election.queue.waiterCount());
+            return new Led(c.key(), leaderClient(election), election.leader().leaseId(), election.queue.waiterCount());
         }
         int ahead = election.queue.waiterCount();
         election.queue.enqueue(stand, context.position());
@@ -204,7 +207,7 @@ public final class ElectionTable implements Primitive {
         election.valueRevision = context.stamp();
         election.version++;
         context.emit(new WatchEvent(election.valueRevision, WatchEvent.Type.PUT, keyValue(election), before));
-        return new Proclaimed(c.key(), election.leader.token(), election.valueRevision);
+        return new Proclaimed(c.key(), election.leader().token(), election.valueRevision);
     }
 
     private Result resign(ApplyContext context, ElectionResign c) {
@@ -213,8 +216,8 @@ public final class ElectionTable implements Primitive {
             return new Result.Rejected(Code.INVALID_ARGUMENT, problem);
         }
         Election election = elections.get(c.key());
-        if (election != null && election.leader.leaseId() == c.leaseId() && election.leader.token() == c.fencingToken()) {
-            endedCampaigns.ended(context, c.key(), c.leaseId(), election.leader.claim().requestId());
+        if (election != null && election.leader().leaseId() == c.leaseId() && election.leader().token() == c.fencingToken()) {
+            endedCampaigns.ended(context, c.key(), c.leaseId(), election.leader().claim().requestId());
             long next = handOver(context, election);
             recentResigns.remember(c.fencingToken(), new Resignation(c.key(), c.leaseId(), next));
             return new Resigned(c.key(), next);
@@ -232,9 +235,9 @@ public final class ElectionTable implements Primitive {
             return new Result.Rejected(Code.INVALID_ARGUMENT, problem);
         }
         Election election = elections.get(c.key());
-        if (election != null && election.leader.leaseId() == c.leaseId()) {
+        if (election != null && election.leader().leaseId() == c.leaseId()) {
             // Elected before the withdrawal: the caller leads now.
-            return new Elected(c.key(), c.leaseId(), election.leader.token(), true);
+            return new Elected(c.key(), c.leaseId(), election.leader().token(), true);
         }
         endedCampaigns.ended(context, c.key(), c.leaseId(), c.requestId());
         if (election == null) {
@@ -256,7 +259,7 @@ public final class ElectionTable implements Primitive {
      */
     public Result.Rejected notLeader(String key, long leaseId, long token) {
         Election election = elections.get(key);
-        if (election != null && election.leader.leaseId() == leaseId && election.leader.token() == token) {
+        if (election != null && election.leader().leaseId() == leaseId && election.leader().token() == token) {
             return null;
         }
         if (leases.get(leaseId) == null) {
@@ -265,35 +268,33 @@ public final class ElectionTable implements Primitive {
         if (election == null) {
             return new Result.Rejected(Code.FAILED_PRECONDITION, "election '" + key + "' has no leader");
         }
-        if (election.leader.leaseId() != leaseId) {
+        if (election.leader().leaseId() != leaseId) {
             return new Result.Rejected(Code.FAILED_PRECONDITION, "lease " + leaseId + " does not lead election '" + key
-                    + "' (lease " + election.leader.leaseId() + ", client '" + leaderClient(election) + "', leads)");
+                    + "' (lease " + election.leader().leaseId() + ", client '" + leaderClient(election) + "', leads)");
         }
         return new Result.Rejected(Code.FAILED_PRECONDITION, "fencing token " + token + " is stale for election '" + key
-                + "': lease " + leaseId + " leads it with token " + election.leader.token());
+                + "': lease " + leaseId + " leads it with token " + election.leader().token());
     }
 
     /** The leader steps down: the first candidate leads with a new token, or the election ends. */
     private long handOver(ApplyContext context, Election election) {
         KeyValue before = keyValue(election);
-        election.queue.release(election.leader.leaseId());
-        election.leader = null;
+        election.queue.release(election.leader().leaseId());
         election.queue.grantWaiters(context::stamp, hold -> {
             lead(context, election, hold, before);
             context.wake(new WaitKey(NAME, election.key, hold.leaseId()), new Elected(election.key, hold.leaseId(), hold.token(), false));
         });
-        if (election.leader == null) {
+        if (election.queue.holders().isEmpty()) {
             elections.remove(election.key);
             names.free(election.key, NAME);
             long revision = context.stamp();
             context.emit(new WatchEvent(revision, WatchEvent.Type.DELETE, KeyValue.deleted(election.key, revision), before));
             return 0;
         }
-        return election.leader.token();
+        return election.leader().token();
     }
 
     private void lead(ApplyContext context, Election election, Hold<Stand> hold, KeyValue before) {
-        election.leader = hold;
         election.value = hold.claim().value();
         election.valueRevision = hold.token();
         election.version++;
@@ -314,13 +315,13 @@ public final class ElectionTable implements Primitive {
     }
 
     private String leaderClient(Election election) {
-        return leases.get(election.leader.leaseId()).clientId();
+        return leases.get(election.leader().leaseId()).clientId();
     }
 
     private KeyValue keyValue(Election election) {
         // A copy: events leave the state. create_revision is the leader's token, mod_revision the change's.
-        return new KeyValue(election.key, leaderClient(election), election.value.clone(), election.leader.leaseId(),
-                election.leader.token(), election.valueRevision, election.version);
+        return new KeyValue(election.key, leaderClient(election), election.value.clone(), election.leader().leaseId(),
+                election.leader().token(), election.valueRevision, election.version);
     }
 
     private static byte[] valueOf(byte[] value) {
@@ -379,7 +380,7 @@ public final class ElectionTable implements Primitive {
         for (Waiter<Stand> w : election.queue.waiters()) {
             candidates.add(new ElectionView.Candidate(w.leaseId(), leases.get(w.leaseId()).clientId(), w.joinedAt()));
         }
-        return new ElectionView(election.key, election.leader.leaseId(), leaderClient(election), election.leader.token(),
+        return new ElectionView(election.key, election.leader().leaseId(), leaderClient(election), election.leader().token(),
                 election.value.clone(), election.createRevision, election.valueRevision, election.version, List.copyOf(candidates));
     }
 
@@ -396,10 +397,10 @@ public final class ElectionTable implements Primitive {
         for (Election election : elections.values()) {
             Wire.writeString(out, election.key);
             out.writeLong(election.createRevision);
-            out.writeLong(election.leader.leaseId());
-            Wire.writeBytes(out, election.leader.claim().value());
-            out.writeLong(election.leader.claim().requestId());
-            out.writeLong(election.leader.token());
+            out.writeLong(election.leader().leaseId());
+            Wire.writeBytes(out, election.leader().claim().value());
+            out.writeLong(election.leader().claim().requestId());
+            out.writeLong(election.leader().token());
             Wire.writeBytes(out, election.value);
             out.writeLong(election.valueRevision);
             out.writeLong(election.version);
@@ -432,7 +433,7 @@ public final class ElectionTable implements Primitive {
             Election election = new Election(key, in.readLong(), ties);
             long leader = leaseOf(leases, in.readLong(), key);
             Stand stand = new Stand(leader, Wire.readBytes(in, Limits.MAX_METADATA_BYTES), in.readLong());
-            election.leader = election.queue.hold(stand, in.readLong());
+            election.queue.hold(stand, in.readLong());
             election.value = Wire.readBytes(in, Limits.MAX_METADATA_BYTES);
             election.valueRevision = in.readLong();
             election.version = in.readLong();
