@@ -9,21 +9,16 @@ import io.tenure.core.election.ElectionTable;
 import io.tenure.core.election.ElectionView;
 import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.Command;
-import io.tenure.core.kernel.LeaseGrant;
-import io.tenure.core.kernel.LeaseRevoke;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.kernel.Result.Code;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 import java.util.TreeMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -34,100 +29,16 @@ import static org.assertj.core.api.Assertions.assertThat;
  * leases revoked while leading and campaigning). At every applied index: the same leader, value
  * and candidates (in order) as the model, one leader per election, no leader or candidate on an
  * ended lease, each new leader's token above every token the election had before and never
- * shared by two leaders, and every 25 commands a snapshot that restores to byte-identical state.
+ * shared by two leaders, and every 25 commands a snapshot that restores to byte-identical state
+ * ({@link ModelRun}).
  */
 class ElectionModelTest {
     private static final String[] NAMES = {"leader/a", "leader/b"};
     private static final long[] LEASES = {1, 2, 3, 4, 5};
-    private static final int SEQUENCES = 2_000;
-    private static final int STEPS = 120;
 
     @Test
     void everyAppliedIndexMatchesTheReferenceModel() {
-        for (long seed = 1; seed <= SEQUENCES; seed++) {
-            run(seed);
-        }
-    }
-
-    private static void run(long seed) {
-        Random random = new Random(seed);
-        Replica replica = new Replica();
-        Model model = new Model();
-        Map<String, Long> highestToken = new HashMap<>();
-        Map<Long, Long> leaderOfToken = new HashMap<>();
-        for (long lease : LEASES) {
-            replica.grantLease(lease);
-            model.alive.add(lease);
-        }
-        for (int step = 0; step < STEPS; step++) {
-            Command command = next(random, replica, model, step);
-            Applied applied = replica.apply(command);
-            String expected = model.apply(command);
-            String context = "seed " + seed + " step " + step + " " + Rendering.of(command);
-            assertThat(outcome(applied.result())).as(context).isEqualTo(expected);
-            for (String name : NAMES) {
-                ElectionView view = replica.state.primitive(ElectionTable.class).election(name);
-                Model.Race race = model.races.get(name);
-                if (race == null) {
-                    assertThat(view).as(context + " " + name + " has a leader").isNull();
-                    continue;
-                }
-                assertThat(view).as(context + " " + name).isNotNull();
-                assertThat(view.leaderLeaseId()).as(context + " leader of " + name).isEqualTo(race.leader);
-                assertThat(new String(view.value(), StandardCharsets.UTF_8)).as(context + " value of " + name).isEqualTo(race.value);
-                assertThat(view.candidates().stream().map(ElectionView.Candidate::leaseId).toList())
-                        .as(context + " candidates of " + name).isEqualTo(List.copyOf(race.candidates.keySet()));
-                assertThat(model.alive).as(context + " leader alive").contains(view.leaderLeaseId());
-                view.candidates().forEach(c -> assertThat(model.alive).as(context + " candidate alive").contains(c.leaseId()));
-                Long before = leaderOfToken.putIfAbsent(view.fencingToken(), view.leaderLeaseId());
-                assertThat(before == null ? view.leaderLeaseId() : before).as(context + " one leader per token")
-                        .isEqualTo(view.leaderLeaseId());
-                if (race.token != view.fencingToken()) {
-                    assertThat(view.fencingToken()).as(context + " a new leader's token").isGreaterThan(highestToken.getOrDefault(name, 0L));
-                    race.token = view.fencingToken();
-                }
-                highestToken.merge(name, view.fencingToken(), Math::max);
-            }
-            if (step % 25 == 24) {
-                byte[] snapshot = replica.snapshot();
-                Replica restored = Replica.restore(snapshot);
-                assertThat(restored.snapshot()).as(context + " snapshot round trip").isEqualTo(snapshot);
-                assertThat(withoutEvents(restored.view())).isEqualTo(withoutEvents(replica.view()));
-            }
-        }
-    }
-
-    private static String withoutEvents(String view) {
-        return view.substring(0, view.indexOf("\nhorizon="));
-    }
-
-    private static String outcome(Result result) {
-        if (result instanceof Result.Rejected r) {
-            return "Rejected " + r.code();
-        }
-        if (result instanceof ElectionResult.Elected e) {
-            return e.again() ? "Elected again" : "Elected";
-        }
-        return result.getClass().getSimpleName();
-    }
-
-    private static Command next(Random random, Replica replica, Model model, int step) {
-        String name = NAMES[random.nextInt(NAMES.length)];
-        long lease = LEASES[random.nextInt(LEASES.length)];
-        int dice = random.nextInt(100);
-        if (dice < 3) {
-            return new LeaseRevoke(lease);
-        } else if (dice < 6) {
-            return new LeaseGrant(lease, Replica.TTL_MILLIS, Replica.clientOf(lease));
-        } else if (dice < 50) {
-            return new ElectionCampaign(name, lease, bytes("v" + lease + "." + step), random.nextInt(4) != 0, 0);
-        } else if (dice < 58) {
-            return new ElectionCancel(name, lease, 0);
-        }
-        ElectionView view = replica.state.primitive(ElectionTable.class).election(name);
-        long leader = view != null && random.nextInt(5) != 0 ? view.leaderLeaseId() : lease;
-        long token = view != null ? view.fencingToken() + (random.nextInt(8) == 0 ? 1 : 0) : 1 + random.nextInt(1 << 20);
-        return dice < 78 ? new ElectionProclaim(name, leader, token, bytes("p" + step)) : new ElectionResign(name, leader, token);
+        ModelRun.run(2_000, 120, LEASES, Model::new);
     }
 
     private static byte[] bytes(String s) {
@@ -135,9 +46,10 @@ class ElectionModelTest {
     }
 
     /** Elections as plain maps, with the rules written out once more, simply. */
-    private static final class Model {
-        final Set<Long> alive = new HashSet<>();
+    private static final class Model extends ModelRun.Model {
         final TreeMap<String, Race> races = new TreeMap<>();
+        /** The leader of each token seen. */
+        final Map<Long, Long> leaderOfToken = new HashMap<>();
         /** Resignations already done, by token: a retry succeeds again. */
         final Map<Long, String> resigned = new HashMap<>();
 
@@ -161,26 +73,72 @@ class ElectionModelTest {
             }
         }
 
-        String apply(Command command) {
-            if (command instanceof LeaseGrant g) {
-                alive.add(g.leaseId());
-                return "LeaseGranted";
+        @Override
+        void leaseEnded(long leaseId) {
+            for (String name : List.copyOf(races.keySet())) {
+                Race race = races.get(name);
+                if (race.leader == leaseId && !race.next()) {
+                    races.remove(name);
+                }
             }
-            if (command instanceof LeaseRevoke r) {
-                if (!alive.remove(r.leaseId())) {
-                    return "Rejected " + Code.NOT_FOUND;
-                }
-                for (String name : List.copyOf(races.keySet())) {
-                    Race race = races.get(name);
-                    if (race.leader == r.leaseId() && !race.next()) {
-                        races.remove(name);
-                    }
-                }
-                for (Race race : races.values()) {
-                    race.candidates.remove(r.leaseId());
-                }
-                return "LeaseEnded";
+            for (Race race : races.values()) {
+                race.candidates.remove(leaseId);
             }
+        }
+
+        @Override
+        String outcome(Result result) {
+            if (result instanceof ElectionResult.Elected e) {
+                return e.again() ? "Elected again" : "Elected";
+            }
+            return super.outcome(result);
+        }
+
+        @Override
+        Command next(Random random, Replica replica, int step) {
+            String name = NAMES[random.nextInt(NAMES.length)];
+            long lease = LEASES[random.nextInt(LEASES.length)];
+            int dice = random.nextInt(100);
+            Command churn = leaseChurn(dice, 3, lease);
+            if (churn != null) {
+                return churn;
+            } else if (dice < 50) {
+                return new ElectionCampaign(name, lease, bytes("v" + lease + "." + step), random.nextInt(4) != 0, 0);
+            } else if (dice < 58) {
+                return new ElectionCancel(name, lease, 0);
+            }
+            ElectionView view = replica.state.primitive(ElectionTable.class).election(name);
+            long leader = view != null && random.nextInt(5) != 0 ? view.leaderLeaseId() : lease;
+            long token = view != null ? view.fencingToken() + (random.nextInt(8) == 0 ? 1 : 0) : 1 + random.nextInt(1 << 20);
+            return dice < 78 ? new ElectionProclaim(name, leader, token, bytes("p" + step)) : new ElectionResign(name, leader, token);
+        }
+
+        @Override
+        void check(Replica replica, Applied applied, String context) {
+            for (String name : NAMES) {
+                ElectionView view = replica.state.primitive(ElectionTable.class).election(name);
+                Race race = races.get(name);
+                if (race == null) {
+                    assertThat(view).as(context + " " + name + " has a leader").isNull();
+                    continue;
+                }
+                assertThat(view).as(context + " " + name).isNotNull();
+                assertThat(view.leaderLeaseId()).as(context + " leader of " + name).isEqualTo(race.leader);
+                assertThat(new String(view.value(), StandardCharsets.UTF_8)).as(context + " value of " + name).isEqualTo(race.value);
+                assertThat(view.candidates().stream().map(ElectionView.Candidate::leaseId).toList())
+                        .as(context + " candidates of " + name).isEqualTo(List.copyOf(race.candidates.keySet()));
+                assertThat(alive).as(context + " leader alive").contains(view.leaderLeaseId());
+                view.candidates().forEach(c -> assertThat(alive).as(context + " candidate alive").contains(c.leaseId()));
+                Long before = leaderOfToken.putIfAbsent(view.fencingToken(), view.leaderLeaseId());
+                assertThat(before == null ? view.leaderLeaseId() : before).as(context + " one leader per token")
+                        .isEqualTo(view.leaderLeaseId());
+                checkNewTokens(name, List.of(view.fencingToken()), context);
+                race.token = view.fencingToken();
+            }
+        }
+
+        @Override
+        String applyOwn(Command command) {
             if (command instanceof ElectionCampaign c) {
                 if (!alive.contains(c.leaseId())) {
                     return "Rejected " + Code.NOT_FOUND;

@@ -2,8 +2,6 @@ package io.tenure.core;
 
 import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.Command;
-import io.tenure.core.kernel.LeaseGrant;
-import io.tenure.core.kernel.LeaseRevoke;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.kernel.Result.Code;
 import io.tenure.core.lock.LockAcquire;
@@ -35,128 +33,24 @@ import static org.assertj.core.api.Assertions.assertThat;
  * mode) as the model, never a writer beside another holder, no holder or waiter on an ended
  * lease, each new grant's token above every token the lock had before (so a writer's token is
  * above every earlier reader's), and every 25 commands a snapshot that restores to
- * byte-identical state.
+ * byte-identical state ({@link ModelRun}).
  */
 class ReadWriteLockModelTest {
     private static final String[] NAMES = {"rw/a", "rw/b"};
     private static final long[] LEASES = {1, 2, 3, 4, 5, 6};
-    private static final int SEQUENCES = 2_000;
-    private static final int STEPS = 150;
 
     @Test
     void everyAppliedIndexMatchesTheReferenceModel() {
-        for (long seed = 1; seed <= SEQUENCES; seed++) {
-            run(seed);
-        }
-    }
-
-    private static void run(long seed) {
-        Random random = new Random(seed);
-        Replica replica = new Replica();
-        Model model = new Model();
-        Map<String, Long> highestToken = new HashMap<>();
-        for (long lease : LEASES) {
-            replica.grantLease(lease);
-            model.alive.add(lease);
-        }
-        for (int step = 0; step < STEPS; step++) {
-            Command command = next(random, replica, model);
-            Applied applied = replica.apply(command);
-            String expected = model.apply(command);
-            String context = "seed " + seed + " step " + step + " " + Rendering.of(command);
-            assertThat(outcome(applied.result())).as(context).isEqualTo(expected);
-            for (String name : NAMES) {
-                LockView view = replica.state.primitive(LockTable.class).lock(name);
-                Model.Rw rw = model.locks.get(name);
-                if (rw == null) {
-                    assertThat(view).as(context + " " + name + " exists").isNull();
-                    continue;
-                }
-                assertThat(view).as(context + " " + name).isNotNull();
-                assertThat(view.holders().stream().map(h -> h.leaseId() + mode(rw.held.get(h.leaseId()))).toList())
-                        .as(context + " holders of " + name).isEqualTo(rw.holders());
-                assertThat(view.waiters().stream().map(w -> w.leaseId() + (w.shared() ? "r" : "w")).toList())
-                        .as(context + " queue of " + name).isEqualTo(rw.waiters());
-                assertThat(view.shared()).as(context + " mode").isEqualTo(rw.held.containsValue(true));
-                if (!view.shared()) {
-                    assertThat(view.holders()).as(context + " a writer holds alone").hasSize(1);
-                }
-                assertThat(view.leaseId()).isEqualTo(view.holders().get(0).leaseId());
-                Set<Long> seen = new HashSet<>();
-                for (LockView.Holder h : view.holders()) {
-                    assertThat(model.alive).as(context + " holder alive").contains(h.leaseId());
-                    seen.add(h.fencingToken());
-                }
-                view.waiters().forEach(w -> assertThat(model.alive).as(context + " waiter alive").contains(w.leaseId()));
-                long before = highestToken.getOrDefault(name, 0L);
-                for (long token : seen) {
-                    if (!model.tokens.getOrDefault(name, Set.of()).contains(token)) {
-                        assertThat(token).as(context + " a new grant's token").isGreaterThan(before);
-                    }
-                }
-                model.tokens.computeIfAbsent(name, k -> new HashSet<>()).addAll(seen);
-                // The model learns each grant's token from the state it was checked against.
-                rw.heldToken.clear();
-                view.holders().forEach(h -> rw.heldToken.put(h.leaseId(), h.fencingToken()));
-                highestToken.put(name, Math.max(before, seen.stream().mapToLong(Long::longValue).max().orElse(0)));
-            }
-            if (step % 25 == 24) {
-                byte[] snapshot = replica.snapshot();
-                Replica restored = Replica.restore(snapshot);
-                assertThat(restored.snapshot()).as(context + " snapshot round trip").isEqualTo(snapshot);
-                // The watch event log is not part of a snapshot; everything else is.
-                assertThat(withoutEvents(restored.view())).isEqualTo(withoutEvents(replica.view()));
-            }
-        }
+        ModelRun.run(2_000, 150, LEASES, Model::new);
     }
 
     private static String mode(Boolean shared) {
         return shared == null ? "?" : shared ? "r" : "w";
     }
 
-    private static String withoutEvents(String view) {
-        return view.substring(0, view.indexOf("\nhorizon="));
-    }
-
-    /** A result as the model predicts it: its kind, and the code of a refusal. */
-    private static String outcome(Result result) {
-        if (result instanceof Result.Rejected r) {
-            return "Rejected " + r.code();
-        }
-        if (result instanceof LockResult.Granted g) {
-            return g.again() ? "Granted again" : "Granted";
-        }
-        return result.getClass().getSimpleName();
-    }
-
-    private static Command next(Random random, Replica replica, Model model) {
-        String name = NAMES[random.nextInt(NAMES.length)];
-        long lease = LEASES[random.nextInt(LEASES.length)];
-        int dice = random.nextInt(100);
-        if (dice < 3) {
-            return new LeaseRevoke(lease);
-        } else if (dice < 6) {
-            return new LeaseGrant(lease, Replica.TTL_MILLIS, Replica.clientOf(lease));
-        } else if (dice < 55) {
-            return new LockAcquire(name, lease, null, random.nextInt(4) != 0, 0, random.nextInt(3) != 0);
-        } else if (dice < 63) {
-            return new LockCancel(name, lease, 0);
-        }
-        LockView view = replica.state.primitive(LockTable.class).lock(name);
-        if (view != null && random.nextInt(5) != 0) {
-            LockView.Holder h = view.holders().get(random.nextInt(view.holders().size()));
-            long token = h.fencingToken() + (random.nextInt(8) == 0 ? 1 : 0);
-            return dice < 75 ? new LockDowngrade(name, h.leaseId(), token) : new LockRelease(name, h.leaseId(), token);
-        }
-        return dice < 70 ? new LockDowngrade(name, lease, 1 + random.nextInt(1 << 20)) : new LockRelease(name, lease, 1 + random.nextInt(1 << 20));
-    }
-
     /** Read/write locks as plain maps, with the rules written out once more, simply. */
-    private static final class Model {
-        final Set<Long> alive = new HashSet<>();
+    private static final class Model extends ModelRun.Model {
         final TreeMap<String, Rw> locks = new TreeMap<>();
-        /** Tokens of the grants seen so far, per lock name. */
-        final Map<String, Set<Long>> tokens = new HashMap<>();
         /** Releases already done, by token: a retry succeeds again. */
         final Map<Long, String> released = new HashMap<>();
 
@@ -195,30 +89,87 @@ class ReadWriteLockModelTest {
             }
         }
 
-        String apply(Command command) {
-            if (command instanceof LeaseGrant g) {
-                alive.add(g.leaseId());
-                return "LeaseGranted";
+        @Override
+        void check(Replica replica, Applied applied, String context) {
+            for (String name : NAMES) {
+                LockView view = replica.state.primitive(LockTable.class).lock(name);
+                Rw rw = locks.get(name);
+                if (rw == null) {
+                    assertThat(view).as(context + " " + name + " exists").isNull();
+                    continue;
+                }
+                assertThat(view).as(context + " " + name).isNotNull();
+                assertThat(view.holders().stream().map(h -> h.leaseId() + mode(rw.held.get(h.leaseId()))).toList())
+                        .as(context + " holders of " + name).isEqualTo(rw.holders());
+                assertThat(view.waiters().stream().map(w -> w.leaseId() + (w.shared() ? "r" : "w")).toList())
+                        .as(context + " queue of " + name).isEqualTo(rw.waiters());
+                assertThat(view.shared()).as(context + " mode").isEqualTo(rw.held.containsValue(true));
+                if (!view.shared()) {
+                    assertThat(view.holders()).as(context + " a writer holds alone").hasSize(1);
+                }
+                assertThat(view.leaseId()).isEqualTo(view.holders().get(0).leaseId());
+                Set<Long> seen = new HashSet<>();
+                for (LockView.Holder h : view.holders()) {
+                    assertThat(alive).as(context + " holder alive").contains(h.leaseId());
+                    seen.add(h.fencingToken());
+                }
+                view.waiters().forEach(w -> assertThat(alive).as(context + " waiter alive").contains(w.leaseId()));
+                checkNewTokens(name, seen, context);
+                // The model learns each grant's token from the state it was checked against.
+                rw.heldToken.clear();
+                view.holders().forEach(h -> rw.heldToken.put(h.leaseId(), h.fencingToken()));
             }
-            if (command instanceof LeaseRevoke r) {
-                if (!alive.remove(r.leaseId())) {
-                    return "Rejected " + Code.NOT_FOUND;
-                }
-                for (String name : List.copyOf(locks.keySet())) {
-                    Rw rw = locks.get(name);
-                    if (rw.held.remove(r.leaseId()) != null) {
-                        rw.grantWaiters();
-                        dropIfFree(name);
-                    }
-                }
-                for (String name : List.copyOf(locks.keySet())) {
-                    Rw rw = locks.get(name);
-                    if (rw.queue.remove(r.leaseId()) != null) {
-                        rw.grantWaiters();
-                    }
-                }
-                return "LeaseEnded";
+        }
+
+        @Override
+        String outcome(Result result) {
+            if (result instanceof LockResult.Granted g) {
+                return g.again() ? "Granted again" : "Granted";
             }
+            return super.outcome(result);
+        }
+
+        @Override
+        Command next(Random random, Replica replica, int step) {
+            String name = NAMES[random.nextInt(NAMES.length)];
+            long lease = LEASES[random.nextInt(LEASES.length)];
+            int dice = random.nextInt(100);
+            Command churn = leaseChurn(dice, 3, lease);
+            if (churn != null) {
+                return churn;
+            } else if (dice < 55) {
+                return new LockAcquire(name, lease, null, random.nextInt(4) != 0, 0, random.nextInt(3) != 0);
+            } else if (dice < 63) {
+                return new LockCancel(name, lease, 0);
+            }
+            LockView view = replica.state.primitive(LockTable.class).lock(name);
+            if (view != null && random.nextInt(5) != 0) {
+                LockView.Holder h = view.holders().get(random.nextInt(view.holders().size()));
+                long token = h.fencingToken() + (random.nextInt(8) == 0 ? 1 : 0);
+                return dice < 75 ? new LockDowngrade(name, h.leaseId(), token) : new LockRelease(name, h.leaseId(), token);
+            }
+            return dice < 70 ? new LockDowngrade(name, lease, 1 + random.nextInt(1 << 20)) : new LockRelease(name, lease, 1 + random.nextInt(1 << 20));
+        }
+
+        @Override
+        void leaseEnded(long leaseId) {
+            for (String name : List.copyOf(locks.keySet())) {
+                Rw rw = locks.get(name);
+                if (rw.held.remove(leaseId) != null) {
+                    rw.grantWaiters();
+                    dropIfFree(name);
+                }
+            }
+            for (String name : List.copyOf(locks.keySet())) {
+                Rw rw = locks.get(name);
+                if (rw.queue.remove(leaseId) != null) {
+                    rw.grantWaiters();
+                }
+            }
+        }
+
+        @Override
+        String applyOwn(Command command) {
             if (command instanceof LockAcquire a) {
                 if (!alive.contains(a.leaseId())) {
                     return "Rejected " + Code.NOT_FOUND;

@@ -2,8 +2,6 @@ package io.tenure.core;
 
 import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.Command;
-import io.tenure.core.kernel.LeaseGrant;
-import io.tenure.core.kernel.LeaseRevoke;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.kernel.Result.Code;
 import io.tenure.core.semaphore.SemaphoreAcquire;
@@ -33,127 +31,20 @@ import static org.assertj.core.api.Assertions.assertThat;
  * applied index: the same holders (lease and permits, in grant order) and the same queue as the
  * model, at most the limit held, no holder or waiter on an ended lease, each new grant's token
  * above every token the semaphore had before, and every 25 commands a snapshot that restores to
- * byte-identical state.
+ * byte-identical state ({@link ModelRun}).
  */
 class SemaphoreModelTest {
     private static final String[] NAMES = {"pool/a", "pool/b"};
     private static final long[] LEASES = {1, 2, 3, 4, 5, 6};
-    private static final int SEQUENCES = 2_000;
-    private static final int STEPS = 150;
 
     @Test
     void everyAppliedIndexMatchesTheReferenceModel() {
-        for (long seed = 1; seed <= SEQUENCES; seed++) {
-            run(seed);
-        }
-    }
-
-    private static void run(long seed) {
-        Random random = new Random(seed);
-        Replica replica = new Replica();
-        Model model = new Model();
-        Map<String, Long> highestToken = new HashMap<>();
-        for (long lease : LEASES) {
-            replica.grantLease(lease);
-            model.alive.add(lease);
-        }
-        for (int step = 0; step < STEPS; step++) {
-            Command command = next(random, replica, model);
-            Applied applied = replica.apply(command);
-            String expected = model.apply(command);
-            String context = "seed " + seed + " step " + step + " " + Rendering.of(command);
-            assertThat(outcome(applied.result())).as(context).isEqualTo(expected);
-            for (String name : NAMES) {
-                SemaphoreView view = replica.state.primitive(SemaphoreTable.class).semaphore(name);
-                Model.Sem sem = model.sems.get(name);
-                if (sem == null) {
-                    assertThat(view).as(context + " " + name + " exists").isNull();
-                    continue;
-                }
-                assertThat(view).as(context + " " + name).isNotNull();
-                assertThat(view.limit()).isEqualTo(sem.limit);
-                assertThat(view.holders().stream().map(h -> h.leaseId() + "x" + h.permits()).toList())
-                        .as(context + " holders of " + name).isEqualTo(sem.holders());
-                assertThat(view.waiters().stream().map(w -> w.leaseId() + "x" + w.permits()).toList())
-                        .as(context + " queue of " + name).isEqualTo(sem.waiters());
-                int held = view.holders().stream().mapToInt(SemaphoreView.Holder::permits).sum();
-                assertThat(held).as(context + " permits held").isLessThanOrEqualTo(view.limit()).isEqualTo(view.limit() - view.available());
-                Set<Long> seen = new HashSet<>();
-                for (SemaphoreView.Holder h : view.holders()) {
-                    assertThat(model.alive).as(context + " holder alive").contains(h.leaseId());
-                    seen.add(h.fencingToken());
-                }
-                view.waiters().forEach(w -> assertThat(model.alive).as(context + " waiter alive").contains(w.leaseId()));
-                long before = highestToken.getOrDefault(name, 0L);
-                for (long token : seen) {
-                    if (!model.tokens.getOrDefault(name, Set.of()).contains(token)) {
-                        assertThat(token).as(context + " a new grant's token").isGreaterThan(before);
-                    }
-                }
-                model.tokens.computeIfAbsent(name, k -> new HashSet<>()).addAll(seen);
-                // The model learns each grant's token from the state it was checked against.
-                sem.heldToken.clear();
-                view.holders().forEach(h -> sem.heldToken.put(h.leaseId(), h.fencingToken()));
-                highestToken.put(name, Math.max(before, seen.stream().mapToLong(Long::longValue).max().orElse(0)));
-            }
-            if (step % 25 == 24) {
-                byte[] snapshot = replica.snapshot();
-                Replica restored = Replica.restore(snapshot);
-                assertThat(restored.snapshot()).as(context + " snapshot round trip").isEqualTo(snapshot);
-                // The watch event log is not part of a snapshot; everything else is.
-                assertThat(withoutEvents(restored.view())).isEqualTo(withoutEvents(replica.view()));
-            }
-        }
-    }
-
-    private static String withoutEvents(String view) {
-        return view.substring(0, view.indexOf("\nhorizon="));
-    }
-
-    /** A result as the model predicts it: its kind, and the code of a refusal. */
-    private static String outcome(Result result) {
-        if (result instanceof Result.Rejected r) {
-            return "Rejected " + r.code();
-        }
-        if (result instanceof SemaphoreResult.Granted g) {
-            return g.again() ? "Granted again" : "Granted";
-        }
-        return result.getClass().getSimpleName();
-    }
-
-    private static Command next(Random random, Replica replica, Model model) {
-        String name = NAMES[random.nextInt(NAMES.length)];
-        long lease = LEASES[random.nextInt(LEASES.length)];
-        int dice = random.nextInt(100);
-        if (dice < 3) {
-            return new LeaseRevoke(lease);
-        } else if (dice < 6) {
-            return new LeaseGrant(lease, Replica.TTL_MILLIS, Replica.clientOf(lease));
-        } else if (dice < 55) {
-            Model.Sem sem = model.sems.get(name);
-            int limit = sem != null && random.nextInt(10) != 0 ? sem.limit : 1 + random.nextInt(4);
-            int permits = random.nextInt(30) == 0 ? limit + 1 : 1 + random.nextInt(limit);
-            if (random.nextInt(50) == 0) {
-                limit = 0;
-            }
-            return new SemaphoreAcquire(name, lease, limit, permits, random.nextInt(4) != 0, 0);
-        } else if (dice < 65) {
-            return new SemaphoreCancel(name, lease, 0);
-        }
-        SemaphoreView view = replica.state.primitive(SemaphoreTable.class).semaphore(name);
-        if (view != null && !view.holders().isEmpty() && random.nextInt(5) != 0) {
-            SemaphoreView.Holder h = view.holders().get(random.nextInt(view.holders().size()));
-            return new SemaphoreRelease(name, h.leaseId(), h.fencingToken() + (random.nextInt(8) == 0 ? 1 : 0));
-        }
-        return new SemaphoreRelease(name, lease, 1 + random.nextInt(1 << 20));
+        ModelRun.run(2_000, 150, LEASES, Model::new);
     }
 
     /** Semaphores as plain maps and lists, with the rules written out once more, simply. */
-    private static final class Model {
-        final Set<Long> alive = new HashSet<>();
+    private static final class Model extends ModelRun.Model {
         final TreeMap<String, Sem> sems = new TreeMap<>();
-        /** Tokens of the grants seen so far, per semaphore name. */
-        final Map<String, Set<Long>> tokens = new HashMap<>();
 
         static final class Sem {
             final int limit;
@@ -195,34 +86,91 @@ class SemaphoreModelTest {
             }
         }
 
-        String apply(Command command) {
-            if (command instanceof LeaseGrant g) {
-                if (alive.contains(g.leaseId())) {
-                    return "LeaseGranted";
+        @Override
+        void check(Replica replica, Applied applied, String context) {
+            for (String name : NAMES) {
+                SemaphoreView view = replica.state.primitive(SemaphoreTable.class).semaphore(name);
+                Sem sem = sems.get(name);
+                if (sem == null) {
+                    assertThat(view).as(context + " " + name + " exists").isNull();
+                    continue;
                 }
-                alive.add(g.leaseId());
-                return "LeaseGranted";
+                assertThat(view).as(context + " " + name).isNotNull();
+                assertThat(view.limit()).isEqualTo(sem.limit);
+                assertThat(view.holders().stream().map(h -> h.leaseId() + "x" + h.permits()).toList())
+                        .as(context + " holders of " + name).isEqualTo(sem.holders());
+                assertThat(view.waiters().stream().map(w -> w.leaseId() + "x" + w.permits()).toList())
+                        .as(context + " queue of " + name).isEqualTo(sem.waiters());
+                int held = view.holders().stream().mapToInt(SemaphoreView.Holder::permits).sum();
+                assertThat(held).as(context + " permits held").isLessThanOrEqualTo(view.limit()).isEqualTo(view.limit() - view.available());
+                Set<Long> seen = new HashSet<>();
+                for (SemaphoreView.Holder h : view.holders()) {
+                    assertThat(alive).as(context + " holder alive").contains(h.leaseId());
+                    seen.add(h.fencingToken());
+                }
+                view.waiters().forEach(w -> assertThat(alive).as(context + " waiter alive").contains(w.leaseId()));
+                checkNewTokens(name, seen, context);
+                // The model learns each grant's token from the state it was checked against.
+                sem.heldToken.clear();
+                view.holders().forEach(h -> sem.heldToken.put(h.leaseId(), h.fencingToken()));
             }
-            if (command instanceof LeaseRevoke r) {
-                if (!alive.remove(r.leaseId())) {
-                    return "Rejected " + Code.NOT_FOUND;
-                }
-                for (String name : List.copyOf(sems.keySet())) {
-                    Sem sem = sems.get(name);
-                    if (sem.held.remove(r.leaseId()) != null) {
-                        sem.grantWaiters();
-                        dropIfIdle(name);
-                    }
-                }
-                for (String name : List.copyOf(sems.keySet())) {
-                    Sem sem = sems.get(name);
-                    if (sem.queue.remove(r.leaseId()) != null) {
-                        sem.grantWaiters();
-                        dropIfIdle(name);
-                    }
-                }
-                return "LeaseEnded";
+        }
+
+        @Override
+        String outcome(Result result) {
+            if (result instanceof SemaphoreResult.Granted g) {
+                return g.again() ? "Granted again" : "Granted";
             }
+            return super.outcome(result);
+        }
+
+        @Override
+        Command next(Random random, Replica replica, int step) {
+            String name = NAMES[random.nextInt(NAMES.length)];
+            long lease = LEASES[random.nextInt(LEASES.length)];
+            int dice = random.nextInt(100);
+            Command churn = leaseChurn(dice, 3, lease);
+            if (churn != null) {
+                return churn;
+            } else if (dice < 55) {
+                Sem sem = sems.get(name);
+                int limit = sem != null && random.nextInt(10) != 0 ? sem.limit : 1 + random.nextInt(4);
+                int permits = random.nextInt(30) == 0 ? limit + 1 : 1 + random.nextInt(limit);
+                if (random.nextInt(50) == 0) {
+                    limit = 0;
+                }
+                return new SemaphoreAcquire(name, lease, limit, permits, random.nextInt(4) != 0, 0);
+            } else if (dice < 65) {
+                return new SemaphoreCancel(name, lease, 0);
+            }
+            SemaphoreView view = replica.state.primitive(SemaphoreTable.class).semaphore(name);
+            if (view != null && !view.holders().isEmpty() && random.nextInt(5) != 0) {
+                SemaphoreView.Holder h = view.holders().get(random.nextInt(view.holders().size()));
+                return new SemaphoreRelease(name, h.leaseId(), h.fencingToken() + (random.nextInt(8) == 0 ? 1 : 0));
+            }
+            return new SemaphoreRelease(name, lease, 1 + random.nextInt(1 << 20));
+        }
+
+        @Override
+        void leaseEnded(long leaseId) {
+            for (String name : List.copyOf(sems.keySet())) {
+                Sem sem = sems.get(name);
+                if (sem.held.remove(leaseId) != null) {
+                    sem.grantWaiters();
+                    dropIfIdle(name);
+                }
+            }
+            for (String name : List.copyOf(sems.keySet())) {
+                Sem sem = sems.get(name);
+                if (sem.queue.remove(leaseId) != null) {
+                    sem.grantWaiters();
+                    dropIfIdle(name);
+                }
+            }
+        }
+
+        @Override
+        String applyOwn(Command command) {
             if (command instanceof SemaphoreAcquire a) {
                 if (a.limit() < 1 || a.permits() < 1 || a.permits() > a.limit()) {
                     return "Rejected " + Code.INVALID_ARGUMENT;

@@ -1,0 +1,128 @@
+package io.tenure.core;
+
+import io.tenure.core.kernel.Applied;
+import io.tenure.core.kernel.Command;
+import io.tenure.core.kernel.LeaseGrant;
+import io.tenure.core.kernel.LeaseRevoke;
+import io.tenure.core.kernel.Result;
+import io.tenure.core.kernel.Result.Code;
+
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.function.Supplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The randomized model tests' runner: seeded command sequences applied to a {@link Replica} and to
+ * a plain reference {@link Model} of one primitive, the outcomes compared at every applied index,
+ * the model's own checks run after each command, and every 25 commands a snapshot that must
+ * restore to byte-identical state.
+ */
+final class ModelRun {
+    private ModelRun() {
+    }
+
+    /**
+     * A primitive's rules written out once more, simply, with its command generator and its
+     * checks of the replica. One instance per sequence. Lease grants and revocations are kept
+     * here; the model is told of each lease that ends.
+     */
+    abstract static class Model {
+        final Set<Long> alive = new HashSet<>();
+        /** Per name, the tokens of the grants seen so far and the highest of them. */
+        private final Map<String, Set<Long>> tokens = new HashMap<>();
+        private final Map<String, Long> highestToken = new HashMap<>();
+
+        /** A lease's revocation for a roll under {@code percent}, its grant (again) under twice that, else null. */
+        static Command leaseChurn(int dice, int percent, long lease) {
+            if (dice < percent) {
+                return new LeaseRevoke(lease);
+            }
+            return dice < 2 * percent ? new LeaseGrant(lease, Replica.TTL_MILLIS, Replica.clientOf(lease)) : null;
+        }
+
+        /**
+         * Checks that every token of {@code name}'s holders not seen before is above every token
+         * the name had (I2), and remembers them.
+         */
+        final void checkNewTokens(String name, Collection<Long> holding, String context) {
+            long before = highestToken.getOrDefault(name, 0L);
+            Set<Long> seen = tokens.computeIfAbsent(name, k -> new HashSet<>());
+            for (long token : holding) {
+                if (seen.add(token)) {
+                    assertThat(token).as(context + " a new grant's token").isGreaterThan(before);
+                }
+            }
+            highestToken.put(name, Math.max(before, holding.stream().mapToLong(Long::longValue).max().orElse(0)));
+        }
+
+        /** The next command of the sequence (the replica's state may guide it, e.g. to a holder's token). */
+        abstract Command next(Random random, Replica replica, int step);
+
+        /** The outcome of one of the primitive's own commands, applied to the model. */
+        abstract String applyOwn(Command command);
+
+        /** Lease {@code leaseId} ended: what it held goes to the next in line, and its waits end. */
+        abstract void leaseEnded(long leaseId);
+
+        /** Checks the replica against the model after {@code applied}; {@code context} names the seed, step and command. */
+        abstract void check(Replica replica, Applied applied, String context);
+
+        /** A result as the model predicts it: its kind, and the code of a refusal. */
+        String outcome(Result result) {
+            return result instanceof Result.Rejected r ? "Rejected " + r.code() : result.getClass().getSimpleName();
+        }
+
+        final String apply(Command command) {
+            if (command instanceof LeaseGrant g) {
+                alive.add(g.leaseId());
+                return "LeaseGranted";
+            }
+            if (command instanceof LeaseRevoke r) {
+                if (!alive.remove(r.leaseId())) {
+                    return "Rejected " + Code.NOT_FOUND;
+                }
+                leaseEnded(r.leaseId());
+                return "LeaseEnded";
+            }
+            return applyOwn(command);
+        }
+    }
+
+    /** Runs seeds 1 to {@code sequences}, each {@code steps} commands long, with {@code leases} granted first. */
+    static void run(int sequences, int steps, long[] leases, Supplier<Model> models) {
+        for (long seed = 1; seed <= sequences; seed++) {
+            Random random = new Random(seed);
+            Replica replica = new Replica();
+            Model model = models.get();
+            for (long lease : leases) {
+                replica.grantLease(lease);
+                model.alive.add(lease);
+            }
+            for (int step = 0; step < steps; step++) {
+                Command command = model.next(random, replica, step);
+                Applied applied = replica.apply(command);
+                String expected = model.apply(command);
+                String context = "seed " + seed + " step " + step + " " + Rendering.of(command);
+                assertThat(model.outcome(applied.result())).as(context).isEqualTo(expected);
+                model.check(replica, applied, context);
+                if (step % 25 == 24) {
+                    byte[] snapshot = replica.snapshot();
+                    Replica restored = Replica.restore(snapshot);
+                    assertThat(restored.snapshot()).as(context + " snapshot round trip").isEqualTo(snapshot);
+                    // The watch event log is not part of a snapshot; everything else is.
+                    assertThat(withoutEvents(restored.view())).isEqualTo(withoutEvents(replica.view()));
+                }
+            }
+        }
+    }
+
+    private static String withoutEvents(String view) {
+        return view.substring(0, view.indexOf("\nhorizon="));
+    }
+}
