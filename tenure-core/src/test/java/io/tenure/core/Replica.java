@@ -4,6 +4,9 @@ import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.Command;
 import io.tenure.core.kernel.Effect;
 import io.tenure.core.kernel.WaitKey;
+import io.tenure.core.barrier.BarrierTable;
+import io.tenure.core.barrier.BarrierView;
+import io.tenure.core.election.ElectionTable;
 import io.tenure.core.lock.LockTable;
 import io.tenure.core.semaphore.SemaphoreTable;
 import io.tenure.core.kernel.LeaseView;
@@ -211,7 +214,14 @@ final class Replica {
                 + "\nleases=" + Rendering.of(state.leases())
                 + "\nlocks=" + Rendering.of(locks().locks("", Integer.MAX_VALUE))
                 + "\nsemaphores=" + Rendering.of(state.primitive(SemaphoreTable.class).semaphores("", Integer.MAX_VALUE))
+                + "\nelections=" + Rendering.of(state.primitive(ElectionTable.class).elections("", Integer.MAX_VALUE))
+                + "\nbarriers=" + Rendering.of(barriers())
                 + "\nhorizon=" + state.events().horizon() + " events=" + Rendering.of(events);
+    }
+
+    /** The barriers anyone waits at, in name order. */
+    List<BarrierView> barriers() {
+        return state.primitive(BarrierTable.class).barriers("", Integer.MAX_VALUE);
     }
 
     LockTable locks() {

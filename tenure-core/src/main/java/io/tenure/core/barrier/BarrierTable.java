@@ -259,6 +259,11 @@ public final class BarrierTable implements Primitive {
         return barrier == null ? null : view(barrier);
     }
 
+    /** Barriers anyone waits at whose name starts with {@code prefix}, in name order, at most {@code limit}. */
+    public List<BarrierView> barriers(String prefix, int limit) {
+        return Ties.prefixed(barriers, prefix, limit, this::view);
+    }
+
     public int barrierCount() {
         return barriers.size();
     }
