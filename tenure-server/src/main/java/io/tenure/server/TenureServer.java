@@ -18,6 +18,7 @@ import io.tenure.core.semaphore.SemaphoreTable;
 import io.tenure.server.grpc.ClientGuard;
 import io.tenure.server.grpc.GrpcClusterService;
 import io.tenure.server.grpc.GrpcLockService;
+import io.tenure.server.grpc.CallThreads;
 import io.tenure.server.grpc.GrpcBarrierService;
 import io.tenure.server.grpc.GrpcElectionService;
 import io.tenure.server.grpc.GrpcSemaphoreService;
@@ -116,7 +117,7 @@ public final class TenureServer implements AutoCloseable {
     private final ExecutorService delivery;
     /** Membership changes block until committed; they get their own thread. */
     private final ExecutorService admin = Executors.newSingleThreadExecutor(daemon("tenure-admin"));
-    /** Runs the client calls that may wait (reads through the log, watches, membership changes); see GrpcLockService.callExecutors. */
+    /** Runs the client calls that may wait (reads through the log, watches, membership changes); see CallThreads. */
     private final ExecutorService calls = Executors.newCachedThreadPool(daemon("tenure-grpc-call"));
     private final CountDownLatch terminated = new CountDownLatch(1);
     private final AtomicBoolean closing = new AtomicBoolean();
@@ -393,7 +394,8 @@ public final class TenureServer implements AutoCloseable {
                 // only the calls that may wait move to an executor: with gRPC's default executor,
                 // each call's lookup took a thread hand-off of its own.
                 .directExecutor()
-                .callExecutor(GrpcLockService.callExecutors(calls))
+                .callExecutor(CallThreads.of(calls, GrpcLockService.NON_BLOCKING, GrpcSemaphoreService.NON_BLOCKING,
+                        GrpcElectionService.NON_BLOCKING, GrpcBarrierService.NON_BLOCKING))
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .build();

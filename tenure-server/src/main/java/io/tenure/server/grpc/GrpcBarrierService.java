@@ -16,6 +16,11 @@ import io.tenure.server.barrier.Barriers;
 
 /** The gRPC front end of barriers: translates {@code tenure.v1.BarrierService} to {@link Barriers} and back. */
 public final class GrpcBarrierService extends BarrierServiceGrpc.BarrierServiceImplBase {
+    /** Its calls that never wait, for {@link CallThreads}: they check their input, propose a command and return. */
+    public static final java.util.Set<String> NON_BLOCKING = java.util.Set.of(
+            BarrierServiceGrpc.getAwaitMethod().getFullMethodName(),
+            BarrierServiceGrpc.getLeaveMethod().getFullMethodName());
+
     private final Member member;
 
     public GrpcBarrierService(Member member) {

@@ -21,6 +21,13 @@ import io.tenure.server.election.Elections;
 
 /** The gRPC front end of leader elections: translates {@code tenure.v1.ElectionService} to {@link Elections} and back. */
 public final class GrpcElectionService extends ElectionServiceGrpc.ElectionServiceImplBase {
+    /** Its calls that never wait, for {@link CallThreads}: they check their input, propose a command and return. */
+    public static final java.util.Set<String> NON_BLOCKING = java.util.Set.of(
+            ElectionServiceGrpc.getCampaignMethod().getFullMethodName(),
+            ElectionServiceGrpc.getProclaimMethod().getFullMethodName(),
+            ElectionServiceGrpc.getResignMethod().getFullMethodName(),
+            ElectionServiceGrpc.getCancelMethod().getFullMethodName());
+
     private final Member member;
 
     public GrpcElectionService(Member member) {

@@ -36,15 +36,12 @@ import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.LockState;
-import io.tenure.proto.v1.BarrierServiceGrpc;
-import io.tenure.proto.v1.ElectionServiceGrpc;
 import io.tenure.proto.v1.LockHolder;
 import io.tenure.proto.v1.LockMode;
 import io.tenure.proto.v1.DowngradeRequest;
 import io.tenure.proto.v1.DowngradeResponse;
 import io.tenure.proto.v1.LeaseSummary;
 import io.tenure.proto.v1.ResponseHeader;
-import io.tenure.proto.v1.SemaphoreServiceGrpc;
 import io.tenure.proto.v1.SessionRequest;
 import io.tenure.proto.v1.SessionResponse;
 import io.tenure.proto.v1.StatusRequest;
@@ -81,12 +78,8 @@ import java.util.function.Function;
  * {@link Statuses}.
  */
 public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
-    /**
-     * The calls that only check their input, propose a command and return: they never wait, so
-     * they run on the transport's own thread instead of being handed to an executor thread first
-     * (one thread switch fewer per call; on two cores that was about 5 % more lock cycles/s).
-     */
-    private static final Set<String> NON_BLOCKING = Set.of(
+    /** Its calls that never wait, for {@link CallThreads}: they check their input, propose a command and return. */
+    public static final Set<String> NON_BLOCKING = Set.of(
             LockServiceGrpc.getLockMethod().getFullMethodName(),
             LockServiceGrpc.getTryLockMethod().getFullMethodName(),
             LockServiceGrpc.getUnlockMethod().getFullMethodName(),
@@ -96,31 +89,9 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
             LockServiceGrpc.getLeaseGrantBatchMethod().getFullMethodName(),
             LockServiceGrpc.getLeaseRevokeMethod().getFullMethodName(),
             LockServiceGrpc.getLeaseKeepAliveMethod().getFullMethodName(),
-            LockServiceGrpc.getSessionMethod().getFullMethodName(),
-            SemaphoreServiceGrpc.getAcquireMethod().getFullMethodName(),
-            SemaphoreServiceGrpc.getReleaseMethod().getFullMethodName(),
-            SemaphoreServiceGrpc.getCancelMethod().getFullMethodName(),
-            ElectionServiceGrpc.getCampaignMethod().getFullMethodName(),
-            ElectionServiceGrpc.getProclaimMethod().getFullMethodName(),
-            ElectionServiceGrpc.getResignMethod().getFullMethodName(),
-            ElectionServiceGrpc.getCancelMethod().getFullMethodName(),
-            BarrierServiceGrpc.getAwaitMethod().getFullMethodName(),
-            BarrierServiceGrpc.getLeaveMethod().getFullMethodName());
+            LockServiceGrpc.getSessionMethod().getFullMethodName());
 
     private final Member member;
-
-    /**
-     * Where each call runs: the non-blocking lock and lease calls on the transport thread, the
-     * rest (which may wait) on {@code others}. For a server whose own executor is direct.
-     */
-    public static ServerCallExecutorSupplier callExecutors(Executor others) {
-        return new ServerCallExecutorSupplier() {
-            @Override
-            public <ReqT, RespT> Executor getExecutor(ServerCall<ReqT, RespT> call, Metadata headers) {
-                return NON_BLOCKING.contains(call.getMethodDescriptor().getFullMethodName()) ? MoreExecutors.directExecutor() : others;
-            }
-        };
-    }
 
     public GrpcLockService(Member member) {
         this.member = member;

@@ -21,6 +21,12 @@ import io.tenure.server.semaphore.Semaphores;
 
 /** The gRPC front end of semaphores: translates {@code tenure.v1.SemaphoreService} to {@link Semaphores} and back. */
 public final class GrpcSemaphoreService extends SemaphoreServiceGrpc.SemaphoreServiceImplBase {
+    /** Its calls that never wait, for {@link CallThreads}: they check their input, propose a command and return. */
+    public static final java.util.Set<String> NON_BLOCKING = java.util.Set.of(
+            SemaphoreServiceGrpc.getAcquireMethod().getFullMethodName(),
+            SemaphoreServiceGrpc.getReleaseMethod().getFullMethodName(),
+            SemaphoreServiceGrpc.getCancelMethod().getFullMethodName());
+
     private final Member member;
 
     public GrpcSemaphoreService(Member member) {
