@@ -155,9 +155,7 @@ public final class TenureElection {
         return client.watch(name, now.revision() + 1, new WatchListener() {
             @Override
             public void onEvent(WatchEvent event) {
-                if (event.revision() <= seen.get()) {
-                    return;
-                }
+                // The watch delivers each change once, in order, from the revision after the read.
                 seen.set(event.revision());
                 observer.leaderChanged(event.type() == WatchEvent.Type.DELETE ? Optional.empty()
                         : Optional.of(new LeaderInfo(name, event.leaseId(), event.holder(), event.createRevision(), event.metadata(),
