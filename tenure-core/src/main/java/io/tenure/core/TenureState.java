@@ -87,6 +87,23 @@ public final class TenureState {
         return kernel.primitive(type);
     }
 
+    // ---- idle names ------------------------------------------------------------------------------
+
+    /** Names idle (no holder, no waiter, kept for the idle time) since a position after {@code position}, oldest first, at most {@code limit}. */
+    public List<io.tenure.core.kernel.IdleName> idleAfter(long position, int limit) {
+        return kernel.names().idleAfter(position, limit);
+    }
+
+    /** Whether {@code name} is still idle as {@code idle} says (same kind, since the same position). */
+    public boolean stillIdle(io.tenure.core.kernel.IdleName idle) {
+        return kernel.names().stillIdle(idle);
+    }
+
+    /** How many names are idle, over every kind. */
+    public int idleCount() {
+        return kernel.names().idleCount();
+    }
+
     // ---- leases ------------------------------------------------------------------------------
 
     public int leaseCount() {

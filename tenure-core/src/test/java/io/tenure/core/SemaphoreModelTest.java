@@ -2,6 +2,8 @@ package io.tenure.core;
 
 import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.Command;
+import io.tenure.core.kernel.IdleForget;
+import io.tenure.core.kernel.IdleName;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.kernel.Result.Code;
 import io.tenure.core.semaphore.SemaphoreAcquire;
@@ -27,8 +29,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The semaphore against a plain reference model, over thousands of seeded command sequences
  * (acquires that wait or try, with matching and mismatched limits and permits, releases with
- * right and stale tokens, withdrawals, leases revoked while holding and waiting). At every
- * applied index: the same holders (lease and permits, in grant order) and the same queue as the
+ * right and stale tokens, withdrawals, leases revoked while holding and waiting, idle semaphores
+ * forgotten, or not when used again since or named as another kind). At every applied index:
+ * the same holders (lease and permits, in grant order) and the same queue as the
  * model, at most the limit held, no holder or waiter on an ended lease, each new grant's token
  * above every token the semaphore had before, and every 25 commands a snapshot that restores to
  * byte-identical state ({@link ModelRun}).
@@ -52,6 +55,10 @@ class SemaphoreModelTest {
             final LinkedHashMap<Long, Integer> held = new LinkedHashMap<>();
             final Map<Long, Long> heldToken = new HashMap<>();
             final LinkedHashMap<Long, Integer> queue = new LinkedHashMap<>();
+            /** Whether nobody holds or waits: it keeps its limit until forgotten. */
+            boolean idle;
+            /** The position it became idle at, learnt from the state it was checked against (0 = not yet). */
+            long idleSince;
 
             Sem(int limit) {
                 this.limit = limit;
@@ -97,6 +104,12 @@ class SemaphoreModelTest {
                 }
                 assertThat(view).as(context + " " + name).isNotNull();
                 assertThat(view.limit()).isEqualTo(sem.limit);
+                long idleSince = replica.state.primitive(SemaphoreTable.class).idleSince(name);
+                assertThat(idleSince > 0).as(context + " " + name + " idle").isEqualTo(sem.idle);
+                if (sem.idle && sem.idleSince != 0) {
+                    assertThat(idleSince).as(context + " " + name + " idle since").isEqualTo(sem.idleSince);
+                }
+                sem.idleSince = idleSince;
                 assertThat(view.holders().stream().map(h -> h.leaseId() + "x" + h.permits()).toList())
                         .as(context + " holders of " + name).isEqualTo(sem.holders());
                 assertThat(view.waiters().stream().map(w -> w.leaseId() + "x" + w.permits()).toList())
@@ -121,6 +134,9 @@ class SemaphoreModelTest {
             if (result instanceof SemaphoreResult.Granted g) {
                 return g.again() ? "Granted again" : "Granted";
             }
+            if (result instanceof Result.Forgotten f) {
+                return "Forgotten " + f.forgotten() + "/" + f.stayed();
+            }
             return super.outcome(result);
         }
 
@@ -142,6 +158,12 @@ class SemaphoreModelTest {
                 return new SemaphoreAcquire(name, lease, limit, permits, random.nextInt(4) != 0, 0);
             } else if (dice < 65) {
                 return new SemaphoreCancel(name, lease, 0);
+            } else if (dice < 72) {
+                // The leader forgets what it saw idle: sometimes since another position, or as another kind.
+                long since = replica.state.primitive(SemaphoreTable.class).idleSince(name);
+                int stale = random.nextInt(6);
+                return new IdleForget(List.of(new IdleName(stale == 0 ? "lock" : SemaphoreTable.NAME, name,
+                        stale == 1 ? since + 1 : since)));
             }
             SemaphoreView view = replica.state.primitive(SemaphoreTable.class).semaphore(name);
             if (view != null && !view.holders().isEmpty() && random.nextInt(5) != 0) {
@@ -157,14 +179,14 @@ class SemaphoreModelTest {
                 Sem sem = sems.get(name);
                 if (sem.held.remove(leaseId) != null) {
                     sem.grantWaiters();
-                    dropIfIdle(name);
+                    restIfIdle(name);
                 }
             }
             for (String name : List.copyOf(sems.keySet())) {
                 Sem sem = sems.get(name);
                 if (sem.queue.remove(leaseId) != null) {
                     sem.grantWaiters();
-                    dropIfIdle(name);
+                    restIfIdle(name);
                 }
             }
         }
@@ -188,7 +210,7 @@ class SemaphoreModelTest {
                 if (sem != null && sem.queue.containsKey(a.leaseId())) {
                     return sem.queue.get(a.leaseId()) == a.permits() ? "Queued" : "Rejected " + Code.FAILED_PRECONDITION;
                 }
-                if (sem == null) {
+                if (sem == null || sem.idle) {
                     sem = new Sem(a.limit());
                     sems.put(a.key(), sem);
                 }
@@ -209,7 +231,7 @@ class SemaphoreModelTest {
                 }
                 if (sem != null && sem.queue.remove(c.leaseId()) != null) {
                     sem.grantWaiters();
-                    dropIfIdle(c.key());
+                    restIfIdle(c.key());
                 }
                 return "Cancelled";
             }
@@ -220,7 +242,7 @@ class SemaphoreModelTest {
                     sem.held.remove(r.leaseId());
                     sem.heldToken.remove(r.leaseId());
                     sem.grantWaiters();
-                    dropIfIdle(r.key());
+                    restIfIdle(r.key());
                     released.put(r.fencingToken(), r.key() + "/" + r.leaseId());
                     return "Released";
                 }
@@ -229,16 +251,28 @@ class SemaphoreModelTest {
                 }
                 return "Rejected " + (alive.contains(r.leaseId()) ? Code.FAILED_PRECONDITION : Code.NOT_FOUND);
             }
+            if (command instanceof IdleForget f) {
+                int forgotten = 0;
+                for (IdleName n : f.names()) {
+                    Sem sem = sems.get(n.name());
+                    if (sem != null && sem.idle && n.kind().equals(SemaphoreTable.NAME) && n.since() == sem.idleSince) {
+                        sems.remove(n.name());
+                        forgotten++;
+                    }
+                }
+                return "Forgotten " + forgotten + "/" + (f.names().size() - forgotten);
+            }
             throw new IllegalArgumentException("unexpected " + command);
         }
 
         /** Releases already done, by token: a retry succeeds again. */
         final Map<Long, String> released = new HashMap<>();
 
-        private void dropIfIdle(String name) {
+        private void restIfIdle(String name) {
             Sem sem = sems.get(name);
-            if (sem.held.isEmpty() && sem.queue.isEmpty()) {
-                sems.remove(name);
+            if (sem.held.isEmpty() && sem.queue.isEmpty() && !sem.idle) {
+                sem.idle = true;
+                sem.idleSince = 0;
             }
         }
     }

@@ -2,6 +2,8 @@ package io.tenure.core;
 
 import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.Effect;
+import io.tenure.core.kernel.IdleForget;
+import io.tenure.core.kernel.IdleName;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.kernel.Result.Code;
 import io.tenure.core.kernel.Result.Rejected;
@@ -35,6 +37,10 @@ class SemaphoreTest {
         return expect(replica.run(new SemaphoreAcquire(name, lease, limit, permits, true, 0)), Queued.class);
     }
 
+    private SemaphoreTable table() {
+        return replica.state.primitive(SemaphoreTable.class);
+    }
+
     private SemaphoreView view(String name) {
         return replica.state.primitive(SemaphoreTable.class).semaphore(name);
     }
@@ -65,7 +71,7 @@ class SemaphoreTest {
     }
 
     @Test
-    void theLimitIsFixedWhileTheSemaphoreExistsAndFreeOnceItIsGone() {
+    void theLimitIsFixedWhileTheSemaphoreExistsIdleIncludedAndFreeOnceItIsForgotten() {
         replica.grantLease(1);
         replica.grantLease(2);
         Granted held = acquire("pool", 1, 3, 1);
@@ -77,7 +83,27 @@ class SemaphoreTest {
         assertThat(mismatch.message()).contains("limit 3", "not 5");
         assertThat(otherPermits.message()).contains("holds 1 permits", "not 2");
         replica.run(new SemaphoreRelease("pool", 1, held.fencingToken()));
-        assertThat(view("pool")).as("deleted once nobody holds or waits").isNull();
+        long idleSince = table().idleSince("pool");
+        assertThat(idleSince).as("idle once nobody holds or waits").isPositive();
+        assertThat(view("pool").limit()).as("an idle semaphore keeps its limit").isEqualTo(3);
+        assertThat(view("pool").holders()).isEmpty();
+        assertThat(expect(replica.run(new SemaphoreAcquire("pool", 2, 5, 1, true, 0)), Rejected.class).message())
+                .contains("limit 3", "not 5");
+
+        // Used again, it is no longer idle since then: the leader's forget of that position passes it by.
+        Granted again = acquire("pool", 2, 3, 1);
+        assertThat(table().idleSince("pool")).isZero();
+        replica.run(new SemaphoreRelease("pool", 2, again.fencingToken()));
+        Result.Forgotten stale = expect(replica.run(new IdleForget(List.of(new IdleName("semaphore", "pool", idleSince)))),
+                Result.Forgotten.class);
+        assertThat(stale.forgotten()).isZero();
+        assertThat(stale.stayed()).isOne();
+        assertThat(view("pool")).isNotNull();
+
+        Result.Forgotten forgotten = expect(replica.run(new IdleForget(List.of(
+                new IdleName("semaphore", "pool", table().idleSince("pool"))))), Result.Forgotten.class);
+        assertThat(forgotten.forgotten()).isOne();
+        assertThat(view("pool")).as("gone once forgotten").isNull();
         assertThat(acquire("pool", 2, 5, 5).permits()).isEqualTo(5);
     }
 
@@ -112,6 +138,12 @@ class SemaphoreTest {
         assertThat(semaphoreOnLock.message()).contains("'jobs/b' is a lock, not a semaphore");
         replica.run(new SemaphoreRelease("jobs/a", 1, permit.fencingToken()));
         replica.release("jobs/b", 1, lockToken);
+        assertThat(expect(replica.run(new LockAcquire("jobs/a", 2, null, true)), Rejected.class).message())
+                .as("an idle semaphore's name stays a semaphore's").contains("'jobs/a' is a semaphore, not a lock", "idle since");
+        // Restored from a snapshot, the idle semaphore is idle still, since the same position.
+        assertThat(Replica.restore(replica.snapshot()).state.primitive(SemaphoreTable.class).idleSince("jobs/a"))
+                .isEqualTo(table().idleSince("jobs/a"));
+        replica.run(new IdleForget(List.of(new IdleName("semaphore", "jobs/a", table().idleSince("jobs/a")))));
         assertThat(replica.run(new LockAcquire("jobs/a", 2, null, true))).isInstanceOf(io.tenure.core.lock.LockResult.Granted.class);
         assertThat(replica.run(new SemaphoreAcquire("jobs/b", 2, 2, 1, true, 0))).isInstanceOf(Granted.class);
         // The namespace is rebuilt from a snapshot.
@@ -176,7 +208,9 @@ class SemaphoreTest {
         Applied second = replica.apply(new io.tenure.core.kernel.LeaseRevoke(2));
         assertThat(Replica.effects(second, Effect.Wake.class)).extracting(w -> w.key().leaseId()).containsExactly(3L);
         Applied last = replica.apply(new io.tenure.core.kernel.LeaseRevoke(3));
-        assertThat(view("pool")).isNull();
+        assertThat(view("pool").holders()).isEmpty();
+        assertThat(view("pool").waiters()).isEmpty();
+        assertThat(table().idleSince("pool")).as("idle since the lease's end").isPositive();
         assertThat(Replica.watched(last)).extracting(WatchEvent::type).as("watchers see the semaphore go").containsExactly(WatchEvent.Type.DELETE);
     }
 

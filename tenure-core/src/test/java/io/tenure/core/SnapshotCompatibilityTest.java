@@ -52,6 +52,16 @@ class SnapshotCompatibilityTest {
      * 1002 waiting for 2.
      */
     private static final String RELEASE_2026_11_27_EVENING = "/snapshots/v4-release-2026-11-27.snap";
+    /**
+     * Written by the build of 2026-11-27 night (format version 5: read mode, elections and
+     * barriers, before idle semaphores) at Raft index 13: leases 1001 (alice), 1002 (bob), 1003
+     * (carol) with a TTL of one day; "catalog" read by 1001 ("report 1", token 262144) and 1003
+     * (token 327680) with 1002 waiting to write; semaphore "pool" of limit 3 with 2 permits held
+     * by 1001 (token 458752) and 1002 waiting for 2; election "scheduler" led by 1003 ("n3:9000",
+     * token 589824) with 1001 next; barrier "start" of 3 parties with 1002 waiting; semaphore
+     * "spare" acquired and released by 1003 (gone, as that build deleted an unused semaphore).
+     */
+    private static final String RELEASE_2026_11_27_NIGHT = "/snapshots/v5-release-2026-11-27.snap";
 
     @Test
     void aVersion2SnapshotOfTheLastReleaseLoads() throws IOException {
@@ -88,7 +98,7 @@ class SnapshotCompatibilityTest {
         byte[] rewritten = bytes(old);
         TenureState again = TenureState.readSnapshot(new ByteArrayInputStream(rewritten), TenureState.DEFAULT_EVENT_LOG_CAPACITY);
 
-        assertThat(ByteBuffer.wrap(rewritten, 4, 4).getInt()).as("format version").isEqualTo(5);
+        assertThat(ByteBuffer.wrap(rewritten, 4, 4).getInt()).as("format version").isEqualTo(6);
         assertThat(bytes(again)).isEqualTo(rewritten);
         assertThat(Rendering.of(again.leases())).isEqualTo(Rendering.of(old.leases()));
         assertThat(Rendering.of(again.primitive(LockTable.class).locks("", 100)))
@@ -158,8 +168,42 @@ class SnapshotCompatibilityTest {
                 .containsExactly(1002L, 1003L);
 
         byte[] rewritten = bytes(state);
-        assertThat(ByteBuffer.wrap(rewritten, 4, 4).getInt()).as("format version").isEqualTo(5);
+        assertThat(ByteBuffer.wrap(rewritten, 4, 4).getInt()).as("format version").isEqualTo(6);
         assertThat(bytes(TenureState.readSnapshot(new ByteArrayInputStream(rewritten), 16))).isEqualTo(rewritten);
+    }
+
+    @Test
+    void aVersion5SnapshotLoadsEveryKindWithNoIdleSemaphoreAndGoesOnWithThem() throws IOException {
+        TenureState state = read(RELEASE_2026_11_27_NIGHT);
+
+        assertThat(state.appliedPosition() >>> 16).isEqualTo(13);
+        LockView catalog = state.primitive(LockTable.class).lock("catalog");
+        assertThat(catalog.shared()).isTrue();
+        assertThat(catalog.holders()).extracting(LockView.Holder::leaseId, LockView.Holder::fencingToken)
+                .containsExactly(org.assertj.core.api.Assertions.tuple(1001L, 262144L), org.assertj.core.api.Assertions.tuple(1003L, 327680L));
+        assertThat(catalog.waiters()).extracting(LockView.Waiter::leaseId, LockView.Waiter::shared)
+                .containsExactly(org.assertj.core.api.Assertions.tuple(1002L, false));
+        io.tenure.core.semaphore.SemaphoreTable semaphores = state.primitive(io.tenure.core.semaphore.SemaphoreTable.class);
+        assertThat(semaphores.semaphore("pool").holders()).extracting(io.tenure.core.semaphore.SemaphoreView.Holder::fencingToken)
+                .containsExactly(458752L);
+        assertThat(semaphores.idleSince("pool")).isZero();
+        assertThat(semaphores.semaphore("spare")).isNull();
+        io.tenure.core.election.ElectionView scheduler = state.primitive(io.tenure.core.election.ElectionTable.class).election("scheduler");
+        assertThat(scheduler.leaderLeaseId()).isEqualTo(1003);
+        assertThat(scheduler.fencingToken()).isEqualTo(589824);
+        assertThat(new String(scheduler.value(), StandardCharsets.UTF_8)).isEqualTo("n3:9000");
+        assertThat(state.primitive(io.tenure.core.barrier.BarrierTable.class).barrier("start").parties()).isEqualTo(3);
+
+        // Alice lets go of her permits: "pool" is idle now, keeps its limit, and is written so.
+        long next = (state.appliedPosition() >>> 16) + 1;
+        state.apply(next << 16, new io.tenure.core.kernel.LeaseRevoke(1002));
+        state.apply((next + 1) << 16, new io.tenure.core.semaphore.SemaphoreRelease("pool", 1001, 458752));
+        assertThat(semaphores.idleSince("pool")).isEqualTo((next + 1) << 16);
+        byte[] rewritten = bytes(state);
+        assertThat(ByteBuffer.wrap(rewritten, 4, 4).getInt()).as("format version").isEqualTo(6);
+        TenureState again = TenureState.readSnapshot(new ByteArrayInputStream(rewritten), 16);
+        assertThat(again.primitive(io.tenure.core.semaphore.SemaphoreTable.class).semaphore("pool").limit()).isEqualTo(3);
+        assertThat(bytes(again)).isEqualTo(rewritten);
     }
 
     /** Format version 1 had no member endpoints: leases, locks and recent releases only. */

@@ -50,7 +50,25 @@ public final class Kernel {
                 out.writeLong(c.leaseId());
                 out.writeLong(c.renewedAt());
             }, in -> new LeaseExpire(in.readLong(), in.readLong())),
-            new CommandType<>(9, ReadBarrier.class, (c, out) -> { }, in -> ReadBarrier.INSTANCE));
+            new CommandType<>(9, ReadBarrier.class, (c, out) -> { }, in -> ReadBarrier.INSTANCE),
+            new CommandType<>(31, IdleForget.class, (c, out) -> {
+                out.writeInt(c.names().size());
+                for (IdleName n : c.names()) {
+                    Wire.writeString(out, n.kind());
+                    Wire.writeString(out, n.name());
+                    out.writeLong(n.since());
+                }
+            }, in -> {
+                int n = in.readInt();
+                if (n < 0 || n > (1 << 24)) {
+                    throw new CommandFormatException("idle forget declares " + n + " names");
+                }
+                List<IdleName> names = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    names.add(new IdleName(Wire.readString(in, 256), Wire.readString(in, 1 << 20), in.readLong()));
+                }
+                return new IdleForget(names);
+            }));
 
     private static final Applied READ_BARRIER_PASSED = Applied.of(new Result.Skipped("a read barrier changes nothing"));
 
@@ -61,6 +79,8 @@ public final class Kernel {
     private final List<Primitive> primitives;
     /** Command class → the primitive that applies it. Looked up, never iterated. */
     private final Map<Class<?>, Primitive> owners = new HashMap<>();
+    /** Kind name → its primitive, for {@link IdleForget}. Looked up, never iterated. */
+    private final Map<String, Primitive> byKind = new HashMap<>();
     private long appliedPosition;
 
     /**
@@ -72,6 +92,7 @@ public final class Kernel {
         this.context = new ApplyContext(leases, events);
         this.primitives = List.copyOf(primitives.apply(leases, names));
         for (Primitive primitive : this.primitives) {
+            byKind.put(primitive.kind().name(), primitive);
             for (CommandType<?> type : primitive.kind().commands()) {
                 owners.put(type.type(), primitive);
             }
@@ -101,6 +122,13 @@ public final class Kernel {
             // to anyone comparing revisions.
             return READ_BARRIER_PASSED;
         }
+        if (command instanceof IdleForget forget) {
+            appliedPosition = position;
+            context.begin(position);
+            Result result = forget(forget);
+            List<Effect> effects = context.end();
+            return effects.isEmpty() ? Applied.of(result) : new Applied(result, effects);
+        }
         Primitive owner = null;
         if (!(command instanceof LeaseCommand)) {
             owner = owners.get(command.getClass());
@@ -113,6 +141,20 @@ public final class Kernel {
         Result result = owner == null ? leases.apply(context, (LeaseCommand) command, primitives) : owner.apply(context, command);
         List<Effect> effects = context.end();
         return effects.isEmpty() ? Applied.of(result) : new Applied(result, effects);
+    }
+
+    /** Forgets, in the command's order, each name still idle since the position named; skips the others. */
+    private Result forget(IdleForget command) {
+        int forgotten = 0;
+        for (IdleName entry : command.names()) {
+            Primitive primitive = byKind.get(entry.kind());
+            if (primitive != null && names.stillIdle(entry)) {
+                primitive.forget(entry.name());
+                names.free(entry.name(), entry.kind());
+                forgotten++;
+            }
+        }
+        return new Result.Forgotten(forgotten, command.names().size() - forgotten);
     }
 
     // ---- reads ---------------------------------------------------------------------------------
@@ -137,6 +179,11 @@ public final class Kernel {
 
     public Leases leases() {
         return leases;
+    }
+
+    /** The grant-queue kinds' namespace, with the idle names the leader forgets after its idle time. */
+    public Names names() {
+        return names;
     }
 
     /** The primitives, in their fixed order. */

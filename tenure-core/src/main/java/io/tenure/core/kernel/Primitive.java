@@ -47,6 +47,15 @@ public interface Primitive {
     default void leaseEnded(ApplyContext context, long leaseId, List<String> released) {
     }
 
+    /**
+     * Forgets idle resource {@code name} (marked {@link Names#idle} by this primitive, still idle
+     * since then): it goes, with whatever it kept (a semaphore's limit). The kernel frees the name
+     * after. Only a primitive that marks names idle is ever asked.
+     */
+    default void forget(String name) {
+        throw new IllegalStateException(kind().name() + " keeps no idle resources, asked to forget '" + name + "'");
+    }
+
     /** The names of what the lease holds here, sorted. */
     default SortedSet<String> heldBy(long leaseId) {
         return EMPTY;

@@ -5,11 +5,16 @@ package io.tenure.core.kernel;
  * ({@link Effect.Wake}). Rejections are results, never exceptions: an exception in apply would
  * stop the member. Each primitive declares its own results as a sealed family; the two here are
  * shared by all.
+ *
+ * <p>The kernel's own results ({@link Forgotten}) are here too.
  */
 public interface Result {
 
     /** A conditional command whose condition no longer held; nothing changed. */
     record Skipped(String why) implements Result {}
+
+    /** An {@link IdleForget}: how many names went, and how many were used again since and stay. */
+    record Forgotten(int forgotten, int stayed) implements Result {}
 
     /** The command was refused; nothing changed. */
     record Rejected(Code code, String message) implements Result {}

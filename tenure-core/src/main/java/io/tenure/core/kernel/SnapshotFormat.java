@@ -30,8 +30,8 @@ import java.util.zip.CheckedOutputStream;
  */
 final class SnapshotFormat {
     static final int MAGIC = 0x544E5253; // "TNRS"
-    /** 5: locks in read mode (several holders); 4: the lock's acquire request ids; 3: sections per primitive; 2 added the member endpoints; 1 is the first. */
-    static final int VERSION = 5;
+    /** 6: idle semaphores (and the position each became idle at); 5: locks in read mode (several holders); 4: the lock's acquire request ids; 3: sections per primitive; 2 added the member endpoints; 1 is the first. */
+    static final int VERSION = 6;
 
     private SnapshotFormat() {}
 

@@ -44,8 +44,9 @@ import java.util.TreeMap;
  * Counting semaphores: each name has a limit, fixed while it exists, and holders whose permits
  * add up to at most that limit (I1), each grant with its own fencing token (I2), and a strict
  * FIFO queue (I7): a head waiter that needs 3 permits is not passed by a later one that needs 1.
- * A semaphore exists while it is held or waited for; with neither, it is deleted, and the next
- * request may set another limit. Its name is in the namespace it shares with locks ({@link Names}).
+ * A semaphore exists while it is held or waited for, and after that stays idle, keeping its limit,
+ * until the leader forgets it after its idle time ({@link Names#idle}); then the next request may
+ * set another limit. Its name is in the namespace it shares with locks ({@link Names}).
  *
  * <p>Retries are idempotent as for locks: per (semaphore, lease) there is one grant or one wait,
  * a retried release of a grant already released succeeds again (the last
@@ -215,7 +216,8 @@ public final class SemaphoreTable implements Primitive {
                 return new Queued(c.key(), lease.id(), waiting.joinedAt(), semaphore.queue.ahead(lease.id()), semaphore.available());
             }
         }
-        if (semaphore == null) {
+        if (semaphore == null || names.isIdle(c.key())) {
+            // New, or idle: it starts again (a new creation revision), with the limit it kept.
             semaphore = new Semaphore(c.key(), c.limit(), context.position(), ties);
             semaphores.put(c.key(), semaphore);
             names.take(c.key(), NAME);
@@ -226,9 +228,7 @@ public final class SemaphoreTable implements Primitive {
             return new Granted(c.key(), lease.id(), c.permits(), hold.token(), false);
         }
         if (!c.queue()) {
-            Busy busy = new Busy(c.key(), semaphore.available(), semaphore.queue.waiterCount());
-            deleteIfIdle(context, semaphore);
-            return busy;
+            return new Busy(c.key(), semaphore.available(), semaphore.queue.waiterCount());
         }
         int ahead = semaphore.queue.waiterCount();
         semaphore.queue.enqueue(claim, context.position());
@@ -259,7 +259,7 @@ public final class SemaphoreTable implements Primitive {
         context.wake(new WaitKey(NAME, c.key(), c.leaseId()), cancelled);
         // The withdrawn head may have held back waiters that fit now.
         grantWaiters(context, semaphore);
-        deleteIfIdle(context, semaphore);
+        restIfIdle(context, semaphore);
         return cancelled;
     }
 
@@ -274,7 +274,7 @@ public final class SemaphoreTable implements Primitive {
             endedAcquires.ended(context, c.key(), c.leaseId(), holding.claim().requestId());
             semaphore.queue.release(c.leaseId());
             int handedTo = grantWaiters(context, semaphore);
-            deleteIfIdle(context, semaphore);
+            restIfIdle(context, semaphore);
             recentReleases.remember(c.fencingToken(), new Release(c.key(), c.leaseId()));
             return new Released(c.key(), handedTo);
         }
@@ -346,12 +346,15 @@ public final class SemaphoreTable implements Primitive {
                 new byte[0], hold.leaseId(), semaphore.createRevision, hold.token(), semaphore.version), null));
     }
 
-    private void deleteIfIdle(ApplyContext context, Semaphore semaphore) {
-        if (!semaphore.queue.isEmpty()) {
+    /**
+     * With nobody holding or waiting, the semaphore rests: watchers see it go (a DELETE), and it
+     * keeps its limit, idle, until the leader forgets it ({@link #forget}).
+     */
+    private void restIfIdle(ApplyContext context, Semaphore semaphore) {
+        if (!semaphore.queue.isEmpty() || names.isIdle(semaphore.key)) {
             return;
         }
-        semaphores.remove(semaphore.key);
-        names.free(semaphore.key, NAME);
+        names.idle(semaphore.key, NAME, context.position());
         if (semaphore.version > 0) {
             // Watchers saw it held: they see it go. One that was only ever waited for was never seen.
             long revision = context.stamp();
@@ -360,12 +363,17 @@ public final class SemaphoreTable implements Primitive {
     }
 
     @Override
+    public void forget(String name) {
+        semaphores.remove(name);
+    }
+
+    @Override
     public void leaseEnded(ApplyContext context, long leaseId, List<String> released) {
         for (String key : List.copyOf(ties.heldBy(leaseId))) {
             Semaphore semaphore = semaphores.get(key);
             semaphore.queue.release(leaseId);
             grantWaiters(context, semaphore);
-            deleteIfIdle(context, semaphore);
+            restIfIdle(context, semaphore);
             released.add(key);
         }
         for (String key : List.copyOf(ties.waitedBy(leaseId))) {
@@ -374,7 +382,7 @@ public final class SemaphoreTable implements Primitive {
             context.wake(new WaitKey(NAME, key, leaseId), new Result.Rejected(Code.NOT_FOUND,
                     "lease " + leaseId + " ended (expired or revoked) while waiting for semaphore '" + key + "'"));
             grantWaiters(context, semaphore);
-            deleteIfIdle(context, semaphore);
+            restIfIdle(context, semaphore);
         }
     }
 
@@ -390,7 +398,7 @@ public final class SemaphoreTable implements Primitive {
         return ties.waitedBy(leaseId);
     }
 
-    /** The semaphore, or null when it does not exist (nobody holds or waits). */
+    /** The semaphore, or null when it does not exist (nobody holds or waits, and it is not idle). */
     public SemaphoreView semaphore(String key) {
         Semaphore semaphore = semaphores.get(key);
         return semaphore == null ? null : view(semaphore);
@@ -401,8 +409,14 @@ public final class SemaphoreTable implements Primitive {
         return Ties.prefixed(semaphores, prefix, limit, this::view);
     }
 
+    /** Semaphores that exist, idle ones included. */
     public int semaphoreCount() {
         return semaphores.size();
+    }
+
+    /** The position semaphore {@code key} became idle at, or 0 when it is in use or does not exist. */
+    public long idleSince(String key) {
+        return semaphores.containsKey(key) ? names.idleSinceOf(key) : 0;
     }
 
     /** Semaphores with at least one holder. */
@@ -464,14 +478,15 @@ public final class SemaphoreTable implements Primitive {
             waiters.add(new SemaphoreView.Waiter(w.leaseId(), leases.get(w.leaseId()).clientId(), w.claim().permits(), w.joinedAt()));
         }
         return new SemaphoreView(semaphore.key, semaphore.rule.limit, semaphore.available(), List.copyOf(holders), List.copyOf(waiters),
-                semaphore.createRevision, semaphore.version);
+                semaphore.createRevision, semaphore.version, names.idleSinceOf(semaphore.key));
     }
 
     // ---- snapshot section ------------------------------------------------------------------------
 
     /**
-     * Semaphores by name (limit, creation, version, holders in grant order with permits, token and
-     * request, waiters in queue order with permits, request and place), then the remembered
+     * Semaphores by name (limit, creation, version, the position it became idle at or 0, holders in
+     * grant order with permits, token and request, waiters in queue order with permits, request and
+     * place), then the remembered
      * releases and ended acquire requests, oldest first.
      */
     @Override
@@ -482,6 +497,7 @@ public final class SemaphoreTable implements Primitive {
             out.writeInt(semaphore.rule.limit);
             out.writeLong(semaphore.createRevision);
             out.writeLong(semaphore.version);
+            out.writeLong(names.idleSinceOf(semaphore.key));
             out.writeInt(semaphore.queue.holders().size());
             for (Hold<Permits> h : semaphore.queue.holders()) {
                 out.writeLong(h.leaseId());
@@ -517,6 +533,7 @@ public final class SemaphoreTable implements Primitive {
             int limit = in.readInt();
             Semaphore semaphore = new Semaphore(key, limit, in.readLong(), ties);
             semaphore.version = in.readLong();
+            long idleSince = formatVersion >= 6 ? in.readLong() : 0; // idle semaphores came with format 6
             int holders = Wire.count(in, "holder");
             for (int h = 0; h < holders; h++) {
                 long lease = leaseOf(leases, in.readLong(), key);
@@ -529,12 +546,15 @@ public final class SemaphoreTable implements Primitive {
                 Permits claim = new Permits(lease, in.readInt(), in.readLong());
                 semaphore.queue.enqueue(claim, in.readLong());
             }
-            if (semaphore.rule.held > limit || semaphore.queue.isEmpty()) {
+            if (semaphore.rule.held > limit || semaphore.queue.isEmpty() != (idleSince > 0)) {
                 throw new SnapshotFormatException("snapshot is corrupt: semaphore '" + key + "' holds " + semaphore.rule.held
-                        + " permits of " + limit + " with " + semaphore.queue.waiterCount() + " waiters");
+                        + " permits of " + limit + " with " + semaphore.queue.waiterCount() + " waiters, idle since " + idleSince);
             }
             semaphores.put(key, semaphore);
             names.take(key, NAME);
+            if (idleSince > 0) {
+                names.idle(key, NAME, idleSince);
+            }
         }
         int releases = Wire.count(in, "release");
         for (int i = 0; i < releases; i++) {

@@ -36,6 +36,7 @@ class CommandCodecTest {
             new LeaseRevoke(8),
             new LeaseExpire(9, 123L << 16),
             ReadBarrier.INSTANCE,
+            new IdleForget(List.of(new IdleName("semaphore", "pool/\u9396", 88L << 16), new IdleName("barrier", "gate", 1))),
             new LockAcquire("jobs/\u9396", 7, new byte[] {0, -1, 3}, true, -5, true),
             new LockRelease("jobs/a", 7, 99L << 16),
             new LockCancel("jobs/b", 7, 77),
@@ -52,7 +53,7 @@ class CommandCodecTest {
             new BarrierCancel("gate/a", 7, 36));
 
     /** Tags are what old logs name their commands by: changing one would misread every log written before. */
-    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22);
+    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22);
     /** Tags of older encodings, read from old logs, and written for commands that leave the newer fields unset. */
     static final List<Integer> OLDER_TAGS = List.of(5, 6, 10);
 
@@ -118,7 +119,7 @@ class CommandCodecTest {
     void anUnknownTagATruncatedCommandAndTrailingBytesAreRefused() {
         assertThatThrownBy(() -> CODEC.decode(new byte[] {(byte) 200})).isInstanceOf(CommandFormatException.class)
                 .hasMessageContaining("unknown command type 200");
-        byte[] acquire = CODEC.encode(EVERY_COMMAND.get(5));
+        byte[] acquire = CODEC.encode(EVERY_COMMAND.get(6));
         assertThatThrownBy(() -> CODEC.decode(Arrays.copyOf(acquire, acquire.length - 1))).isInstanceOf(CommandFormatException.class)
                 .hasMessageContaining("truncated");
         assertThatThrownBy(() -> CODEC.decode(Arrays.copyOf(acquire, acquire.length + 1))).isInstanceOf(CommandFormatException.class)
