@@ -1,5 +1,7 @@
 package io.tenure.server;
 
+import java.time.Duration;
+
 /**
  * Guards one member keeps against overload; each refusal names the limit. They protect the
  * member, not safety: a request over a limit is refused before anything is proposed.
@@ -12,19 +14,35 @@ package io.tenure.server;
  * @param maxHttpBodyBytes    the largest HTTP request body (128 KiB: 64 KiB of metadata, escaped)
  * @param shedAfter           how long new work may wait for the log before the member sheds new
  *                            requests with a retry hint ({@link Admission}; 200 ms)
+ * @param maxLocksPerLease    locks, semaphores, elections and barriers held or waited for by one lease (10,000)
+ * @param idleTime            how long a resource that keeps something when unused (a semaphore's
+ *                            limit) stays with no holder and no waiter before the leader forgets it
+ *                            (60 s, as seed 004's {@code --gc-max-idle}; 0: at the next sweep)
  */
 public record ServerLimits(int maxConnections, int maxLeasesPerClient, int maxLocksPerClient, int maxWaitersPerLock,
-                           int maxRequestsPerSecond, int maxHttpBodyBytes, java.time.Duration shedAfter) {
+                           int maxRequestsPerSecond, int maxHttpBodyBytes, Duration shedAfter, int maxLocksPerLease,
+                           Duration idleTime) {
 
-    /** The limits before {@code shedAfter} existed, with its default. */
+    public static final int DEFAULT_MAX_LOCKS_PER_LEASE = 10_000;
+    public static final Duration DEFAULT_IDLE_TIME = Duration.ofSeconds(60);
+
+    /** The limits before {@code shedAfter} existed, with its default and the later ones'. */
     public ServerLimits(int maxConnections, int maxLeasesPerClient, int maxLocksPerClient, int maxWaitersPerLock,
                         int maxRequestsPerSecond, int maxHttpBodyBytes) {
         this(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes,
                 Admission.DEFAULT_SHED_AFTER);
     }
 
+    /** The limits before the per-lease limit and the idle time existed, with their defaults. */
+    public ServerLimits(int maxConnections, int maxLeasesPerClient, int maxLocksPerClient, int maxWaitersPerLock,
+                        int maxRequestsPerSecond, int maxHttpBodyBytes, Duration shedAfter) {
+        this(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes,
+                shedAfter, DEFAULT_MAX_LOCKS_PER_LEASE, DEFAULT_IDLE_TIME);
+    }
+
     public static ServerLimits defaults() {
-        return new ServerLimits(10_000, 10_000, 10_000, 10_000, 50_000, 128 * 1024, Admission.DEFAULT_SHED_AFTER);
+        return new ServerLimits(10_000, 10_000, 10_000, 10_000, 50_000, 128 * 1024, Admission.DEFAULT_SHED_AFTER,
+                DEFAULT_MAX_LOCKS_PER_LEASE, DEFAULT_IDLE_TIME);
     }
 
     /** @throws IllegalArgumentException naming the first invalid limit */
@@ -33,6 +51,7 @@ public record ServerLimits(int maxConnections, int maxLeasesPerClient, int maxLo
         positive("max leases per client", maxLeasesPerClient);
         positive("max locks per client", maxLocksPerClient);
         positive("max waiters per lock", maxWaitersPerLock);
+        positive("max locks per lease", maxLocksPerLease);
         if (maxRequestsPerSecond < 0) {
             throw new IllegalArgumentException("max requests per second must be 0 (no guard) or positive, got " + maxRequestsPerSecond);
         }
@@ -42,16 +61,21 @@ public record ServerLimits(int maxConnections, int maxLeasesPerClient, int maxLo
         if (maxHttpBodyBytes < 1024) {
             throw new IllegalArgumentException("max http body must be at least 1024 bytes, got " + maxHttpBodyBytes);
         }
+        if (idleTime == null || idleTime.isNegative() || idleTime.toHours() > 24) {
+            throw new IllegalArgumentException("idle time must be between 0s and 24h, got " + idleTime);
+        }
         return this;
     }
 
-    public ServerLimits withMaxConnections(int v) { return new ServerLimits(v, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter); }
-    public ServerLimits withMaxLeasesPerClient(int v) { return new ServerLimits(maxConnections, v, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter); }
-    public ServerLimits withMaxLocksPerClient(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, v, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter); }
-    public ServerLimits withMaxWaitersPerLock(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, v, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter); }
-    public ServerLimits withMaxRequestsPerSecond(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, v, maxHttpBodyBytes, shedAfter); }
-    public ServerLimits withShedAfter(java.time.Duration v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, v); }
-    public ServerLimits withMaxHttpBodyBytes(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, v, shedAfter); }
+    public ServerLimits withMaxConnections(int v) { return new ServerLimits(v, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, maxLocksPerLease, idleTime); }
+    public ServerLimits withMaxLeasesPerClient(int v) { return new ServerLimits(maxConnections, v, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, maxLocksPerLease, idleTime); }
+    public ServerLimits withMaxLocksPerClient(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, v, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, maxLocksPerLease, idleTime); }
+    public ServerLimits withMaxWaitersPerLock(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, v, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, maxLocksPerLease, idleTime); }
+    public ServerLimits withMaxRequestsPerSecond(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, v, maxHttpBodyBytes, shedAfter, maxLocksPerLease, idleTime); }
+    public ServerLimits withShedAfter(Duration v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, v, maxLocksPerLease, idleTime); }
+    public ServerLimits withMaxHttpBodyBytes(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, v, shedAfter, maxLocksPerLease, idleTime); }
+    public ServerLimits withMaxLocksPerLease(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, v, idleTime); }
+    public ServerLimits withIdleTime(Duration v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, maxLocksPerLease, v); }
 
     private static void positive(String what, int value) {
         if (value < 1) {

@@ -109,6 +109,7 @@ public final class TenureServer implements AutoCloseable {
     /** The safety suite's audit log (ServerConfig.auditLog), or null: off. Closed after the Raft server. */
     private final AuditLog audit;
     private final LeaseKeeper leases;
+    private final IdleSweeper idle;
     private final WatchHub watches;
     private final ServerMetrics metrics;
     /** For membership changes (Ratis's blocking admin calls); the proposer has a forwarding client of its own. */
@@ -152,6 +153,7 @@ public final class TenureServer implements AutoCloseable {
         Admission admission = new Admission(proposer, metrics, config.limits().shedAfter(), System::nanoTime);
         this.leases = new LeaseKeeper(proposer, stateMachine, admission, timer, System::nanoTime, config.minTtl(), metrics,
                 config.limits().maxLeasesPerClient());
+        this.idle = new IdleSweeper(proposer, stateMachine, leases::leading, System::nanoTime, config.limits().idleTime(), timer);
         Waits waits = new Waits();
         Locks locks = new Locks(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         Semaphores semaphores = new Semaphores(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
@@ -680,6 +682,7 @@ public final class TenureServer implements AutoCloseable {
         // through the log, so a client that retries elsewhere keeps its place in the queue.
         proposer.close();
         leases.close();
+        idle.close();
         Server s = grpc;
         if (s != null) {
             s.shutdown();
