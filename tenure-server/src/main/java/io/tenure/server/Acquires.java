@@ -170,6 +170,7 @@ public final class Acquires<O extends Acquires.Outcome> {
             Decision<O> decision = path.kind.decide().apply(result);
             if (decision instanceof Decision.Granted<O> grant) {
                 path.journal.granted(grant, "hand_off", requestId);
+                path.countGrant("hand_off");
                 if (abandoned) {
                     path.journal.leftToLease(grant);
                 } else {
@@ -210,9 +211,18 @@ public final class Acquires<O extends Acquires.Outcome> {
     private final Admission admission;
     private final ScheduledExecutorService timer;
     private final ServerLimits limits;
+    /** Where grants are counted by kind and how they came (grants_total); null counts none. */
+    private final ServerMetrics metrics;
 
     public Acquires(Kind<?, O> kind, Journal<O> journal, Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission,
                     ScheduledExecutorService timer, ServerLimits limits) {
+        this(kind, journal, proposer, stateMachine, waits, admission, timer, limits, null);
+    }
+
+    /** As the other constructor, counting each grant answered here in {@code metrics} (grants_total, by kind and via). */
+    public Acquires(Kind<?, O> kind, Journal<O> journal, Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission,
+                    ScheduledExecutorService timer, ServerLimits limits, ServerMetrics metrics) {
+        this.metrics = metrics;
         this.kind = kind;
         this.journal = journal;
         this.waitKind = stateMachine.read(s -> s.primitive(kind.table()).kind().name());
@@ -280,6 +290,7 @@ public final class Acquires<O extends Acquires.Outcome> {
         if (decision instanceof Decision.Granted<O> grant) {
             if (!grant.again()) {
                 journal.granted(grant, "immediate", wait.requestId);
+                countGrant("immediate");
             }
             wait.outcome.complete(grant.outcome());
         } else if (decision instanceof Decision.NotGranted<O> busy) {
@@ -324,9 +335,15 @@ public final class Acquires<O extends Acquires.Outcome> {
         });
     }
 
+    private void countGrant(String via) {
+        if (metrics != null) {
+            metrics.granted(waitKind, via);
+        }
+    }
+
     /**
-     * Refuses a new hold or wait that would take the lease's client over its limit of held and
-     * waited-for resources (of every kind), or a new waiter over the resource's queue limit. A
+     * Refuses a new hold or wait that would take the lease, or the lease's client, over its limit
+     * of held and waited-for resources (of every kind), or a new waiter over the resource's queue limit. A
      * lease that already holds or waits for the resource (a retry) is never refused. Read from
      * the applied state: a guard, not an invariant.
      */
@@ -340,6 +357,11 @@ public final class Acquires<O extends Acquires.Outcome> {
             LeaseView lease = s.lease(leaseId);
             if (lease == null) {
                 return null; // the state machine answers NOT_FOUND
+            }
+            int leaseCount = lease.held().size() + lease.waiting().size();
+            if (leaseCount >= limits.maxLocksPerLease()) {
+                return new LimitExceeded("max-locks-per-lease", "lease " + leaseId + " already holds or waits for " + leaseCount
+                        + " resources (locks, semaphores, elections, barriers), the most one lease may (--max-locks-per-lease)");
             }
             if (s.holdsAndWaits(lease.clientId()) >= limits.maxLocksPerClient()) {
                 return new LimitExceeded("max-locks-per-client", "client id '" + lease.clientId() + "' already holds or waits for "

@@ -67,6 +67,21 @@ class LimitsTest {
     }
 
     @Test
+    void locksPerLeaseCountEveryKindAndSpareTheLeasesOfTheSameClient() throws Exception {
+        try (TenureCluster m = start(dir, ServerLimits.defaults().withMaxLocksPerLease(2))) {
+            long a1 = grantLease(m, "a", 30_000);
+            long a2 = grantLease(m, "a", 30_000);
+            lock(m, "k1", a1, 0);
+            io.tenure.proto.v1.SemaphoreServiceGrpc.newBlockingStub(m.blocking(0).getChannel()).acquire(
+                    io.tenure.proto.v1.SemaphoreAcquireRequest.newBuilder().setName("pool").setLeaseId(a1).setLimit(3).setPermits(1).build());
+
+            assertRefused(() -> lock(m, "k2", a1, 0), "max-locks-per-lease", "lease " + a1 + " already holds or waits for 2");
+            assertThat(lock(m, "k1", a1, 0).getAcquired()).as("a retry of a held lock is never refused").isTrue();
+            assertThat(lock(m, "k2", a2, 0).getAcquired()).as("another lease of the same client").isTrue();
+        }
+    }
+
+    @Test
     void connectionsBeyondTheLimitAreToldWhy() throws Exception {
         try (TenureCluster m = start(dir, ServerLimits.defaults().withMaxConnections(1))) {
             assertThat(m.blocking(0).status(StatusRequest.getDefaultInstance()).getLeader()).isEqualTo("n1");

@@ -72,7 +72,7 @@ public final class Locks {
         this.stateMachine = stateMachine;
         this.metrics = metrics;
         this.acquires = new Acquires<>(new Acquires.Kind<>(LockTable.class, LockTable::waiterCount, LockCancel::new, Locks::decide,
-                new Acquires.Wording("lock", "a lock", "locks")), new LockJournal(), proposer, stateMachine, waits, admission, timer, limits);
+                new Acquires.Wording("lock", "a lock", "locks")), new LockJournal(), proposer, stateMachine, waits, admission, timer, limits, metrics);
     }
 
     /**

@@ -53,6 +53,7 @@ public final class ServerMetrics {
     private final ResultCounter semaphoreReleases = new ResultCounter("semaphore_release", "Semaphore releases by result");
     private final ResultCounter elections = new ResultCounter("election", "Election campaigns, proclaims and resignations by result");
     private final ResultCounter barrierAwaits = new ResultCounter("barrier_await", "Barrier awaits by result");
+    private final Map<String, Counter> grants = new ConcurrentHashMap<>();
     private final ResultCounter shed = new ResultCounter("overload_shed", "New requests shed while the member was behind, by kind", "kind");
     private final Map<String, Timer> opLatency = new ConcurrentHashMap<>();
     private final Counter expired;
@@ -209,6 +210,22 @@ public final class ServerMetrics {
      * One counter per result label of one metric. Counted on every keep-alive, so a known label
      * costs one map lookup and nothing is allocated.
      */
+    /**
+     * A grant answered on this member: {@code kind} lock, semaphore, election, barrier, ...;
+     * {@code via} immediate (granted by its own command) or hand_off (by another's release, a
+     * lease's end, or the last party's arrival).
+     */
+    public void granted(String kind, String via) {
+        String key = kind + '/' + via;
+        Counter counter = grants.get(key);
+        if (counter == null) {
+            counter = grants.computeIfAbsent(key, k -> Counter.builder("grants")
+                    .description("Grants answered on this member, by kind and how they came (immediate or hand_off)")
+                    .tag("kind", kind).tag("via", via).register(registry));
+        }
+        counter.increment();
+    }
+
     private final class ResultCounter {
         private final String name;
         private final String description;
