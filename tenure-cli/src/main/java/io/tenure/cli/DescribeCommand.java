@@ -32,7 +32,9 @@ import picocli.CommandLine.Spec;
                     + "holder, lease, fencing_token, metadata and holder_ttl_remaining are those of the first holder.",
             "A semaphore: limit, available (the permits free), holders, then one 'holder:' line per grant in the "
                     + "order they were made (lease, client_id, permits, fencing_token), revision, waiters, then one "
-                    + "'waiter:' line per waiter in the order they will be granted, with the permits it asked for.",
+                    + "'waiter:' line per waiter in the order they will be granted, with the permits it asked for; "
+                    + "for a semaphore nobody holds or waits for, idle_since_revision after revision (it keeps its "
+                    + "limit until the leader forgets it, after the member's --idle-time).",
             "An election: leader (its client id), lease, fencing_token, value (as text when it is UTF-8 without "
                     + "control characters, else as 0x and hex), value_revision (of the election or the last proclaim), "
                     + "leader_ttl_remaining, revision, candidates, then one 'candidate:' line per candidate in the "
@@ -137,6 +139,9 @@ final class DescribeCommand implements Callable<Integer> {
                     + " fencing_token=" + holder.fencingToken());
         }
         out.println("revision: " + semaphore.revision());
+        if (semaphore.isIdle()) {
+            out.println("idle_since_revision: " + semaphore.idleSinceRevision());
+        }
         out.println("waiters: " + semaphore.waiters().size());
         int position = 1;
         for (SemaphoreDescription.Waiter waiter : semaphore.waiters()) {

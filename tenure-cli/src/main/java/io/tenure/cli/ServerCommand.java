@@ -72,7 +72,9 @@ final class ServerCommand implements Callable<Integer> {
             "max waiters per lock", "--max-waiters-per-lock",
             "max requests per second", "--max-requests-per-second",
             "max http body", "--max-http-body",
-            "shed after", "--shed-after");
+            "shed after", "--shed-after",
+            "max locks per lease", "--max-locks-per-lease",
+            "idle time", "--idle-time");
 
     // The defaults, as flag values; ServerOptionsTest checks that they make ServerConfig.defaults().
     // Help shows them as written here, not through picocli's ${DEFAULT-VALUE}, which would show a
@@ -90,6 +92,8 @@ final class ServerCommand implements Callable<Integer> {
     private static final String MAX_REQUESTS_PER_SECOND = "50000";
     private static final String MAX_HTTP_BODY = "128KiB";
     private static final String SHED_AFTER = "200ms";
+    private static final String MAX_LOCKS_PER_LEASE = "10000";
+    private static final String IDLE_TIME = "60s";
 
     @Spec
     CommandSpec spec;
@@ -193,6 +197,15 @@ final class ServerCommand implements Callable<Integer> {
     @Option(names = "--max-locks-per-client", paramLabel = "N", defaultValue = MAX_LOCKS_PER_CLIENT,
             description = "Locks held or waited for by the leases of one client id (default: " + MAX_LOCKS_PER_CLIENT + ").")
     int maxLocksPerClient;
+
+    @Option(names = "--max-locks-per-lease", paramLabel = "N", defaultValue = MAX_LOCKS_PER_LEASE,
+            description = "Locks, semaphores, elections and barriers held or waited for by one lease (default: " + MAX_LOCKS_PER_LEASE + ").")
+    int maxLocksPerLease;
+
+    @Option(names = "--idle-time", paramLabel = "DURATION", defaultValue = IDLE_TIME, converter = DurationConverter.class,
+            description = "How long a semaphore nobody holds or waits for keeps its limit (and its name its kind) before the "
+                    + "leader forgets it, 0s to 24h; 0s: within a second (default: " + IDLE_TIME + ").")
+    Duration idleTime;
 
     @Option(names = "--max-waiters-per-lock", paramLabel = "N", defaultValue = MAX_WAITERS_PER_LOCK,
             description = "Leases queued for one lock (default: " + MAX_WAITERS_PER_LOCK + ").")
@@ -321,7 +334,9 @@ final class ServerCommand implements Callable<Integer> {
                         .withMaxWaitersPerLock(maxWaitersPerLock)
                         .withMaxRequestsPerSecond(maxRequestsPerSecond)
                         .withMaxHttpBodyBytes(maxHttpBody)
-                        .withShedAfter(shedAfter))
+                        .withShedAfter(shedAfter)
+                        .withMaxLocksPerLease(maxLocksPerLease)
+                        .withIdleTime(idleTime))
                 .withAuditLog(auditLog);
         if (peers != null) {
             try {

@@ -348,8 +348,10 @@ class ClientCommandsTest {
         }
 
         assertThat(run("describe", "describe/pool")).isZero();
-        assertThat(out.toString().lines().findFirst()).as("gone with its holders and waiters").hasValue("lock: describe/pool");
-        assertThat(field(out.toString(), "held")).isEqualTo("false");
+        assertThat(out.toString().lines().findFirst()).as("idle, it keeps its limit").hasValue("semaphore: describe/pool");
+        assertThat(field(out.toString(), "limit")).isEqualTo("4");
+        assertThat(field(out.toString(), "holders")).isEqualTo("0");
+        assertThat(Long.parseLong(field(out.toString(), "idle_since_revision"))).isPositive();
     }
 
     @Test

@@ -256,7 +256,7 @@ public final class TenureSemaphore {
                         h.getFencingToken())).toList(),
                 state.getWaitersList().stream().map(w -> new SemaphoreDescription.Waiter(w.getLeaseId(), w.getClientId(), w.getPermits(),
                         w.getJoinedAt())).toList(),
-                revision);
+                revision, state.getIdleSinceRevision());
     }
 
     private void checkPermits(int permits) {

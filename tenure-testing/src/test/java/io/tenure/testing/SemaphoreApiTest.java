@@ -58,7 +58,11 @@ class SemaphoreApiTest {
         assertThat(third.fencingToken()).isGreaterThan(second.fencingToken()).isGreaterThan(first.fencingToken());
         second.release();
         third.release();
-        assertThat(client.semaphore("pool/fifo", 4).describe().exists()).isFalse();
+        SemaphoreDescription idle = client.semaphore("pool/fifo", 4).describe();
+        assertThat(idle.isIdle()).as("nobody holds or waits: idle, keeping its limit").isTrue();
+        assertThat(idle.limit()).isEqualTo(4);
+        assertThat(idle.available()).isEqualTo(4);
+        assertThat(idle.idleSinceRevision()).isGreaterThan(third.fencingToken());
         List.of(a, b, c).forEach(Lease::revoke);
     }
 
@@ -151,7 +155,7 @@ class SemaphoreApiTest {
             assertThat(client.semaphore("pool/session", 2).describe().available()).isZero();
         }
         assertThat(held.get(0).isValid()).isFalse();
-        assertThat(client.semaphore("pool/session", 2).describe().exists()).isFalse();
+        assertThat(client.semaphore("pool/session", 2).describe().isIdle()).isTrue();
     }
 
     @Test
@@ -160,6 +164,8 @@ class SemaphoreApiTest {
         Lease a = client.grantLease(TTL, "a");
         Lease b = client.grantLease(TTL, "b");
         double acquiredBefore = metric("semaphore_acquire_total{result=\"acquired\"}");
+        double immediateBefore = metricOrZero(IMMEDIATE);
+        double handOffsBefore = metricOrZero(HAND_OFFS);
         SemaphorePermit held = client.semaphore("pool/metrics", 3, a).acquire(3);
         CompletableFuture<SemaphorePermit> waiting = client.semaphore("pool/metrics", 3, b).acquireAsync(1);
         awaitWaiters(client, "pool/metrics", 1);
@@ -170,8 +176,21 @@ class SemaphoreApiTest {
         held.release();
         waiting.get(10, TimeUnit.SECONDS).release();
         assertThat(metric("semaphore_release_total{result=\"released\"}")).isGreaterThanOrEqualTo(2);
+        assertThat(metric(IMMEDIATE)).as("grants by kind, immediate").isEqualTo(immediateBefore + 1);
+        assertThat(metric(HAND_OFFS)).as("grants by kind, handed off").isEqualTo(handOffsBefore + 1);
         a.revoke();
         b.revoke();
+    }
+
+    private static final String IMMEDIATE = "grants_total{kind=\"semaphore\",via=\"immediate\"}";
+    private static final String HAND_OFFS = "grants_total{kind=\"semaphore\",via=\"hand_off\"}";
+
+    private static double metricOrZero(String sample) throws Exception {
+        try {
+            return metric(sample);
+        } catch (AssertionError notYet) {
+            return 0;
+        }
     }
 
     private static double metric(String sample) throws Exception {

@@ -91,7 +91,8 @@ public final class GrpcSemaphoreService extends SemaphoreServiceGrpc.SemaphoreSe
             return state.build();
         }
         state.setExists(true).setLimit(view.limit()).setAvailable(view.available())
-                .setCreateRevision(view.createRevision()).setVersion(view.version());
+                .setCreateRevision(view.createRevision()).setVersion(view.version())
+                .setIdleSinceRevision(view.idleSince());
         for (SemaphoreView.Holder h : view.holders()) {
             state.addHolders(SemaphoreHolder.newBuilder().setLeaseId(h.leaseId()).setClientId(h.clientId())
                     .setPermits(h.permits()).setFencingToken(h.fencingToken()));

@@ -153,13 +153,18 @@ final class SemaphoreApi {
                 handedTo -> Answer.ok(NODES.objectNode().put("semaphore", name).put("released", true).put("handed_to", handedTo)));
     }
 
-    /** The semaphore's limit, permits free, holders and waiters, read linearizably; 404 {@code not_found} when it does not exist. */
+    /**
+     * The semaphore's limit, permits free, holders and waiters, and since when it is idle (0 in
+     * use), read linearizably; 404 {@code not_found} when it does not exist (never used, or idle
+     * and forgotten).
+     */
     CompletableFuture<Answer> describe(String name) {
         NamePath.SEMAPHORES.check(name);
         return member.semaphores().read(name).thenApply(read -> {
             SemaphoreView view = read.semaphore();
             if (view == null) {
-                throw new Failure(ErrorCode.NOT_FOUND, null, "semaphore '" + name + "' does not exist (nobody holds or waits for it)");
+                throw new Failure(ErrorCode.NOT_FOUND, null, "semaphore '" + name
+                        + "' does not exist (nobody holds or waits for it, and it was not used within the idle time)");
             }
             ObjectNode body = NODES.objectNode();
             body.put("semaphore", view.key());
@@ -177,6 +182,7 @@ final class SemaphoreApi {
             }
             body.put("create_revision", view.createRevision());
             body.put("version", view.version());
+            body.put("idle_since_revision", view.idleSince());
             body.put("revision", read.revision());
             return Answer.ok(body);
         });

@@ -88,7 +88,7 @@ class HttpSemaphoreApiTest {
 
         JsonNode state = state("pools/gpu");
         assertThat(state.fieldNames()).toIterable().containsExactly(
-                "semaphore", "limit", "available", "holders", "waiters", "create_revision", "version", "revision");
+                "semaphore", "limit", "available", "holders", "waiters", "create_revision", "version", "idle_since_revision", "revision");
         assertThat(state.get("semaphore").asText()).isEqualTo("pools/gpu");
         assertThat(state.get("limit").asInt()).isEqualTo(3);
         assertThat(state.get("available").asInt()).isEqualTo(1);
@@ -107,8 +107,13 @@ class HttpSemaphoreApiTest {
         // The name in the path, raw or encoded, is the same semaphore.
         assertThat(member.get("/v1/semaphores/pools/gpu").json()).isEqualTo(member.get("/v1/semaphores/pools%2Fgpu").json());
 
+        assertThat(state.get("idle_since_revision").asLong()).as("in use").isZero();
         assertThat(release(grant).status()).isEqualTo(200);
-        assertError(member.get("/v1/semaphores/pools%2Fgpu"), 404, "not_found", null);
+        JsonNode idle = member.get("/v1/semaphores/pools%2Fgpu").json();
+        assertThat(idle.get("idle_since_revision").asLong()).as("idle, keeping its limit").isPositive();
+        assertThat(idle.get("limit").asInt()).isEqualTo(state.get("limit").asInt());
+        assertThat(idle.get("holders")).isEmpty();
+        assertError(member.get("/v1/semaphores/pools%2Fnever-used"), 404, "not_found", null);
     }
 
     @Test
@@ -162,7 +167,7 @@ class HttpSemaphoreApiTest {
 
         assertThat(release(grantB).json().get("handed_to").asInt()).isZero();
         assertThat(release(grantC).status()).isEqualTo(200);
-        assertThat(member.get("/v1/semaphores/fifo%2Fpool").status()).isEqualTo(404);
+        assertThat(state("fifo/pool").get("idle_since_revision").asLong()).isPositive();
     }
 
     @Test
