@@ -97,10 +97,14 @@ public final class TenureBarrier {
 
     /** The parties and who waits, in arrival order, read linearizably. */
     public Description describe() {
-        return Futures.await(client.call(BarrierServiceGrpc.getDescribeMethod(), BarrierDescribeRequest.newBuilder().setName(name).build(), null)
+        return Futures.await(describeAsync(), "barrier '" + name + "'");
+    }
+
+    /** {@link #describe()}, without blocking. */
+    public CompletableFuture<Description> describeAsync() {
+        return client.call(BarrierServiceGrpc.getDescribeMethod(), BarrierDescribeRequest.newBuilder().setName(name).build(), null)
                 .thenApply(r -> new Description(name, r.getExists(), r.getParties(), r.getWaitingList().stream()
-                        .map(p -> new Party(p.getLeaseId(), p.getClientId(), p.getArrivedRevision())).toList(), r.getHeader().getRevision())),
-                "barrier '" + name + "'");
+                        .map(p -> new Party(p.getLeaseId(), p.getClientId(), p.getArrivedRevision())).toList(), r.getHeader().getRevision()));
     }
 
     /** A barrier as read: whether anyone waits, its parties and who waits, in arrival order. */

@@ -41,7 +41,7 @@ class BarrierApiTest {
 
         assertThat(first.get(10, TimeUnit.SECONDS).revision()).isEqualTo(revision);
         assertThat(second.get(10, TimeUnit.SECONDS).revision()).isEqualTo(revision);
-        assertThat(client.barrier("gate/start", 3).describe().exists()).as("a new round starts empty").isFalse();
+        assertThat(client.barrier("gate/start", 3).describeAsync().get(10, TimeUnit.SECONDS).exists()).as("a new round starts empty").isFalse();
         List.of(a, b, c).forEach(Lease::revoke);
     }
 
