@@ -12,7 +12,7 @@ enum ErrorCode {
     INVALID_JSON(400, "invalid_json"),
     /** A field is missing, of the wrong type or out of range; {@code field} names it. */
     INVALID_ARGUMENT(400, "invalid_argument"),
-    /** A GET of a lock that is free, of a semaphore that does not exist (nobody holds or waits), or of an election nobody leads. */
+    /** A GET of a lock that is free, of a semaphore that does not exist (nobody holds or waits), of an election nobody leads, or of a barrier nobody waits at. */
     NOT_FOUND(404, "not_found"),
     /** The lease was never granted, has expired or was revoked. */
     LEASE_NOT_FOUND(404, "lease_not_found"),
@@ -25,6 +25,8 @@ enum ErrorCode {
      * campaign found the election led by another, when its wait ended.
      */
     HELD(409, "held"),
+    /** A barrier's await whose wait ended before the barrier released: the party left it. */
+    NOT_RELEASED(409, "not_released"),
     /** A renew by a lease, token or owner that does not hold the lock or the semaphore's grant, or does not lead the election. */
     NOT_HOLDER(409, "not_holder"),
     /** A renew of a lease that has ended. */
@@ -38,7 +40,8 @@ enum ErrorCode {
      * An acquire that contradicts what the name is now or what the owner holds: for a semaphore,
      * another limit than the live semaphore's, a lock's name, or other permits than the owner
      * already holds; for a lock, a semaphore's name, or the other mode than the owner holds it
-     * in; for an election, a lock's or a semaphore's name; {@code field} names it.
+     * in; for an election, a lock's or a semaphore's name; for a barrier, another kind's name,
+     * other parties than the live barrier's, or an owner already waiting at it; {@code field} names it.
      */
     CONFLICT(409, "conflict"),
     /** A lease id taken by another client or TTL. */

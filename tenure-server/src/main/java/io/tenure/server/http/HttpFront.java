@@ -40,8 +40,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
- * The HTTP front end (Javalin on Jetty): the JSON lock, semaphore and election API under
- * {@code /v1} ({@link LockApi}, {@link SemaphoreApi}, {@link ElectionApi}), {@code /metrics} in
+ * The HTTP front end (Javalin on Jetty): the JSON lock, semaphore, election and barrier API under
+ * {@code /v1} ({@link LockApi}, {@link SemaphoreApi}, {@link ElectionApi}, {@link BarrierApi}), {@code /metrics} in
  * the Prometheus text format, {@code /healthz} and {@code /readyz}. Like the gRPC front end it
  * only translates: the lock, semaphore, election and lease services decide, and failures become answers in one table ({@link Failures}).
  *
@@ -74,6 +74,7 @@ public final class HttpFront implements AutoCloseable {
     private final LockApi locks;
     private final SemaphoreApi semaphores;
     private final ElectionApi elections;
+    private final BarrierApi barriers;
     private final Javalin app;
     private final int maxConnections;
     private final OpenConnections openConnections = new OpenConnections();
@@ -89,6 +90,7 @@ public final class HttpFront implements AutoCloseable {
         this.locks = new LockApi(member, leases);
         this.semaphores = new SemaphoreApi(member, leases);
         this.elections = new ElectionApi(member, leases);
+        this.barriers = new BarrierApi(member, leases);
         this.app = Javalin.create(c -> {
             c.showJavalinBanner = false;
             c.startupWatcherEnabled = false;
@@ -248,6 +250,8 @@ public final class HttpFront implements AutoCloseable {
         electionActions.put("renew", elections::renew);
         electionActions.put("resign", elections::resign);
         app.post("/v1/elections/*", ctx -> serve(ctx, () -> post(ctx, NamePath.ELECTIONS, electionActions)));
+        app.get("/v1/barriers/*", ctx -> serve(ctx, () -> barriers.describe(NamePath.BARRIERS.nameOf(ctx.req().getRequestURI()))));
+        app.post("/v1/barriers/*", ctx -> serve(ctx, () -> post(ctx, NamePath.BARRIERS, Map.of("await", barriers::await))));
         app.exception(Failure.class, (failure, ctx) -> render(ctx, failure));
         app.exception(HttpResponseException.class, (e, ctx) -> render(ctx, fromJavalin(ctx, e)));
         app.exception(Exception.class, (e, ctx) -> render(ctx, Failures.of(e)));
@@ -268,9 +272,11 @@ public final class HttpFront implements AutoCloseable {
         Action call = actions.get(action);
         if (call == null) {
             List<String> names = List.copyOf(actions.keySet());
+            String last = names.get(names.size() - 1);
             throw new Failure(ErrorCode.UNKNOWN_ROUTE, null, "no endpoint POST " + ctx.req().getRequestURI() + "; the " + path.noun()
-                    + " endpoints are POST " + path.prefix() + "{" + path.noun() + "}/"
-                    + String.join(", /", names.subList(0, names.size() - 1)) + " and /" + names.get(names.size() - 1));
+                    + (names.size() == 1 ? " endpoint is POST " + path.prefix() + "{" + path.noun() + "}/" + last
+                    : " endpoints are POST " + path.prefix() + "{" + path.noun() + "}/"
+                    + String.join(", /", names.subList(0, names.size() - 1)) + " and /" + last));
         }
         try {
             byte[] bytes = JsonBody.read(ctx.req().getInputStream(), ctx.req().getContentLengthLong(), maxBodyBytes);

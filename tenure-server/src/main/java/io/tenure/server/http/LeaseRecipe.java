@@ -242,7 +242,7 @@ final class LeaseRecipe {
     }
 
     /** Revokes a lease this front end made when it holds and waits for nothing any more. */
-    private CompletableFuture<Void> revokeIfIdle(long leaseId, String requestId) {
+    CompletableFuture<Void> revokeIfIdle(long leaseId, String requestId) {
         LeaseView lease = member.leases().view(leaseId);
         if (lease == null || !lease.held().isEmpty() || !lease.waiting().isEmpty()) {
             return CompletableFuture.completedFuture(null);
