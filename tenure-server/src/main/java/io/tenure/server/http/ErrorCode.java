@@ -29,6 +29,12 @@ enum ErrorCode {
     NOT_RELEASED(409, "not_released"),
     /** A renew by a lease, token or owner that does not hold the lock or the semaphore's grant, or does not lead the election. */
     NOT_HOLDER(409, "not_holder"),
+    /**
+     * A two-phase acquire's wait by a lease that neither waits for nor holds the lock or the
+     * semaphore (it never enqueued there, or its place was withdrawn or its grant released);
+     * {@code field} is {@code lease_id}.
+     */
+    NOT_QUEUED(409, "not_queued"),
     /** A renew of a lease that has ended. */
     EXPIRED(409, "expired"),
     /**

@@ -250,6 +250,9 @@ public final class HttpFront implements AutoCloseable {
         electionActions.put("renew", elections::renew);
         electionActions.put("resign", elections::resign);
         app.post("/v1/elections/*", ctx -> serve(ctx, () -> post(ctx, NamePath.ELECTIONS, electionActions)));
+        // The second phase of a two-phase acquire (acquire with enqueue, then wait), read from the maps per request.
+        lockActions.put("wait", locks::await);
+        semaphoreActions.put("wait", semaphores::await);
         app.get("/v1/barriers/*", ctx -> serve(ctx, () -> barriers.describe(NamePath.BARRIERS.nameOf(ctx.req().getRequestURI()))));
         app.post("/v1/barriers/*", ctx -> serve(ctx, () -> post(ctx, NamePath.BARRIERS, Map.of("await", barriers::await))));
         app.exception(Failure.class, (failure, ctx) -> render(ctx, failure));

@@ -96,6 +96,17 @@ final class JsonBody {
                 + "\"), got " + describe(node));
     }
 
+    boolean optionalBoolean(String field, boolean absent) {
+        JsonNode node = present(field);
+        if (node == null) {
+            return absent;
+        }
+        if (!node.isBoolean()) {
+            throw Failure.invalid(field, field + " must be true or false, got " + describe(node));
+        }
+        return node.booleanValue();
+    }
+
     long requiredLong(String field) {
         if (present(field) == null) {
             throw Failure.invalid(field, field + " is required (an integer)");

@@ -1,5 +1,6 @@
 package io.tenure.server.http;
 
+import io.tenure.server.Acquires;
 import io.tenure.server.Causes;
 import io.tenure.server.RequestIds;
 
@@ -123,6 +124,109 @@ final class LeaseRecipe {
                 });
             }).thenCompose(answer -> answer);
         });
+    }
+
+    /** What a two-phase acquire's wait is told: whose lease keeps the place, and how long to wait for its grant. */
+    record Place(String owner, long leaseId, long waitMs) {
+        static Place of(JsonBody body) {
+            String owner = LeaseRecipe.owner(body);
+            long lease = body.requiredPositive("lease_id");
+            long waitMs = body.optionalLong("wait_ms", 0);
+            if (waitMs < 0 || waitMs > MAX_WAIT_MS) {
+                throw Failure.invalid("wait_ms", "wait_ms must be between 0 (look once) and " + MAX_WAIT_MS + ", got " + waitMs);
+            }
+            return new Place(owner, lease, waitMs);
+        }
+    }
+
+    /**
+     * One primitive's second phase of a two-phase acquire, as {@link #await} runs it.
+     *
+     * @param standing read after a read barrier: null when the lease waits in the queue; the 200
+     *                 answer of its grant (made when asked, after the lease's renewal) when it holds
+     *                 it already; it throws 409 {@code not_queued} naming {@code lease_id} when the
+     *                 lease does neither
+     * @param start    waits for the grant until it comes or the lease ends (timeout -1), as the
+     *                 enqueue's request id, so that a place given up in between is not taken anew
+     * @param granted  the 200 answer of a grant
+     * @param notYet   the 409 answer when {@code wait_ms} passes with the place kept
+     * @param gone     the 409 {@code not_queued} answer when the place ended otherwise (withdrawn,
+     *                 released)
+     */
+    record SecondPhase<O extends Acquires.Outcome>(Supplier<Supplier<Answer>> standing, Supplier<Acquires.Wait<O>> start,
+                                                     Function<O, Answer> granted, Supplier<Failure> notYet, Supplier<Failure> gone) {}
+
+    /**
+     * Completes a two-phase acquire: checks after a read barrier that the place's lease is the
+     * owner's (404 {@code lease_not_found} when it has ended, 409 {@code not_holder} naming
+     * {@code owner_id} for another owner's), renews it, then answers the grant if the lease holds
+     * it, or waits for it up to {@code wait_ms}, renewing the lease every TTL/3 as an acquire's
+     * wait does. When {@code wait_ms} passes the call is only forgotten, as a gRPC call whose
+     * caller went away: nothing goes through the log, and the place stays the lease's until the
+     * lease ends (a grant that comes just then is the lease's too, and the next wait answers it).
+     */
+    <O extends Acquires.Outcome> CompletableFuture<Answer> await(Place place, String what, String requestId, SecondPhase<O> phase) {
+        return member.readBarrier().thenCompose(ignored -> {
+            LeaseView lease = member.leases().view(place.leaseId());
+            if (lease == null) {
+                throw new Failure(ErrorCode.LEASE_NOT_FOUND, "lease_id", "lease " + place.leaseId()
+                        + " has ended (expired or revoked): its place in the queue of " + what + " is gone; acquire it again");
+            }
+            if (!place.owner().equals(lease.clientId())) {
+                throw new Failure(ErrorCode.NOT_HOLDER, "owner_id", "lease " + place.leaseId() + " is not owner '" + place.owner() + "''s");
+            }
+            Supplier<Answer> held = phase.standing().get();
+            return RequestIds.traced(requestId, () -> member.leases().keepAlive(place.leaseId())).thenCompose(ttl -> {
+                if (ttl == 0) {
+                    throw new Failure(ErrorCode.LEASE_NOT_FOUND, "lease_id", "lease " + place.leaseId()
+                            + " ended before it was renewed: its place in the queue of " + what + " is gone; acquire it again");
+                }
+                if (held != null) {
+                    return CompletableFuture.completedFuture(held.get());
+                }
+                if (place.waitMs() == 0) {
+                    throw phase.notYet().get();
+                }
+                return waitFor(place, requestId, phase, lease.ttlMillis());
+            });
+        });
+    }
+
+    private <O extends Acquires.Outcome> CompletableFuture<Answer> waitFor(Place place, String requestId, SecondPhase<O> phase, long ttlMs) {
+        CompletableFuture<Answer> answer = new CompletableFuture<>();
+        Acquires.Wait<O> wait = RequestIds.traced(requestId, phase.start());
+        long period = Math.max(100, ttlMs / 3);
+        ScheduledFuture<?> renewing = timer.scheduleAtFixedRate(
+                () -> RequestIds.traced(requestId, () -> member.leases().keepAlive(place.leaseId())), period, period, TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> givingUp = timer.schedule(() -> {
+            if (!wait.outcome().isDone()) {
+                wait.abandon();
+                try {
+                    answer.completeExceptionally(phase.notYet().get());
+                } catch (RuntimeException e) {
+                    answer.completeExceptionally(e);
+                }
+            }
+        }, place.waitMs(), TimeUnit.MILLISECONDS);
+        wait.outcome().whenComplete((outcome, error) -> {
+            if (error != null) {
+                Failure f = Failures.of(error);
+                answer.completeExceptionally(f.code == ErrorCode.STALE ? phase.gone().get() : f);
+            } else if (!outcome.acquired()) {
+                answer.completeExceptionally(phase.gone().get());
+            } else if (member.leases().remainingMillis(place.leaseId()) >= ttlMs * 19 / 20) {
+                answer.complete(phase.granted().apply(outcome));
+            } else {
+                // As an acquire's grant after a wait: renewed once more, so the caller starts with (nearly) its whole TTL.
+                RequestIds.traced(requestId, () -> member.leases().keepAlive(place.leaseId()))
+                        .whenComplete((ttl, renewError) -> answer.complete(phase.granted().apply(outcome)));
+            }
+        });
+        answer.whenComplete((a, error) -> {
+            renewing.cancel(false);
+            givingUp.cancel(false);
+        });
+        return answer;
     }
 
     /**

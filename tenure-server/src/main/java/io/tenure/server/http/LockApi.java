@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The {@code /v1} lock endpoints: seed 002's lock API (acquire, renew, release with owner, lease
@@ -69,20 +70,127 @@ final class LockApi {
         if (problem != null) {
             throw Failure.invalid("metadata", problem);
         }
+        boolean enqueue = enqueue(body, ask);
         return member.locks().read(lock).thenCompose(read -> {
             LockView current = first(read);
             LockView.Holder mine = holderOf(current, ask.owner());
             if (mine != null) {
                 return CompletableFuture.completedFuture(again(lock, ask.owner(), mine, current.shared(), shared));
             }
-            return leases.acquire(ask, requestId, new LeaseRecipe.Attempt<>(
-                    lease -> member.locks().lock(lock, lease, metadata, ask.waitMs(), 0, false, shared).outcome(),
-                    Locks.Outcome::acquired,
-                    (lease, outcome) -> granted(lock, ask.owner(), lease, outcome.fencingToken(), shared),
-                    outcome -> held(lock, outcome.holder()))).exceptionally(error -> {
-                        throw new CompletionException(conflictOf(error));
-                    });
+            LockView.Waiter waiting = enqueue ? waiterOf(current, ask.owner()) : null;
+            if (waiting != null) {
+                return CompletableFuture.completedFuture(queuedAgain(lock, ask.owner(), current, waiting, shared));
+            }
+            // Enqueued as request id the lease's own (a fresh lease makes one acquire): the wait
+            // that completes it repeats that request, so a place given up in between is not taken anew.
+            LeaseRecipe.Attempt<Locks.Outcome> attempt = enqueue
+                    ? new LeaseRecipe.Attempt<>(
+                            lease -> member.locks().lock(lock, lease, metadata, 0, lease, true, shared).outcome(),
+                            outcome -> true,
+                            (lease, outcome) -> outcome.acquired() ? granted(lock, ask.owner(), lease, outcome.fencingToken(), shared)
+                                    : queued(lock, ask.owner(), lease, outcome.waiters() + 1, shared),
+                            outcome -> null)
+                    : new LeaseRecipe.Attempt<>(
+                            lease -> member.locks().lock(lock, lease, metadata, ask.waitMs(), 0, false, shared).outcome(),
+                            Locks.Outcome::acquired,
+                            (lease, outcome) -> granted(lock, ask.owner(), lease, outcome.fencingToken(), shared),
+                            outcome -> held(lock, outcome.holder(), null));
+            return leases.acquire(ask, requestId, attempt).exceptionally(error -> {
+                throw new CompletionException(conflictOf(error));
+            });
         });
+    }
+
+    /**
+     * The body's {@code enqueue} (default false): the first phase of a two-phase acquire, answered
+     * at once, so a {@code wait_ms} with it is refused.
+     */
+    static boolean enqueue(JsonBody body, LeaseRecipe.Ask ask) {
+        boolean enqueue = body.optionalBoolean("enqueue", false);
+        if (enqueue && ask.waitMs() != 0) {
+            throw Failure.invalid("wait_ms", "an acquire with enqueue is answered at once, so it takes no wait_ms (got " + ask.waitMs()
+                    + "); wait for the grant with POST .../wait and the lease_id it answers");
+        }
+        return enqueue;
+    }
+
+    /** The waiter of {@code view} (in queue order) whose lease is {@code owner}'s, or null. */
+    private static LockView.Waiter waiterOf(LockView view, String owner) {
+        if (view == null) {
+            return null;
+        }
+        return view.waiters().stream().filter(w -> w.clientId().equals(owner)).findFirst().orElse(null);
+    }
+
+    /** The lease's place in {@code view}'s queue, from 1; 0 when it does not wait. */
+    private static int positionOf(LockView view, long leaseId) {
+        if (view != null) {
+            for (int i = 0; i < view.waiters().size(); i++) {
+                if (view.waiters().get(i).leaseId() == leaseId) {
+                    return i + 1;
+                }
+            }
+        }
+        return 0;
+    }
+
+    /** A retried enqueue of an owner whose lease already waits: its place answered again, in the mode asked. */
+    private Answer queuedAgain(String lock, String owner, LockView current, LockView.Waiter waiting, boolean shared) {
+        if (waiting.shared() != shared) {
+            throw new Failure(ErrorCode.CONFLICT, "mode", "owner '" + owner + "' already waits for lock '" + lock + "' in "
+                    + modeName(waiting.shared()) + " mode (lease " + waiting.leaseId() + "), not " + modeName(shared)
+                    + " mode: one wait per owner");
+        }
+        return queued(lock, owner, waiting.leaseId(), positionOf(current, waiting.leaseId()), shared);
+    }
+
+    /** The 202 answer of an enqueue that was not granted at once: the lease keeps its place, {@code position} from 1. */
+    private Answer queued(String lock, String owner, long leaseId, int position, boolean shared) {
+        ObjectNode body = NODES.objectNode();
+        body.put("lock", lock);
+        body.put("owner_id", owner);
+        body.put("lease_id", leaseId);
+        body.put("queued", true);
+        body.put("position", position);
+        body.put("mode", modeName(shared));
+        return new Answer(202, leases.expiryOf(body, leaseId));
+    }
+
+    /**
+     * The second phase of a two-phase acquire: the grant of the place's lease, waiting up to
+     * {@code wait_ms} for it ({@link LeaseRecipe#await}); in the mode the lease waits in.
+     */
+    CompletableFuture<Answer> await(String lock, JsonBody body, String requestId) {
+        LeaseRecipe.Place place = LeaseRecipe.Place.of(body);
+        NamePath.LOCKS.check(lock);
+        String what = "lock '" + lock + "'";
+        AtomicBoolean shared = new AtomicBoolean();
+        return leases.await(place, what, requestId, new LeaseRecipe.SecondPhase<Locks.Outcome>(
+                () -> {
+                    LockView view = member.locks().describe(lock);
+                    LockView.Holder held = view == null ? null
+                            : view.holders().stream().filter(h -> h.leaseId() == place.leaseId()).findFirst().orElse(null);
+                    if (held != null) {
+                        return () -> granted(lock, place.owner(), place.leaseId(), held.fencingToken(), view.shared());
+                    }
+                    LockView.Waiter waiting = view == null ? null
+                            : view.waiters().stream().filter(w -> w.leaseId() == place.leaseId()).findFirst().orElse(null);
+                    if (waiting == null) {
+                        throw notQueued(what, place.leaseId());
+                    }
+                    shared.set(waiting.shared());
+                    return null;
+                },
+                () -> member.locks().lock(lock, place.leaseId(), new byte[0], -1, place.leaseId(), false, shared.get()),
+                outcome -> granted(lock, place.owner(), place.leaseId(), outcome.fencingToken(), shared.get()),
+                () -> held(lock, "", place),
+                () -> notQueued(what, place.leaseId())));
+    }
+
+    /** The 409 {@code not_queued} answer of a wait by a lease that neither waits for nor holds {@code what}. */
+    static Failure notQueued(String what, long leaseId) {
+        return new Failure(ErrorCode.NOT_QUEUED, "lease_id", "lease " + leaseId + " neither waits for nor holds " + what
+                + " (it never enqueued there, or its place was withdrawn or its grant released); acquire with enqueue again");
     }
 
     /** The holder of {@code view} (in grant order) whose lease is {@code owner}'s, or null. */
@@ -123,7 +231,7 @@ final class LockApi {
      * TTL of the holder whose lease runs longest (the lock is free of its holders once the last
      * of them lets go) and the queue.
      */
-    private Failure held(String lock, String holderWhenRefused) {
+    private Failure held(String lock, String holderWhenRefused, LeaseRecipe.Place queued) {
         LockView now = first(member.locks().current(lock));
         String holder = now == null ? holderWhenRefused : now.holder();
         int waiters = now == null ? 0 : now.waiters().size();
@@ -139,10 +247,17 @@ final class LockApi {
         }
         extra.put("waiters", waiters);
         extra.put("recommended_retry_ms", hint);
+        String advice = "; retry in about " + hint + " ms, or acquire with wait_ms to queue for it";
+        if (queued != null) {
+            int position = positionOf(now, queued.leaseId());
+            extra.put("lease_id", queued.leaseId());
+            extra.put("position", position);
+            advice = "; lease " + queued.leaseId() + " keeps its place" + (position > 0 ? " (position " + position + ")" : "")
+                    + ": wait again, at least once per TTL to keep the lease alive";
+        }
         return new Failure(ErrorCode.HELD, null, "lock '" + lock + "' is held by '" + holder + "'"
                 + (now != null && now.shared() ? (others > 0 ? " and " + others + " other reader(s)" : "") + " in read mode" : "")
-                + (waiters > 0 ? " with " + waiters + " waiting" : "") + "; retry in about " + hint
-                + " ms, or acquire with wait_ms to queue for it", extra);
+                + (waiters > 0 ? " with " + waiters + " waiting" : "") + advice, extra);
     }
 
     CompletableFuture<Answer> renew(String lock, JsonBody body, String requestId) {

@@ -13,6 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The {@code /v1/semaphores} endpoints: counting semaphores on the member's semaphore and lease
@@ -53,21 +55,109 @@ final class SemaphoreApi {
         int permits = body.optionalInt("permits", 1);
         NamePath.SEMAPHORES.check(name);
         Semaphores.checkPermits(limit, permits);
+        boolean enqueue = LockApi.enqueue(body, ask);
         return member.semaphores().read(name).thenCompose(read -> {
             checkConflict(name, limit);
             SemaphoreView.Holder mine = holderOf(read.semaphore(), ask.owner());
             if (mine != null) {
                 return CompletableFuture.completedFuture(again(name, ask.owner(), mine, permits));
             }
-            LeaseRecipe.Attempt<Semaphores.Outcome> attempt = new LeaseRecipe.Attempt<>(
-                    lease -> member.semaphores().acquire(name, lease, limit, permits, ask.waitMs(), 0).outcome(),
-                    Semaphores.Outcome::acquired,
-                    (lease, outcome) -> granted(name, ask.owner(), lease, outcome.fencingToken(), outcome.permits()),
-                    outcome -> held(name, limit, permits, outcome));
+            SemaphoreView.Waiter waiting = enqueue ? waiterOf(read.semaphore(), ask.owner()) : null;
+            if (waiting != null) {
+                return CompletableFuture.completedFuture(queuedAgain(name, ask.owner(), read.semaphore(), waiting, permits));
+            }
+            // Enqueued as request id the lease's own, as a lock's enqueue is (LockApi).
+            LeaseRecipe.Attempt<Semaphores.Outcome> attempt = enqueue
+                    ? new LeaseRecipe.Attempt<>(
+                            lease -> member.semaphores().acquire(name, lease, limit, permits, 0, lease, true).outcome(),
+                            outcome -> true,
+                            (lease, outcome) -> outcome.acquired()
+                                    ? granted(name, ask.owner(), lease, outcome.fencingToken(), outcome.permits())
+                                    : queued(name, ask.owner(), lease, outcome.waiters() + 1, permits),
+                            outcome -> null)
+                    : new LeaseRecipe.Attempt<>(
+                            lease -> member.semaphores().acquire(name, lease, limit, permits, ask.waitMs(), 0).outcome(),
+                            Semaphores.Outcome::acquired,
+                            (lease, outcome) -> granted(name, ask.owner(), lease, outcome.fencingToken(), outcome.permits()),
+                            outcome -> held(name, limit, permits, outcome, null));
             return leases.acquire(ask, requestId, attempt).exceptionally(error -> {
                 throw new CompletionException(conflictOf(name, limit, error));
             });
         });
+    }
+
+    private static SemaphoreView.Waiter waiterOf(SemaphoreView view, String owner) {
+        if (view == null) {
+            return null;
+        }
+        return view.waiters().stream().filter(w -> w.clientId().equals(owner)).findFirst().orElse(null);
+    }
+
+    /** The lease's place in {@code view}'s queue, from 1; 0 when it does not wait. */
+    private static int positionOf(SemaphoreView view, long leaseId) {
+        if (view != null) {
+            for (int i = 0; i < view.waiters().size(); i++) {
+                if (view.waiters().get(i).leaseId() == leaseId) {
+                    return i + 1;
+                }
+            }
+        }
+        return 0;
+    }
+
+    /** A retried enqueue of an owner whose lease already waits: its place answered again, for as many permits. */
+    private Answer queuedAgain(String name, String owner, SemaphoreView current, SemaphoreView.Waiter waiting, int permits) {
+        if (waiting.permits() != permits) {
+            throw new Failure(ErrorCode.CONFLICT, "permits", "owner '" + owner + "' already waits for " + waiting.permits()
+                    + " permits of semaphore '" + name + "' (lease " + waiting.leaseId() + "), not " + permits + ": one wait per owner");
+        }
+        return queued(name, owner, waiting.leaseId(), positionOf(current, waiting.leaseId()), permits);
+    }
+
+    /** The 202 answer of an enqueue that was not granted at once: the lease keeps its place, {@code position} from 1. */
+    private Answer queued(String name, String owner, long leaseId, int position, int permits) {
+        ObjectNode body = NODES.objectNode();
+        body.put("semaphore", name);
+        body.put("owner_id", owner);
+        body.put("lease_id", leaseId);
+        body.put("queued", true);
+        body.put("position", position);
+        body.put("permits", permits);
+        return new Answer(202, leases.expiryOf(body, leaseId));
+    }
+
+    /**
+     * The second phase of a two-phase acquire: the grant of the place's lease, waiting up to
+     * {@code wait_ms} for it ({@link LeaseRecipe#await}); for the permits the lease waits for.
+     */
+    CompletableFuture<Answer> await(String name, JsonBody body, String requestId) {
+        LeaseRecipe.Place place = LeaseRecipe.Place.of(body);
+        NamePath.SEMAPHORES.check(name);
+        String what = "semaphore '" + name + "'";
+        AtomicReference<SemaphoreView> asked = new AtomicReference<>();
+        AtomicInteger permits = new AtomicInteger();
+        return leases.await(place, what, requestId, new LeaseRecipe.SecondPhase<Semaphores.Outcome>(
+                () -> {
+                    SemaphoreView view = member.semaphores().describe(name);
+                    SemaphoreView.Holder held = view == null ? null
+                            : view.holders().stream().filter(h -> h.leaseId() == place.leaseId()).findFirst().orElse(null);
+                    if (held != null) {
+                        return () -> granted(name, place.owner(), place.leaseId(), held.fencingToken(), held.permits());
+                    }
+                    SemaphoreView.Waiter waiting = view == null ? null
+                            : view.waiters().stream().filter(w -> w.leaseId() == place.leaseId()).findFirst().orElse(null);
+                    if (waiting == null) {
+                        throw LockApi.notQueued(what, place.leaseId());
+                    }
+                    asked.set(view);
+                    permits.set(waiting.permits());
+                    return null;
+                },
+                () -> member.semaphores().acquire(name, place.leaseId(), asked.get().limit(), permits.get(), -1, place.leaseId(), false),
+                outcome -> granted(name, place.owner(), place.leaseId(), outcome.fencingToken(), outcome.permits()),
+                () -> held(name, asked.get().limit(), permits.get(), new Semaphores.Outcome(name, false, 0, 0, asked.get().available(),
+                        asked.get().waiters().size()), place),
+                () -> LockApi.notQueued(what, place.leaseId())));
     }
 
     /** Refuses, as 409 {@code conflict} naming the field, an acquire the semaphore would refuse whatever its lease. */
@@ -116,7 +206,7 @@ final class SemaphoreApi {
     }
 
     /** The 409 {@code held} answer: the permits free and the waiters now, and a hint from the holders' leases. */
-    private Failure held(String name, int limit, int permits, Semaphores.Outcome refused) {
+    private Failure held(String name, int limit, int permits, Semaphores.Outcome refused, LeaseRecipe.Place queued) {
         SemaphoreView now = member.semaphores().describe(name);
         int available = now == null ? refused.available() : now.available();
         int waiters = now == null ? refused.waiters() : now.waiters().size();
@@ -128,9 +218,16 @@ final class SemaphoreApi {
         extra.put("available", available);
         extra.put("waiters", waiters);
         extra.put("recommended_retry_ms", hint);
+        String advice = "; retry in about " + hint + " ms, or acquire with wait_ms to queue for them";
+        if (queued != null) {
+            int position = positionOf(now, queued.leaseId());
+            extra.put("lease_id", queued.leaseId());
+            extra.put("position", position);
+            advice = "; lease " + queued.leaseId() + " keeps its place" + (position > 0 ? " (position " + position + ")" : "")
+                    + ": wait again, at least once per TTL to keep the lease alive";
+        }
         return new Failure(ErrorCode.HELD, null, "semaphore '" + name + "' has " + available + " of " + limit + " permits free"
-                + (waiters > 0 ? " and " + waiters + " waiting" : "") + ", so " + permits + " could not be granted; retry in about "
-                + hint + " ms, or acquire with wait_ms to queue for them", extra);
+                + (waiters > 0 ? " and " + waiters + " waiting" : "") + ", so " + permits + " could not be granted" + advice, extra);
     }
 
     CompletableFuture<Answer> renew(String name, JsonBody body, String requestId) {
