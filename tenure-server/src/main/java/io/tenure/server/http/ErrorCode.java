@@ -22,7 +22,8 @@ enum ErrorCode {
     METHOD_NOT_ALLOWED(405, "method_not_allowed"),
     /**
      * An acquire found the lock still held, or too few of the semaphore's permits free, or a
-     * campaign found the election led by another, when its wait ended.
+     * campaign found the election led by another, when its wait ended; a two-phase acquire's wait
+     * that ended before the grant (the place is kept).
      */
     HELD(409, "held"),
     /** A barrier's await whose wait ended before the barrier released: the party left it. */

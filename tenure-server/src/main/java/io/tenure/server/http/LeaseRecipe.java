@@ -37,7 +37,10 @@ import java.util.function.Supplier;
  *   <li>renew checks, after a linearizable read, that the lease is the owner's and holds the
  *       grant with the token (the primitive's own check), then renews the lease through the log;</li>
  *   <li>release checks the owner, releases through the log, and then revokes the lease when it
- *       holds and waits for nothing else (it was made by acquire).</li>
+ *       holds and waits for nothing else (it was made by acquire);</li>
+ *   <li>an acquire with {@code enqueue} keeps the lease it queued with, and each wait of the
+ *       second phase ({@link #await}) renews it at once and every TTL/3 while it waits: nothing
+ *       else renews a queued lease, so its owner waits at least once per TTL or loses the place.</li>
  * </ul>
  *
  * <p>An owner id therefore names one client. The routes decide nothing the services decide: this

@@ -36,6 +36,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       than queueing the owner behind itself; held in the other mode, the acquire is 409
  *       {@code conflict} naming {@code mode}, as the core refuses a lease's upgrade (a reader
  *       asking for write) and a writer asking for read (it downgrades instead).</li>
+ *   <li><b>acquire</b> with {@code enqueue} is the first phase of a two-phase acquire: answered at
+ *       once, granted (200) or queued (202, the fresh lease's {@code position} from 1); the lease
+ *       keeps the place. <b>wait</b> completes it ({@link LeaseRecipe#await}): the grant, or 409
+ *       {@code held} with the place kept when {@code wait_ms} passes; 409 {@code not_queued} for a
+ *       lease that neither waits for nor holds the lock.</li>
  *   <li><b>renew</b> checks the lease holds the lock with this token ({@link LockTable#notHeld}).</li>
  *   <li><b>release</b> releases with (lease, token). A retried release of a grant already released
  *       succeeds again: the replicated state remembers the last 16,384 releases by (lock, lease,

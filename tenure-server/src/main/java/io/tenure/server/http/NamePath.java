@@ -9,7 +9,7 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Lock, semaphore and election names in paths. A name may contain {@code /} and any Unicode, so the routes
+ * Lock, semaphore, election and barrier names in paths. A name may contain {@code /} and any Unicode, so the routes
  * are wildcards and the name is taken from the raw (undecoded) path: {@code /v1/locks/jobs%2Fnightly}
  * and {@code /v1/locks/jobs/nightly} name the same lock. For a POST the last raw segment is the
  * action ({@code acquire}, {@code renew}, {@code release}, {@code campaign}, ...); percent-encoding is decoded once, after

@@ -33,6 +33,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *       {@code owner_id} already holds a grant of the semaphore (a retried acquire whose answer
  *       was lost), that grant is answered again; an owner id names one client, which holds at
  *       most one grant of a semaphore over HTTP.</li>
+ *   <li><b>acquire</b> with {@code enqueue} and <b>wait</b>: the two-phase acquire, as for locks
+ *       ({@link LockApi}), for the permits the lease enqueued for.</li>
  *   <li><b>renew</b> checks the lease holds the grant with this token ({@link SemaphoreTable#notHeld}).</li>
  *   <li><b>release</b> returns the grant's permits; {@code handed_to} says how many waiters were
  *       granted with them. A retried release succeeds again, as for locks.</li>

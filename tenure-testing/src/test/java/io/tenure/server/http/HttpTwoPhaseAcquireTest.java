@@ -126,6 +126,30 @@ class HttpTwoPhaseAcquireTest {
     }
 
     @Test
+    void waitsKeepAQueuedLeaseAliveAcrossMoreThanItsTtl() {
+        JsonNode holder = granted(member.acquire("two/alive", "holder", 10_000, 0));
+        JsonNode place = queued(member.post(lockPath("two/alive", "acquire"),
+                body("owner_id", "patient", "ttl_ms", 2_000, "enqueue", true)), 1);
+        long lease = place.get("lease_id").asLong();
+
+        // One wait longer than the TTL (renewed every TTL/3 while it waits), then looks within each TTL.
+        stillQueued(waitFor("two/alive", place, 3_000), place, 1);
+        for (int i = 0; i < 2; i++) {
+            Await.until("the lease's remaining TTL drops below 1.5 s", Duration.ofSeconds(10),
+                    () -> member.get("/v1/leases/" + lease).json().get("ttl_remaining_ms").asLong() < 1_500);
+            Reply look = waitFor("two/alive", place, 0);
+            stillQueued(look, place, 1);
+            assertThat(member.get("/v1/leases/" + lease).json().get("ttl_remaining_ms").asLong()).isGreaterThan(1_500);
+        }
+
+        assertThat(member.waiters("locks", "two/alive")).containsExactly("patient");
+        assertThat(member.release(holder).status()).isEqualTo(200);
+        JsonNode grant = granted(waitFor("two/alive", place, 30_000));
+        assertThat(grant.get("fencing_token").asLong()).isGreaterThan(holder.get("fencing_token").asLong());
+        assertThat(member.release(grant).status()).isEqualTo(200);
+    }
+
+    @Test
     void anEnqueueOfAFreeLockIsGrantedAtOnce() {
         JsonNode grant = granted(enqueue("two/free", "owner", "write"));
 
