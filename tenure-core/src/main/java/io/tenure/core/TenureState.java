@@ -35,14 +35,17 @@ public final class TenureState {
     /**
      * The primitives, in the order in which a lease's end reaches them and their snapshot sections
      * are written. A new primitive is one more line here; never reorder (the order decides stamps).
+     * Locks, semaphores and elections share the kernel's namespace; barriers have one of their
+     * own (seed 004: barriers never clash with a lock of the same name).
      */
     private static List<Primitive> primitives(Leases leases, Names names) {
+        Names barriers = new Names();
         return List.of(
                 new LockTable(leases, names),
                 new MemberEndpoints(),
                 new SemaphoreTable(leases, names),
                 new ElectionTable(leases, names),
-                new BarrierTable(leases, names));
+                new BarrierTable(leases, barriers));
     }
 
     /** The log encoding of every command of the kernel and the primitives. */
@@ -80,6 +83,17 @@ public final class TenureState {
 
     public EventLog events() {
         return kernel.events();
+    }
+
+    /** The kinds of resource a watch may name: every primitive's but the member endpoints'. */
+    public java.util.Set<String> watchedKinds() {
+        java.util.Set<String> kinds = new java.util.TreeSet<>();
+        for (Primitive p : kernel.primitives()) {
+            if (!(p instanceof MemberEndpoints)) {
+                kinds.add(p.kind().name());
+            }
+        }
+        return kinds;
     }
 
     /** The primitive of this class, for its own reads (for example {@code primitive(LockTable.class).lock(name)}). */

@@ -43,11 +43,12 @@ import java.util.TreeMap;
  * order, and the last arrival releases them all in one command, each woken with the same
  * revision. The number of parties is fixed while anyone waits; a party whose lease ends leaves,
  * and so does one whose wait is withdrawn. Once released (or left by everyone) the barrier is
- * gone, and the next arrival starts a new round. Its name is in the namespace of the other
- * grant-queue kinds ({@link Names}).
+ * gone, and the next arrival starts a new round. Barriers have a namespace of their own
+ * ({@link Names}, not the locks'): a barrier may have the name of a lock, a semaphore or an
+ * election, as in seed 004, where barriers never clash with locks.
  *
  * <p>Watches see a PUT for every arrival (its lease; {@code version} is the parties arrived) and a
- * DELETE when the barrier releases or empties.
+ * DELETE when the barrier releases or empties, each of kind {@value #NAME}.
  */
 public final class BarrierTable implements Primitive {
     /** The most parties a barrier may have. */
@@ -118,6 +119,7 @@ public final class BarrierTable implements Primitive {
     private final EndedAcquires endedAwaits = new EndedAcquires();
     private final Arrivals arrivals;
 
+    /** @param names the barriers' own namespace */
     public BarrierTable(Leases leases, Names names) {
         this.leases = leases;
         this.names = names;
@@ -169,7 +171,7 @@ public final class BarrierTable implements Primitive {
         barrier.queue.enqueue(new Party(lease.id(), c.requestId()), context.position());
         long arrival = context.stamp();
         context.emit(new WatchEvent(arrival, WatchEvent.Type.PUT, new KeyValue(barrier.key, lease.clientId(), new byte[0], lease.id(),
-                barrier.createRevision, arrival, arrived), null));
+                barrier.createRevision, arrival, arrived), null, NAME));
         if (arrived < barrier.parties) {
             return new Waiting(c.key(), lease.id(), arrived, barrier.parties);
         }
@@ -230,7 +232,7 @@ public final class BarrierTable implements Primitive {
     private void remove(ApplyContext context, Barrier barrier, long revision) {
         barriers.remove(barrier.key);
         names.free(barrier.key, NAME);
-        context.emit(new WatchEvent(revision, WatchEvent.Type.DELETE, KeyValue.deleted(barrier.key, revision), null));
+        context.emit(new WatchEvent(revision, WatchEvent.Type.DELETE, KeyValue.deleted(barrier.key, revision), null, NAME));
     }
 
     /** Null when {@code parties} is 1 to {@value #MAX_PARTIES}, else a message naming the field. */

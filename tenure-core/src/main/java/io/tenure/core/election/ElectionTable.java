@@ -206,7 +206,7 @@ public final class ElectionTable implements Primitive {
         election.value = valueOf(c.value());
         election.valueRevision = context.stamp();
         election.version++;
-        context.emit(new WatchEvent(election.valueRevision, WatchEvent.Type.PUT, keyValue(election), before));
+        context.emit(new WatchEvent(election.valueRevision, WatchEvent.Type.PUT, keyValue(election), before, NAME));
         return new Proclaimed(c.key(), election.leader().token(), election.valueRevision);
     }
 
@@ -288,7 +288,7 @@ public final class ElectionTable implements Primitive {
             elections.remove(election.key);
             names.free(election.key, NAME);
             long revision = context.stamp();
-            context.emit(new WatchEvent(revision, WatchEvent.Type.DELETE, KeyValue.deleted(election.key, revision), before));
+            context.emit(new WatchEvent(revision, WatchEvent.Type.DELETE, KeyValue.deleted(election.key, revision), before, NAME));
             return 0;
         }
         return election.leader().token();
@@ -298,7 +298,7 @@ public final class ElectionTable implements Primitive {
         election.value = hold.claim().value();
         election.valueRevision = hold.token();
         election.version++;
-        context.emit(new WatchEvent(hold.token(), WatchEvent.Type.PUT, keyValue(election), before));
+        context.emit(new WatchEvent(hold.token(), WatchEvent.Type.PUT, keyValue(election), before, NAME));
     }
 
     @Override

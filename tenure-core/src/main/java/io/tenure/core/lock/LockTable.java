@@ -411,7 +411,7 @@ public final class LockTable implements Primitive {
             locks.remove(lock.key);
             names.free(lock.key, NAME);
             long revision = context.stamp();
-            context.emit(new WatchEvent(revision, WatchEvent.Type.DELETE, KeyValue.deleted(lock.key, revision), before));
+            context.emit(new WatchEvent(revision, WatchEvent.Type.DELETE, KeyValue.deleted(lock.key, revision), before, NAME));
         }
         return next;
     }
@@ -436,7 +436,7 @@ public final class LockTable implements Primitive {
 
     private void holdBy(ApplyContext context, Lock lock, Hold<LockClaim> hold, KeyValue before) {
         lock.version++;
-        context.emit(new WatchEvent(hold.token(), WatchEvent.Type.PUT, keyValue(lock, hold), before));
+        context.emit(new WatchEvent(hold.token(), WatchEvent.Type.PUT, keyValue(lock, hold), before, NAME));
     }
 
     @Override

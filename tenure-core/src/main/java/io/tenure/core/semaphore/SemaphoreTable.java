@@ -343,7 +343,7 @@ public final class SemaphoreTable implements Primitive {
     private void granted(ApplyContext context, Semaphore semaphore, Hold<Permits> hold) {
         semaphore.version++;
         context.emit(new WatchEvent(hold.token(), WatchEvent.Type.PUT, new KeyValue(semaphore.key, leases.get(hold.leaseId()).clientId(),
-                new byte[0], hold.leaseId(), semaphore.createRevision, hold.token(), semaphore.version), null));
+                new byte[0], hold.leaseId(), semaphore.createRevision, hold.token(), semaphore.version), null, NAME));
     }
 
     /**
@@ -358,7 +358,7 @@ public final class SemaphoreTable implements Primitive {
         if (semaphore.version > 0) {
             // Watchers saw it held: they see it go. One that was only ever waited for was never seen.
             long revision = context.stamp();
-            context.emit(new WatchEvent(revision, WatchEvent.Type.DELETE, KeyValue.deleted(semaphore.key, revision), null));
+            context.emit(new WatchEvent(revision, WatchEvent.Type.DELETE, KeyValue.deleted(semaphore.key, revision), null, NAME));
         }
     }
 
