@@ -122,6 +122,10 @@ final class WatchCommand implements Callable<Integer> {
         if (event.prevFencingToken() != 0) {
             line.append(" prev_holder=").append(event.prevHolder()).append(" prev_token=").append(event.prevFencingToken());
         }
+        if (!event.kind().equals("lock")) {
+            // A lock's lines stay as they were; a barrier may share a lock's name.
+            line.append(" kind=").append(event.kind());
+        }
         return line.toString().replace('\n', ' ').replace('\r', ' ');
     }
 }

@@ -24,9 +24,12 @@ import java.util.Objects;
  *                         an election, the leader's fencing token (its {@code revision} is that of
  *                         the change, a new leader or a proclaimed value, and {@code metadata} the
  *                         leader's value); 0 for a DELETE
+ * @param kind             what changed: "lock", "semaphore", "election" or "barrier" (barriers have
+ *                         a namespace of their own, so a barrier may have a lock's name); "lock"
+ *                         from a member that does not say
  */
 public record WatchEvent(Type type, String key, long revision, String holder, long leaseId, byte[] metadata,
-                         String prevHolder, long prevFencingToken, long createRevision) {
+                         String prevHolder, long prevFencingToken, long createRevision, String kind) {
     private static final byte[] NONE = new byte[0];
 
     public enum Type {
@@ -42,12 +45,19 @@ public record WatchEvent(Type type, String key, long revision, String holder, lo
         this(type, key, revision, holder, leaseId, metadata, prevHolder, prevFencingToken, 0);
     }
 
+    /** A lock's event, or one from a member that does not name the kind. */
+    public WatchEvent(Type type, String key, long revision, String holder, long leaseId, byte[] metadata,
+                      String prevHolder, long prevFencingToken, long createRevision) {
+        this(type, key, revision, holder, leaseId, metadata, prevHolder, prevFencingToken, createRevision, "lock");
+    }
+
     public WatchEvent {
         Objects.requireNonNull(type, "type");
         Objects.requireNonNull(key, "key");
         holder = holder == null ? "" : holder;
         prevHolder = prevHolder == null ? "" : prevHolder;
         metadata = metadata == null || metadata.length == 0 ? NONE : metadata.clone();
+        kind = kind == null || kind.isEmpty() ? "lock" : kind;
     }
 
     /** The fencing token of the grant a PUT announces (its revision); 0 for a DELETE. */
@@ -67,17 +77,17 @@ public record WatchEvent(Type type, String key, long revision, String holder, lo
                 && type == that.type && key.equals(that.key) && revision == that.revision
                 && holder.equals(that.holder) && leaseId == that.leaseId && Arrays.equals(metadata, that.metadata)
                 && prevHolder.equals(that.prevHolder) && prevFencingToken == that.prevFencingToken
-                && createRevision == that.createRevision;
+                && createRevision == that.createRevision && kind.equals(that.kind);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(type, key, revision, holder, leaseId, Arrays.hashCode(metadata), prevHolder, prevFencingToken, createRevision);
+        return Objects.hash(type, key, revision, holder, leaseId, Arrays.hashCode(metadata), prevHolder, prevFencingToken, createRevision, kind);
     }
 
     @Override
     public String toString() {
-        return "WatchEvent{" + type + " '" + key + "' revision=" + revision
+        return "WatchEvent{" + type + " " + kind + " '" + key + "' revision=" + revision
                 + (type == Type.PUT ? ", holder='" + holder + "', lease=" + leaseId + ", metadata=" + metadata.length + " bytes" : "")
                 + (prevFencingToken != 0 ? ", prev holder='" + prevHolder + "' (token " + prevFencingToken + ")" : "")
                 + "}";

@@ -402,7 +402,8 @@ final class WatchStream {
                 put ? kv.getMetadata().toByteArray() : null,
                 prev == null ? "" : prev.getHolder(),
                 prev == null ? 0 : prev.getModRevision(),
-                put ? kv.getCreateRevision() : 0);
+                put ? kv.getCreateRevision() : 0,
+                proto.getKind());
     }
 
     private String target(Attempt attempt) {

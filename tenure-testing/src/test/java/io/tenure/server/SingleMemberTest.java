@@ -404,6 +404,40 @@ class SingleMemberTest {
         again.onCompleted();
     }
 
+    /** Barriers have a namespace of their own: one name, a lock's and a barrier's events, each naming its kind, and a watch may keep one kind. */
+    @Test
+    void eachEventNamesItsKindAndAWatchMayKeepOnlyTheKindsItNames() throws Exception {
+        BlockingQueue<WatchResponse> every = new LinkedBlockingQueue<>();
+        StreamObserver<WatchRequest> all = member.async(0).watch(collector(every));
+        all.onNext(WatchRequest.newBuilder().setKey("k/shared").setWatchId(1).build());
+        BlockingQueue<WatchResponse> barriersOnly = new LinkedBlockingQueue<>();
+        StreamObserver<WatchRequest> barriers = member.async(0).watch(collector(barriersOnly));
+        barriers.onNext(WatchRequest.newBuilder().setKey("k/shared").setWatchId(2).addKinds("barrier").build());
+        assertThat(every.poll(10, TimeUnit.SECONDS).getCreated()).isTrue();
+        assertThat(barriersOnly.poll(10, TimeUnit.SECONDS).getCreated()).isTrue();
+
+        long lease = grantLease("kinds", 60_000);
+        lock("k/shared", lease, 0);
+        io.tenure.proto.v1.BarrierServiceGrpc.newBlockingStub(member.channel(0)).await(io.tenure.proto.v1.BarrierAwaitRequest.newBuilder()
+                .setName("k/shared").setLeaseId(lease).setParties(1).build());
+
+        assertThat(take(every, 3)).extracting(Event::getKind, Event::getType).containsExactly(
+                org.assertj.core.api.Assertions.tuple("lock", Event.EventType.PUT),
+                org.assertj.core.api.Assertions.tuple("barrier", Event.EventType.PUT),
+                org.assertj.core.api.Assertions.tuple("barrier", Event.EventType.DELETE));
+        assertThat(take(barriersOnly, 2)).extracting(Event::getKind).containsExactly("barrier", "barrier");
+
+        BlockingQueue<WatchResponse> refused = new LinkedBlockingQueue<>();
+        StreamObserver<WatchRequest> unknown = member.async(0).watch(collector(refused));
+        unknown.onNext(WatchRequest.newBuilder().setKey("k/shared").setWatchId(3).addKinds("counter").build());
+        WatchResponse cancelled = refused.poll(10, TimeUnit.SECONDS);
+        assertThat(cancelled.getCanceled()).isTrue();
+        assertThat(cancelled.getCancelReason()).contains("INVALID_ARGUMENT", "kinds", "'counter'");
+        all.onCompleted();
+        barriers.onCompleted();
+        unknown.onCompleted();
+    }
+
     @Test
     void badInputIsRefusedWithAStatusNamingTheProblemAndChangesNothing() {
         long lease = grantLease("owner", 60_000);

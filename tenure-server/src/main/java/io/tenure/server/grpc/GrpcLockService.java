@@ -430,6 +430,8 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                     problem = "start_revision must not be negative, got " + request.getStartRevision();
                 } else if (watchers.containsKey(watchId)) {
                     problem = "watch_id " + watchId + " is already in use on this stream";
+                } else {
+                    problem = unknownKind(request.getKindsList());
                 }
                 if (problem != null) {
                     send(WatchResponse.newBuilder().setHeader(header()).setWatchId(watchId).setCanceled(true)
@@ -445,14 +447,19 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                     return;
                 }
                 boolean prevKv = request.getPrevKv();
+                java.util.Set<String> kinds = java.util.Set.copyOf(request.getKindsList());
                 WatchHub.Sink sink = new WatchHub.Sink() {
                     @Override
                     public void send(List<WatchEvent> events) {
                         WatchResponse.Builder response = WatchResponse.newBuilder().setHeader(header()).setWatchId(watchId);
                         for (WatchEvent e : events) {
-                            response.addEvents(toProto(e, prevKv));
+                            if (kinds.isEmpty() || kinds.contains(e.kind())) {
+                                response.addEvents(toProto(e, prevKv));
+                            }
                         }
-                        GrpcLockService.send(call, response.build());
+                        if (response.getEventsCount() > 0) {
+                            GrpcLockService.send(call, response.build());
+                        }
                     }
 
                     @Override
@@ -512,10 +519,22 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
         }
     }
 
+    /** Null when every kind named is one whose events a watch may ask for; else the refusal, naming the field. */
+    private String unknownKind(List<String> kinds) {
+        java.util.Set<String> known = member.stateMachine().read(io.tenure.core.TenureState::watchedKinds);
+        for (String kind : kinds) {
+            if (!known.contains(kind)) {
+                return "kinds: '" + kind + "' is not a kind of resource; one of " + new java.util.TreeSet<>(known);
+            }
+        }
+        return null;
+    }
+
     static Event toProto(WatchEvent e, boolean withPrev) {
         Event.Builder event = Event.newBuilder()
                 .setType(e.type() == WatchEvent.Type.PUT ? Event.EventType.PUT : Event.EventType.DELETE)
-                .setKv(toProto(e.kv()));
+                .setKv(toProto(e.kv()))
+                .setKind(e.kind());
         if (withPrev && e.prevKv() != null) {
             event.setPrevKv(toProto(e.prevKv()));
         }
