@@ -9,6 +9,7 @@ import io.tenure.core.kernel.Leases;
 import io.tenure.core.kernel.Names;
 import io.tenure.core.kernel.Primitive;
 import io.tenure.core.barrier.BarrierTable;
+import io.tenure.core.barrier.DoubleBarrierTable;
 import io.tenure.core.election.ElectionTable;
 import io.tenure.core.lock.LockTable;
 import io.tenure.core.member.MemberEndpoints;
@@ -45,7 +46,8 @@ public final class TenureState {
                 new MemberEndpoints(),
                 new SemaphoreTable(leases, names),
                 new ElectionTable(leases, names),
-                new BarrierTable(leases, barriers));
+                new BarrierTable(leases, barriers),
+                new DoubleBarrierTable(leases, barriers));
     }
 
     /** The log encoding of every command of the kernel and the primitives. */

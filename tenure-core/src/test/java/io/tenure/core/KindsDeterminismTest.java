@@ -3,6 +3,11 @@ package io.tenure.core;
 import io.tenure.core.barrier.BarrierAwait;
 import io.tenure.core.barrier.BarrierCancel;
 import io.tenure.core.barrier.BarrierView;
+import io.tenure.core.barrier.DoubleBarrierEnter;
+import io.tenure.core.barrier.DoubleBarrierLeave;
+import io.tenure.core.barrier.DoubleBarrierTable;
+import io.tenure.core.barrier.DoubleBarrierView;
+import io.tenure.core.barrier.DoubleBarrierWithdraw;
 import io.tenure.core.election.ElectionCampaign;
 import io.tenure.core.election.ElectionProclaim;
 import io.tenure.core.election.ElectionResign;
@@ -26,6 +31,7 @@ import io.tenure.core.watch.WatchEvent;
 import org.junit.jupiter.api.Test;
 
 import java.util.HashSet;
+import java.util.List;
 import java.util.Random;
 import java.util.Set;
 
@@ -33,12 +39,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Deterministic apply (I8) across every grant-queue kind at once: replicas fed the same log of
- * read and write locks with downgrades, semaphores, elections with proclaims and barriers, over
+ * read and write locks with downgrades, semaphores, elections with proclaims, barriers and double
+ * barriers, over
  * leases that are renewed, expire and come back, with commands packed several to an entry, end
  * in byte-identical snapshots and views having produced identical results and effects at every
  * step, also one that joined half-way from a snapshot. After every step the exclusion invariants
  * hold for each kind (I1: never a writer beside another holder, never more permits than the
- * limit, one leader, fewer waiting than a barrier's parties), nothing is held by an ended lease,
+ * limit, one leader, fewer waiting than a barrier's parties, no more inside a double barrier
+ * than its parties), nothing is held by an ended lease,
  * and watch revisions strictly increase (I2, I10).
  */
 class KindsDeterminismTest {
@@ -84,7 +92,7 @@ class KindsDeterminismTest {
                     .isEqualTo(a.view().substring(0, a.view().indexOf("\nhorizon=")));
             // The log must exercise every kind, or the equalities above prove little.
             assertThat(outcomes).as("seed " + seed).contains("Granted", "Queued", "Released", "Downgraded", "Elected", "Candidate",
-                    "Proclaimed", "Resigned", "Waiting", "LeaseEnded");
+                    "Proclaimed", "Resigned", "Waiting", "Entered", "Entering", "Leaving", "Left", "LeaseEnded");
         }
     }
 
@@ -112,6 +120,13 @@ class KindsDeterminismTest {
         for (BarrierView barrier : replica.barriers()) {
             assertThat(barrier.waiting().size()).as(context + " waiting at " + barrier.key()).isLessThan(barrier.parties());
             barrier.waiting().forEach(p -> assertThat(alive).as(context + " party alive").contains(p.leaseId()));
+        }
+        for (DoubleBarrierView barrier : replica.state.primitive(DoubleBarrierTable.class).barriers("", Integer.MAX_VALUE)) {
+            assertThat(barrier.inside().size() + barrier.leaving().size() + barrier.left().size()).as(context + " inside " + barrier.key())
+                    .isLessThanOrEqualTo(barrier.parties());
+            for (List<DoubleBarrierView.Party> parties : List.of(barrier.entering(), barrier.inside(), barrier.leaving(), barrier.left())) {
+                parties.forEach(p -> assertThat(alive).as(context + " party alive").contains(p.leaseId()));
+            }
         }
     }
 
@@ -157,9 +172,15 @@ class KindsDeterminismTest {
             return random.nextBoolean()
                     ? new ElectionProclaim(election.key(), election.leaderLeaseId(), election.fencingToken(), ("p" + step).getBytes())
                     : new ElectionResign(election.key(), election.leaderLeaseId(), election.fencingToken());
-        } else if (dice < 95) {
+        } else if (dice < 88) {
             return new BarrierAwait("gate/" + name, lease, 3, random.nextInt(5) != 0, 0);
+        } else if (dice < 90) {
+            return new BarrierCancel("gate/" + name, lease, 0);
+        } else if (dice < 95) {
+            return new DoubleBarrierEnter("phase/" + name, lease, 2, random.nextInt(5) != 0, 0);
+        } else if (dice < 99) {
+            return new DoubleBarrierLeave("phase/" + name, lease, random.nextInt(4) != 0);
         }
-        return new BarrierCancel("gate/" + name, lease, 0);
+        return new DoubleBarrierWithdraw("phase/" + name, lease, 0);
     }
 }

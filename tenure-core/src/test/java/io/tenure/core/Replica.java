@@ -5,6 +5,7 @@ import io.tenure.core.kernel.Command;
 import io.tenure.core.kernel.Effect;
 import io.tenure.core.kernel.WaitKey;
 import io.tenure.core.barrier.BarrierTable;
+import io.tenure.core.barrier.DoubleBarrierTable;
 import io.tenure.core.barrier.BarrierView;
 import io.tenure.core.election.ElectionTable;
 import io.tenure.core.lock.LockTable;
@@ -216,6 +217,7 @@ final class Replica {
                 + "\nsemaphores=" + Rendering.of(state.primitive(SemaphoreTable.class).semaphores("", Integer.MAX_VALUE))
                 + "\nelections=" + Rendering.of(state.primitive(ElectionTable.class).elections("", Integer.MAX_VALUE))
                 + "\nbarriers=" + Rendering.of(barriers())
+                + "\ndouble barriers=" + Rendering.of(state.primitive(DoubleBarrierTable.class).barriers("", Integer.MAX_VALUE))
                 + "\nhorizon=" + state.events().horizon() + " events=" + Rendering.of(events);
     }
 

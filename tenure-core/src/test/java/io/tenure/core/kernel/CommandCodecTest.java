@@ -3,6 +3,9 @@ package io.tenure.core.kernel;
 import io.tenure.core.TenureState;
 import io.tenure.core.barrier.BarrierAwait;
 import io.tenure.core.barrier.BarrierCancel;
+import io.tenure.core.barrier.DoubleBarrierEnter;
+import io.tenure.core.barrier.DoubleBarrierLeave;
+import io.tenure.core.barrier.DoubleBarrierWithdraw;
 import io.tenure.core.election.ElectionCampaign;
 import io.tenure.core.election.ElectionCancel;
 import io.tenure.core.election.ElectionProclaim;
@@ -50,10 +53,13 @@ class CommandCodecTest {
             new ElectionResign("leader/a", 7, 95L << 16),
             new ElectionCancel("leader/b", 7, 34),
             new BarrierAwait("gate/\u9396", 7, 5, true, 35),
-            new BarrierCancel("gate/a", 7, 36));
+            new BarrierCancel("gate/a", 7, 36),
+            new DoubleBarrierEnter("phase/\u9396", 7, 4, true, 37),
+            new DoubleBarrierLeave("phase/a", 7, true),
+            new DoubleBarrierWithdraw("phase/b", 7, 38));
 
     /** Tags are what old logs name their commands by: changing one would misread every log written before. */
-    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22);
+    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29);
     /** Tags of older encodings, read from old logs, and written for commands that leave the newer fields unset. */
     static final List<Integer> OLDER_TAGS = List.of(5, 6, 10);
 
