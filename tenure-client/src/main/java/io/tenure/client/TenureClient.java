@@ -316,6 +316,34 @@ public final class TenureClient implements AutoCloseable {
         return new TenureBarrier(this, name, parties, lease);
     }
 
+    /**
+     * The double barrier {@code name} whose {@code parties} workers enter together and leave
+     * together, entered with this client's {@linkplain #session() session lease}. Nothing is sent
+     * until an enter.
+     *
+     * @throws IllegalArgumentException if the name is blank or too long, or parties is not 1 to 1,000,000
+     */
+    public TenureDoubleBarrier doubleBarrier(String name, int parties) {
+        checkName(name);
+        checkDoubleBarrierParties(parties);
+        ensureOpen();
+        return new TenureDoubleBarrier(this, name, parties, null);
+    }
+
+    /** The double barrier {@code name} of {@code parties}, entered with {@code lease}. */
+    public TenureDoubleBarrier doubleBarrier(String name, int parties, Lease lease) {
+        checkName(name);
+        checkDoubleBarrierParties(parties);
+        checkLease(lease);
+        return new TenureDoubleBarrier(this, name, parties, lease);
+    }
+
+    private static void checkDoubleBarrierParties(int parties) {
+        if (parties < 1 || parties > 1_000_000) {
+            throw new IllegalArgumentException("parties must be between 1 and 1000000, got " + parties);
+        }
+    }
+
     private static void checkParties(int parties) {
         if (parties < 1 || parties > 100_000) {
             throw new IllegalArgumentException("parties must be between 1 and 100000, got " + parties);

@@ -9,6 +9,7 @@ import io.tenure.proto.v1.StatusResponse;
 import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.lock.Locks;
 import io.tenure.server.barrier.Barriers;
+import io.tenure.server.barrier.DoubleBarriers;
 import io.tenure.server.election.Elections;
 import io.tenure.server.semaphore.Semaphores;
 import io.tenure.server.raft.Entry;
@@ -52,6 +53,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final Semaphores semaphores;
     private final Elections elections;
     private final Barriers barriers;
+    private final DoubleBarriers doubleBarriers;
     private final Waits waits;
     private final Admission admission;
     private final WatchHub watches;
@@ -68,7 +70,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final RequestRateGuard rateGuard;
 
     Member(ServerConfig config, RaftServer raft, RaftGroupId groupId, TenureStateMachine stateMachine,
-           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, Elections elections, Barriers barriers, WatchHub watches, ServerMetrics metrics, long clusterId,
+           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, Elections elections, Barriers barriers, DoubleBarriers doubleBarriers, WatchHub watches, ServerMetrics metrics, long clusterId,
            RaftClient admin, Runnable onRaftShutdown,
            java.util.function.Consumer<Throwable> onLogFailure) {
         this.config = config;
@@ -81,6 +83,7 @@ public final class Member implements TenureStateMachine.Listener {
         this.semaphores = semaphores;
         this.elections = elections;
         this.barriers = barriers;
+        this.doubleBarriers = doubleBarriers;
         this.waits = waits;
         this.admission = admission;
         this.watches = watches;
@@ -128,6 +131,10 @@ public final class Member implements TenureStateMachine.Listener {
 
     public Barriers barriers() {
         return barriers;
+    }
+
+    public DoubleBarriers doubleBarriers() {
+        return doubleBarriers;
     }
 
     /** Whether the member takes new work now (it sheds it with a retry hint while it is behind). */

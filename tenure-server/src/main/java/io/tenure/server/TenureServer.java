@@ -12,6 +12,7 @@ import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.tenure.core.TenureState;
 import io.tenure.core.barrier.BarrierTable;
+import io.tenure.core.barrier.DoubleBarrierTable;
 import io.tenure.core.election.ElectionTable;
 import io.tenure.core.lock.LockTable;
 import io.tenure.core.semaphore.SemaphoreTable;
@@ -20,6 +21,7 @@ import io.tenure.server.grpc.GrpcClusterService;
 import io.tenure.server.grpc.GrpcLockService;
 import io.tenure.server.grpc.CallThreads;
 import io.tenure.server.grpc.GrpcBarrierService;
+import io.tenure.server.grpc.GrpcDoubleBarrierService;
 import io.tenure.server.grpc.GrpcElectionService;
 import io.tenure.server.grpc.GrpcSemaphoreService;
 import io.tenure.server.http.HttpFront;
@@ -27,6 +29,7 @@ import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.lock.Locks;
 import io.tenure.server.barrier.Barriers;
+import io.tenure.server.barrier.DoubleBarriers;
 import io.tenure.server.election.Elections;
 import io.tenure.server.semaphore.Semaphores;
 import io.tenure.server.raft.AuditLog;
@@ -159,12 +162,16 @@ public final class TenureServer implements AutoCloseable {
         Semaphores semaphores = new Semaphores(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         Elections elections = new Elections(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         Barriers barriers = new Barriers(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
+        DoubleBarriers doubleBarriers = new DoubleBarriers(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         this.watches = new WatchHub(stateMachine, delivery);
-        this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, watches, metrics,
+        this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, doubleBarriers, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), raftAdmin, this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
         metrics.barrierGauges(() -> stateMachine.read(s -> s.primitive(BarrierTable.class).barrierCount()),
                 () -> stateMachine.read(s -> s.primitive(BarrierTable.class).waiting()));
+        metrics.doubleBarrierGauges(() -> stateMachine.read(s -> s.primitive(DoubleBarrierTable.class).barrierCount()),
+                () -> stateMachine.read(s -> s.primitive(DoubleBarrierTable.class).inside()),
+                () -> stateMachine.read(s -> s.primitive(DoubleBarrierTable.class).waiting()));
         metrics.electionGauges(() -> stateMachine.read(s -> s.primitive(ElectionTable.class).electionCount()),
                 () -> stateMachine.read(s -> s.primitive(ElectionTable.class).candidateCount()));
         metrics.readLockGauges(() -> stateMachine.read(s -> s.primitive(LockTable.class).readLockCount()),
@@ -389,6 +396,7 @@ public final class TenureServer implements AutoCloseable {
                 .addService(new GrpcSemaphoreService(member))
                 .addService(new GrpcElectionService(member))
                 .addService(new GrpcBarrierService(member))
+                .addService(new GrpcDoubleBarrierService(member))
                 .addService(new GrpcClusterService(member, admin))
                 .intercept(gate)
                 .maxInboundMessageSize(4 << 20)
@@ -397,7 +405,8 @@ public final class TenureServer implements AutoCloseable {
                 // each call's lookup took a thread hand-off of its own.
                 .directExecutor()
                 .callExecutor(CallThreads.of(calls, GrpcLockService.NON_BLOCKING, GrpcSemaphoreService.NON_BLOCKING,
-                        GrpcElectionService.NON_BLOCKING, GrpcBarrierService.NON_BLOCKING))
+                        GrpcElectionService.NON_BLOCKING, GrpcBarrierService.NON_BLOCKING,
+                        GrpcDoubleBarrierService.NON_BLOCKING))
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .build();

@@ -25,7 +25,9 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code semaphore_acquire_total{result}} (acquired, not_acquired, queued, rejected, unavailable) and
  *       {@code semaphore_release_total{result}} (released, stale, rejected, unavailable);
  *       {@code election_total{result}} (elected, not_elected, queued, proclaimed, resigned, failures);
- *       {@code barrier_await_total{result}} (released, not_released, failures); gauges
+ *       {@code barrier_await_total{result}} (released, not_released, failures);
+ *       {@code double_barrier_enter_total{result}} (entered, not_entered, failures) and
+ *       {@code double_barrier_leave_total{result}} (left, not_left, failures); gauges
  *       {@code semaphores_held}, {@code semaphore_permits_held}, {@code semaphore_waiters}</li>
  *   <li>{@code lock_expired_total}: leases ended by expiry, as applied from the log</li>
  *   <li>{@code overload_shed_total{kind}}: new requests shed while the member was behind (acquire, grant, read, watch)</li>
@@ -54,6 +56,8 @@ public final class ServerMetrics {
     private final ResultCounter elections = new ResultCounter("election", "Election campaigns, proclaims and resignations by result");
     private final ResultCounter barrierAwaits = new ResultCounter("barrier_await", "Barrier awaits by result");
     private final Map<String, Counter> grants = new ConcurrentHashMap<>();
+    private final ResultCounter doubleBarrierEnters = new ResultCounter("double_barrier_enter", "Double barrier enters by result");
+    private final ResultCounter doubleBarrierLeaves = new ResultCounter("double_barrier_leave", "Double barrier leaves by result");
     private final ResultCounter shed = new ResultCounter("overload_shed", "New requests shed while the member was behind, by kind", "kind");
     private final Map<String, Timer> opLatency = new ConcurrentHashMap<>();
     private final Counter expired;
@@ -142,6 +146,23 @@ public final class ServerMetrics {
     public void barrierGauges(Supplier<Number> barriers, Supplier<Number> waiting) {
         gauge("barriers_waited", "Barriers with parties waiting", barriers);
         gauge("barrier_parties_waiting", "Leases waiting at a barrier, over every barrier", waiting);
+    }
+
+    /** An enter's result: entered, not_entered, or a failure. */
+    public void doubleBarrierEnter(String result) {
+        doubleBarrierEnters.increment(result);
+    }
+
+    /** A leave's result: left, not_left, or a failure. */
+    public void doubleBarrierLeave(String result) {
+        doubleBarrierLeaves.increment(result);
+    }
+
+    /** The double barriers' gauges, read from the member's state on each scrape. */
+    public void doubleBarrierGauges(Supplier<Number> barriers, Supplier<Number> inside, Supplier<Number> waiting) {
+        gauge("double_barriers", "Double barriers that exist", barriers);
+        gauge("double_barrier_parties_inside", "Parties inside a double barrier, over every double barrier", inside);
+        gauge("double_barrier_parties_waiting", "Leases waiting to enter or leave a double barrier, over every double barrier", waiting);
     }
 
     /** The elections' gauges, read from the member's state on each scrape. */
