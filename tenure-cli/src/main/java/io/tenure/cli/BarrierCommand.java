@@ -4,8 +4,10 @@ import io.tenure.client.Lease;
 import io.tenure.client.LeaseLostException;
 import io.tenure.client.TenureBarrier;
 import io.tenure.client.TenureClient;
+import io.tenure.core.barrier.DoubleBarrierTable;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -15,15 +17,23 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code tenure barrier NAME --parties N}: arrives at a barrier and returns once every party has. */
+/**
+ * {@code tenure barrier NAME --parties N}: arrives at a barrier and returns once every party has;
+ * with {@code --double -- COMMAND}, runs COMMAND inside a double barrier ({@link DoubleBarrierRun}).
+ */
 @Command(name = "barrier", mixinStandardHelpOptions = true,
         description = {"Arrives at barrier NAME and returns once --parties processes (on any host) have arrived, all of them "
                 + "together; prints 'released: REVISION' (the same for every party).",
             "A party that times out, or whose lease is lost, leaves the barrier. The number of parties is fixed while anyone "
-                + "waits."},
+                + "waits.",
+            "With --double -- COMMAND: enters double barrier NAME, runs COMMAND once all --parties have entered (it sees "
+                + "TENURE_LOCK_KEY, the name, and TENURE_LEASE_ID), then leaves and returns once every party has left, with "
+                + "COMMAND's exit status. A party whose lease is lost (COMMAND is stopped) leaves; one not let in within "
+                + "--timeout withdraws and exits 4. While a generation is inside, an enter waits for the next one."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0:released",
+            "0..255:with --double: COMMAND's own exit status",
             "1:any other error (no member reachable, request refused: another number of parties, a name of another kind)",
             "2:usage error",
             "3:the lease was lost while waiting",
@@ -51,11 +61,20 @@ final class BarrierCommand implements Callable<Integer> {
     @Option(names = "--client-id", paramLabel = "ID", description = "The party name others see (default: user@hostname:pid).")
     String clientId;
 
+    @Option(names = "--double", description = "A double barrier: enter, run COMMAND, leave (1 to 1000000 parties).")
+    boolean doubleBarrier;
+
+    @Parameters(index = "1..*", arity = "0..*", paramLabel = "COMMAND", description = "With --double: the command to run inside.")
+    List<String> command;
+
     @Mixin
     EndpointsOption endpoints;
 
     @Override
-    public Integer call() {
+    public Integer call() throws java.io.IOException, InterruptedException {
+        if (doubleBarrier || command != null) {
+            return callDouble();
+        }
         if (parties < 1 || parties > 100_000) {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '--parties': must be 1 to 100000, got " + parties);
         }
@@ -82,6 +101,25 @@ final class BarrierCommand implements Callable<Integer> {
                 return TenureCli.EXIT_LEASE_LOST;
             }
             throw e.getCause() instanceof RuntimeException cause ? cause : e;
+        }
+    }
+
+    /** {@code --double -- COMMAND}: enters, runs COMMAND once all parties entered, leaves ({@link DoubleBarrierRun}). */
+    private int callDouble() throws java.io.IOException, InterruptedException {
+        if (!doubleBarrier || command == null || command.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), doubleBarrier ? "--double needs a COMMAND to run inside, after '--'"
+                    : "a COMMAND runs inside a double barrier only: add --double");
+        }
+        if (parties < 1 || parties > DoubleBarrierTable.MAX_PARTIES) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '--parties': must be 1 to "
+                    + DoubleBarrierTable.MAX_PARTIES + ", got " + parties);
+        }
+        if (ttl.isZero()) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '--ttl': must be more than 0");
+        }
+        try (TenureClient client = endpoints.connect()) {
+            return new DoubleBarrierRun(spec.qualifiedName(), name, parties, timeout, command, spec.commandLine().getErr())
+                    .run(client, ttl, clientId != null ? clientId : LeaseBoundCommand.defaultClientId());
         }
     }
 }

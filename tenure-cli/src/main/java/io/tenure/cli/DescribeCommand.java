@@ -7,6 +7,7 @@ import io.tenure.client.LockMode;
 import io.tenure.client.SemaphoreDescription;
 import io.tenure.client.TenureBarrier;
 import io.tenure.client.TenureClient;
+import io.tenure.client.TenureDoubleBarrier;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Optional;
@@ -22,7 +23,7 @@ import picocli.CommandLine.Spec;
         description = {
             "Prints who holds lock or semaphore NAME, or leads election NAME, and who waits for it.",
             "Read linearizably, one 'name: value' per line; the first line says the kind ('lock: NAME', "
-                    + "'semaphore: NAME', 'election: NAME' or 'barrier: NAME').",
+                    + "'semaphore: NAME', 'election: NAME', 'barrier: NAME' or 'double_barrier: NAME').",
             "A lock: held, holder, lease, fencing_token, metadata, held_since_revision, grants, holder_ttl_remaining "
                     + "(on the serving member's clock; 'unknown' right after it restarted), mode ('write': one holder; "
                     + "'read': readers share it), holders, then one 'held_by:' line per holder in the order they were "
@@ -41,6 +42,11 @@ import picocli.CommandLine.Spec;
                     + "order they will lead.",
             "A barrier: parties (how many it releases together), revision, waiting, then one 'party:' line per "
                     + "party waiting, in arrival order (lease, client_id, arrived_revision).",
+            "A double barrier ('double_barrier: NAME'): parties, entered_revision (at which the generation inside "
+                    + "entered; 0 when none is), revision, then the counts inside, leaving (left, waiting for the others), "
+                    + "left (not waiting) and entering (waiting to enter, for the next generation when one is inside), "
+                    + "then one 'party:' line per lease in that order (lease, client_id, phase, revision: of its "
+                    + "generation's entry, its leave or its enter).",
             "A name nobody holds, leads or waits for prints as a free lock, 'held: false' and the revision, and exits 0."
         },
         exitCodeListHeading = "%nExit codes:%n",
@@ -50,7 +56,7 @@ final class DescribeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "NAME", description = "The lock, semaphore, election or barrier.")
+    @Parameters(index = "0", paramLabel = "NAME", description = "The lock, semaphore, election, barrier or double barrier.")
     String name;
 
     @Mixin
@@ -83,6 +89,12 @@ final class DescribeCommand implements Callable<Integer> {
             ElectionDescription election = client.election(name).describe();
             if (election.leader().isPresent()) {
                 print(election, out);
+                return TenureCli.EXIT_OK;
+            }
+            // The handle's parties only matter to enters; describe reads the double barrier's own.
+            TenureDoubleBarrier.Description doubleBarrier = client.doubleBarrier(name, 1).describe();
+            if (doubleBarrier.exists()) {
+                print(doubleBarrier, out);
                 return TenureCli.EXIT_OK;
             }
             // The handle's parties only matter to awaits; describe reads the barrier's own.
@@ -161,6 +173,25 @@ final class DescribeCommand implements Callable<Integer> {
             out.println("party: " + position++ + " lease=" + party.leaseId() + " client_id=" + party.clientId()
                     + " arrived_revision=" + party.arrivedRevision());
         }
+        out.flush();
+    }
+
+    static void print(TenureDoubleBarrier.Description barrier, PrintWriter out) {
+        out.println("double_barrier: " + barrier.name());
+        out.println("parties: " + barrier.parties());
+        out.println("entered_revision: " + barrier.enteredRevision());
+        out.println("revision: " + barrier.revision());
+        out.println("inside: " + barrier.inside().size());
+        out.println("leaving: " + barrier.leaving().size());
+        out.println("left: " + barrier.left().size());
+        out.println("entering: " + barrier.entering().size());
+        java.util.Map<String, java.util.List<TenureDoubleBarrier.Party>> phases = new java.util.LinkedHashMap<>();
+        phases.put("inside", barrier.inside());
+        phases.put("leaving", barrier.leaving());
+        phases.put("left", barrier.left());
+        phases.put("entering", barrier.entering());
+        phases.forEach((phase, parties) -> parties.forEach(party -> out.println("party: lease=" + party.leaseId() + " client_id="
+                + party.clientId() + " phase=" + phase + " revision=" + party.revision())));
         out.flush();
     }
 

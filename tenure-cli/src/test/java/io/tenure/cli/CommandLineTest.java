@@ -116,6 +116,22 @@ class CommandLineTest {
     }
 
     @Test
+    void barrierDoubleReadsTheCommandAfterTheDoubleDashAndRefusesAMissingCommandOrFlag() {
+        BarrierCommand barrier = parsed(BarrierCommand.class, "barrier", "round", "--parties", "200000", "--double", "--timeout", "5s",
+                "--ttl", "3s", "--client-id", "me", "--", "sh", "-c", "exit 3");
+        assertThat(barrier.doubleBarrier).isTrue();
+        assertThat(barrier.parties).as("above a barrier's most, within a double barrier's").isEqualTo(200_000);
+        assertThat(barrier.timeout).isEqualTo(Duration.ofSeconds(5));
+        assertThat(barrier.ttl).isEqualTo(Duration.ofSeconds(3));
+        assertThat(barrier.command).containsExactly("sh", "-c", "exit 3");
+        assertThat(parsed(BarrierCommand.class, "barrier", "gate", "--parties", "2").doubleBarrier).isFalse();
+        assertThat(run("barrier", "round", "--parties", "3", "--double")).as("--double needs COMMAND").isEqualTo(2);
+        assertThat(run("barrier", "round", "--parties", "3", "--", "true")).as("COMMAND needs --double").isEqualTo(2);
+        assertThat(run("barrier", "round", "--parties", "1000001", "--double", "--", "true")).isEqualTo(2);
+        assertThat(run("barrier", "round", "--parties", "0", "--double", "--", "true")).isEqualTo(2);
+    }
+
+    @Test
     void semaphoreReadsNameLimitPermitsTheLockOptionsAndTheCommandAfterTheDoubleDash() {
         SemaphoreCommand semaphore = parsed(SemaphoreCommand.class, "semaphore", "pool", "--limit", "8", "--permits", "3",
                 "--ttl", "5s", "--timeout", "0", "--client-id", "me", "--endpoints", "a:1,b:2", "--request-timeout", "2s",
