@@ -48,7 +48,7 @@ public final class TenureDoubleBarrier implements AutoCloseable {
     private final String name;
     private final int parties;
     private final Lease lease; // null: the client's session lease
-    /** Whether an enter was sent through this handle, so that {@link #close()} leaves. */
+    /** Whether an enter was sent through this handle since its last completed leave, so that {@link #close()} leaves. */
     private volatile boolean entered;
 
     TenureDoubleBarrier(TenureClient client, String name, int parties, Lease lease) {
@@ -257,6 +257,9 @@ public final class TenureDoubleBarrier implements AutoCloseable {
                     stopLeaving(held);
                 }
                 throw cause;
+            }
+            if (response.getLeft()) {
+                entered = false; // nothing left to leave on close
             }
             return new Exit(response.getLeft(), response.getRevision(), response.getInside());
         });
