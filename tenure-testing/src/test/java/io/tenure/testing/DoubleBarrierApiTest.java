@@ -8,6 +8,7 @@ import io.tenure.client.FailedPreconditionException;
 import io.tenure.client.Lease;
 import io.tenure.client.LeaseLostException;
 import io.tenure.client.TenureClient;
+import io.tenure.client.TenureBarrier;
 import io.tenure.client.TenureDoubleBarrier;
 import io.tenure.proto.v1.DoubleBarrierEnterRequest;
 import io.tenure.proto.v1.DoubleBarrierLeaveRequest;
@@ -155,13 +156,13 @@ class DoubleBarrierApiTest {
                 .hasMessageContaining("parties: double barrier 'round/bad' has 3 parties, not 4");
         assertThatThrownBy(() -> client.doubleBarrier("round/bad", 0)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("parties must be between 1 and 1000000");
-        client.lock("jobs/locked-double", b).acquire();
-        assertThatThrownBy(() -> client.doubleBarrier("jobs/locked-double", 2, a).enter(Duration.ZERO))
+        // Barriers and double barriers share a namespace of their own: a waited-at barrier's name is refused.
+        CompletableFuture<TenureBarrier.Release> gate = client.barrier("gate/taken", 2, b).awaitAsync();
+        Await.until("a party at the barrier", Duration.ofSeconds(10), () -> client.barrier("gate/taken", 2).describe().exists());
+        assertThatThrownBy(() -> client.doubleBarrier("gate/taken", 2, a).enter(Duration.ZERO))
                 .isInstanceOf(FailedPreconditionException.class)
-                .hasMessageContaining("'jobs/locked-double' is a lock, not a double barrier");
-        assertThatThrownBy(() -> client.doubleBarrier("jobs/locked-double", 2, a).leave(Duration.ZERO))
-                .isInstanceOf(FailedPreconditionException.class)
-                .hasMessageContaining("'jobs/locked-double' is a lock, not a double barrier");
+                .hasMessageContaining("'gate/taken' is a barrier, not a double barrier");
+        assertThat(gate).isNotDone();
         client.barrier("gate/single", 2, b).await(Duration.ZERO);
         DoubleBarrierServiceGrpc.DoubleBarrierServiceBlockingStub raw = DoubleBarrierServiceGrpc.newBlockingStub(tenure.cluster().channel(0));
         assertThatThrownBy(() -> raw.enter(DoubleBarrierEnterRequest.newBuilder().setName("round/raw").setLeaseId(a.id())

@@ -403,7 +403,7 @@ public final class DoubleBarrierTable implements Primitive {
     private static void emit(ApplyContext context, DoubleBarrier barrier, long revision, String phase, long leaseId, int version) {
         Lease lease = context.leases().get(leaseId);
         context.emit(new WatchEvent(revision, WatchEvent.Type.PUT, new KeyValue(barrier.key, lease == null ? "" : lease.clientId(),
-                phase.getBytes(StandardCharsets.UTF_8), leaseId, barrier.createRevision, revision, version), null));
+                phase.getBytes(StandardCharsets.UTF_8), leaseId, barrier.createRevision, revision, version), null, NAME));
     }
 
     private void removeIfEmpty(ApplyContext context, DoubleBarrier barrier) {
@@ -415,7 +415,7 @@ public final class DoubleBarrierTable implements Primitive {
     private void remove(ApplyContext context, DoubleBarrier barrier, long revision) {
         barriers.remove(barrier.key);
         names.free(barrier.key, NAME);
-        context.emit(new WatchEvent(revision, WatchEvent.Type.DELETE, KeyValue.deleted(barrier.key, revision), null));
+        context.emit(new WatchEvent(revision, WatchEvent.Type.DELETE, KeyValue.deleted(barrier.key, revision), null, NAME));
     }
 
     /** Null when {@code parties} is 1 to {@value #MAX_PARTIES}, else a message naming the field. */
