@@ -73,39 +73,47 @@ final class DescribeCommand implements Callable<Integer> {
                         "Invalid value for positional parameter NAME: " + e.getMessage());
             }
             PrintWriter out = spec.commandLine().getOut();
-            if (lock.held() || !lock.waiters().isEmpty()) {
-                print(lock, out);
-                return TenureCli.EXIT_OK;
-            }
-            // A name is one kind while it is held or waited for, so a name free as a lock may be a
-            // semaphore or an election. The handle's limit only matters to acquires; describe reads
-            // the semaphore's own.
-            SemaphoreDescription semaphore = client.semaphore(name, 1).describe();
-            if (semaphore.exists()) {
-                print(semaphore, out);
-                return TenureCli.EXIT_OK;
-            }
-            // An election without a leader has no candidates either: the first candidate leads.
-            ElectionDescription election = client.election(name).describe();
-            if (election.leader().isPresent()) {
-                print(election, out);
-                return TenureCli.EXIT_OK;
-            }
-            // The handle's parties only matter to enters; describe reads the double barrier's own.
+            boolean printed = printLockNamespace(client, lock, out);
+            // Barriers have a namespace of their own: a name may be a lock's and a barrier's at once.
+            // The handles' parties only matter to awaits and enters; describe reads the barrier's own.
             TenureDoubleBarrier.Description doubleBarrier = client.doubleBarrier(name, 1).describe();
-            if (doubleBarrier.exists()) {
-                print(doubleBarrier, out);
-                return TenureCli.EXIT_OK;
-            }
-            // The handle's parties only matter to awaits; describe reads the barrier's own.
-            TenureBarrier.Description barrier = client.barrier(name, 1).describe();
-            if (barrier.exists()) {
-                print(barrier, out);
-            } else {
+            TenureBarrier.Description barrier = doubleBarrier.exists() ? null : client.barrier(name, 1).describe();
+            if (doubleBarrier.exists() || barrier.exists()) {
+                if (printed) {
+                    out.println();
+                }
+                if (doubleBarrier.exists()) {
+                    print(doubleBarrier, out);
+                } else {
+                    print(barrier, out);
+                }
+            } else if (!printed) {
                 print(lock, out);
             }
         }
         return TenureCli.EXIT_OK;
+    }
+
+    /** The lock, semaphore or election of that name, if any; false when the name is free in that namespace. */
+    private boolean printLockNamespace(TenureClient client, LockDescription lock, PrintWriter out) {
+        if (lock.held() || !lock.waiters().isEmpty()) {
+            print(lock, out);
+            return true;
+        }
+        // A name is one kind while it exists, so a name free as a lock may be a semaphore or an
+        // election. The handle's limit only matters to acquires; describe reads the semaphore's own.
+        SemaphoreDescription semaphore = client.semaphore(name, 1).describe();
+        if (semaphore.exists()) {
+            print(semaphore, out);
+            return true;
+        }
+        // An election without a leader has no candidates either: the first candidate leads.
+        ElectionDescription election = client.election(name).describe();
+        if (election.leader().isPresent()) {
+            print(election, out);
+            return true;
+        }
+        return false;
     }
 
     static void print(LockDescription lock, PrintWriter out) {

@@ -411,6 +411,14 @@ class ClientCommandsTest {
         assertThat(text.lines().filter(l -> l.startsWith("party: ")).toList()).as("in arrival order").containsExactly(
                 "party: 1 lease=" + alice.id() + " client_id=alice arrived_revision=" + truth.waiting().get(0).arrivedRevision(),
                 "party: 2 lease=" + bob.id() + " client_id=bob arrived_revision=" + truth.waiting().get(1).arrivedRevision());
+
+        // Barriers have a namespace of their own: a lock of the same name is shown first, then the barrier.
+        client.lock("describe/gate", alice).acquire();
+        assertThat(run("describe", "describe/gate")).as(err.toString()).isZero();
+        List<String> both = out.toString().lines().toList();
+        assertThat(both.get(0)).isEqualTo("lock: describe/gate");
+        assertThat(both).contains("held: true", "", "barrier: describe/gate");
+        assertThat(both.indexOf("barrier: describe/gate")).isGreaterThan(both.indexOf("held: true"));
         List.of(alice, bob).forEach(Lease::close);
     }
 
