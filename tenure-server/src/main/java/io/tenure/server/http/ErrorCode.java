@@ -28,6 +28,10 @@ enum ErrorCode {
     HELD(409, "held"),
     /** A barrier's await whose wait ended before the barrier released: the party left it. */
     NOT_RELEASED(409, "not_released"),
+    /** A double barrier's enter whose wait ended before the party was let in: its entry was withdrawn. */
+    NOT_ENTERED(409, "not_entered"),
+    /** A double barrier's leave whose wait ended before every party had left: the party has left all the same. */
+    NOT_LEFT(409, "not_left"),
     /** A renew by a lease, token or owner that does not hold the lock or the semaphore's grant, or does not lead the election. */
     NOT_HOLDER(409, "not_holder"),
     /**

@@ -255,6 +255,14 @@ public final class HttpFront implements AutoCloseable {
         semaphoreActions.put("wait", semaphores::await);
         app.get("/v1/barriers/*", ctx -> serve(ctx, () -> barriers.describe(NamePath.BARRIERS.nameOf(ctx.req().getRequestURI()))));
         app.post("/v1/barriers/*", ctx -> serve(ctx, () -> post(ctx, NamePath.BARRIERS, Map.of("await", barriers::await))));
+        // Double barriers: enter (a fresh lease, kept by the party let in) and leave (with that lease), on the lease recipe.
+        DoubleBarrierApi doubleBarriers = new DoubleBarrierApi(member, new LeaseRecipe(member, timer), timer);
+        Map<String, Action> doubleBarrierActions = new LinkedHashMap<>();
+        doubleBarrierActions.put("enter", doubleBarriers::enter);
+        doubleBarrierActions.put("leave", doubleBarriers::leave);
+        app.get("/v1/double-barriers/*", ctx -> serve(ctx,
+                () -> doubleBarriers.describe(NamePath.DOUBLE_BARRIERS.nameOf(ctx.req().getRequestURI()))));
+        app.post("/v1/double-barriers/*", ctx -> serve(ctx, () -> post(ctx, NamePath.DOUBLE_BARRIERS, doubleBarrierActions)));
         app.exception(Failure.class, (failure, ctx) -> render(ctx, failure));
         app.exception(HttpResponseException.class, (e, ctx) -> render(ctx, fromJavalin(ctx, e)));
         app.exception(Exception.class, (e, ctx) -> render(ctx, Failures.of(e)));
