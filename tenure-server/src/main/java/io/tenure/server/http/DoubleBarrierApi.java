@@ -154,6 +154,11 @@ final class DoubleBarrierApi {
     }
 
     CompletableFuture<Answer> leave(String name, JsonBody body, String requestId) {
+        long waitMs = body.optionalLong("wait_ms", 0);
+        if (waitMs < 0 || waitMs > LeaseRecipe.MAX_WAIT_MS) {
+            throw Failure.invalid("wait_ms", "wait_ms must be between 0 (leave without waiting for the others) and "
+                    + LeaseRecipe.MAX_WAIT_MS + ", got " + waitMs);
+        }
         LeaseRecipe.Place place = LeaseRecipe.Place.of(body);
         NamePath.DOUBLE_BARRIERS.check(name);
         return member.readBarrier().thenCompose(ignored -> {

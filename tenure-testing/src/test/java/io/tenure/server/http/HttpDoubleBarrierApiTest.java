@@ -289,12 +289,16 @@ class HttpDoubleBarrierApiTest {
         Reply notMine = member.post(leave, body("owner_id", "prober", "lease_id", waiterLease));
         assertError(notMine, 409, "not_holder", "owner_id");
         assertThat(notMine.json().get("message").asText()).contains("is not owner 'prober''s");
+        Reply leaveABarrier = member.post(path("bad/a-barrier", "leave"), body("owner_id", "waiter", "lease_id", waiterLease));
+        assertError(leaveABarrier, 409, "conflict", "double_barrier");
+        assertThat(leaveABarrier.json().get("message").asText()).contains("'bad/a-barrier' is a barrier, not a double barrier");
         Reply unknownLease = member.post(leave, body("owner_id", "prober", "lease_id", 4242));
         assertError(unknownLease, 404, "lease_not_found", "lease_id");
         assertError(member.post(leave, body("owner_id", "prober")), 400, "invalid_argument", "lease_id");
         assertError(member.post(leave, body("lease_id", waiterLease)), 400, "invalid_argument", "owner_id");
-        assertError(member.post(leave, body("owner_id", "waiter", "lease_id", waiterLease, "wait_ms", 60_001)),
-                400, "invalid_argument", "wait_ms");
+        Reply tooLong = member.post(leave, body("owner_id", "waiter", "lease_id", waiterLease, "wait_ms", 60_001));
+        assertError(tooLong, 400, "invalid_argument", "wait_ms");
+        assertThat(tooLong.json().get("message").asText()).contains("between 0 (leave without waiting for the others) and 60000");
         // The owner, the TTL, the wait and the name, as for locks.
         assertError(member.post(enter, body("ttl_ms", 5_000, "parties", 2)), 400, "invalid_argument", "owner_id");
         assertError(member.post(enter, body("owner_id", "prober", "parties", 2)), 400, "invalid_argument", "ttl_ms");
