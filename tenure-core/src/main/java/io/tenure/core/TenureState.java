@@ -11,6 +11,7 @@ import io.tenure.core.kernel.Primitive;
 import io.tenure.core.barrier.BarrierTable;
 import io.tenure.core.barrier.DoubleBarrierTable;
 import io.tenure.core.election.ElectionTable;
+import io.tenure.core.latch.LatchTable;
 import io.tenure.core.lock.LockTable;
 import io.tenure.core.member.MemberEndpoints;
 import io.tenure.core.semaphore.SemaphoreTable;
@@ -36,18 +37,21 @@ public final class TenureState {
     /**
      * The primitives, in the order in which a lease's end reaches them and their snapshot sections
      * are written. A new primitive is one more line here; never reorder (the order decides stamps).
-     * Locks, semaphores and elections share the kernel's namespace; barriers have one of their
-     * own (seed 004: barriers never clash with a lock of the same name).
+     * Locks, semaphores and elections share the kernel's namespace; barriers and double barriers
+     * have one of their own (seed 004: barriers never clash with a lock of the same name), and
+     * count-down latches another (a latch is a count, as a counter will be).
      */
     private static List<Primitive> primitives(Leases leases, Names names) {
         Names barriers = new Names();
+        Names latches = new Names();
         return List.of(
                 new LockTable(leases, names),
                 new MemberEndpoints(),
                 new SemaphoreTable(leases, names),
                 new ElectionTable(leases, names),
                 new BarrierTable(leases, barriers),
-                new DoubleBarrierTable(leases, barriers));
+                new DoubleBarrierTable(leases, barriers),
+                new LatchTable(leases, latches));
     }
 
     /** The log encoding of every command of the kernel and the primitives. */

@@ -8,6 +8,12 @@ import io.tenure.core.barrier.DoubleBarrierLeave;
 import io.tenure.core.barrier.DoubleBarrierTable;
 import io.tenure.core.barrier.DoubleBarrierView;
 import io.tenure.core.barrier.DoubleBarrierWithdraw;
+import io.tenure.core.latch.LatchAwait;
+import io.tenure.core.latch.LatchCancel;
+import io.tenure.core.latch.LatchCountDown;
+import io.tenure.core.latch.LatchSetCount;
+import io.tenure.core.latch.LatchTable;
+import io.tenure.core.latch.LatchView;
 import io.tenure.core.election.ElectionCampaign;
 import io.tenure.core.election.ElectionProclaim;
 import io.tenure.core.election.ElectionResign;
@@ -39,8 +45,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Deterministic apply (I8) across every grant-queue kind at once: replicas fed the same log of
- * read and write locks with downgrades, semaphores, elections with proclaims, barriers and double
- * barriers, over
+ * read and write locks with downgrades, semaphores, elections with proclaims, barriers, double
+ * barriers and count-down latches, over
  * leases that are renewed, expire and come back, with commands packed several to an entry, end
  * in byte-identical snapshots and views having produced identical results and effects at every
  * step, also one that joined half-way from a snapshot. After every step the exclusion invariants
@@ -92,7 +98,8 @@ class KindsDeterminismTest {
                     .isEqualTo(a.view().substring(0, a.view().indexOf("\nhorizon=")));
             // The log must exercise every kind, or the equalities above prove little.
             assertThat(outcomes).as("seed " + seed).contains("Granted", "Queued", "Released", "Downgraded", "Elected", "Candidate",
-                    "Proclaimed", "Resigned", "Waiting", "Entered", "Entering", "Leaving", "Left", "LeaseEnded");
+                    "Proclaimed", "Resigned", "Waiting", "Entered", "Entering", "Leaving", "Left", "LeaseEnded",
+                    "CountSet", "CountedDown", "Open");
         }
     }
 
@@ -128,6 +135,10 @@ class KindsDeterminismTest {
                 parties.forEach(p -> assertThat(alive).as(context + " party alive").contains(p.leaseId()));
             }
         }
+        for (LatchView latch : replica.state.primitive(LatchTable.class).latches("", Integer.MAX_VALUE)) {
+            assertThat(latch.count()).as(context + " count of " + latch.key()).isPositive();
+            latch.waiting().forEach(w -> assertThat(alive).as(context + " latch waiter alive").contains(w.leaseId()));
+        }
     }
 
     /** A varied command, made plausible by the generator's state (a holder's token, a lease's renewal point). */
@@ -135,7 +146,10 @@ class KindsDeterminismTest {
         long lease = LEASES[random.nextInt(LEASES.length)];
         // Each kind has its own names, so that the kinds meet in leases and entries, not in refusals.
         String name = NAMES[random.nextInt(NAMES.length)];
-        int dice = random.nextInt(100);
+        int dice = random.nextInt(110);
+        if (dice >= 100) {
+            return latchCommand(random, "done/" + name, lease, dice - 100);
+        }
         if (dice < 6) {
             return new LeaseGrant(lease, 2_000, "client" + lease);
         } else if (dice < 12) {
@@ -182,5 +196,16 @@ class KindsDeterminismTest {
             return new DoubleBarrierLeave("phase/" + name, lease, random.nextInt(4) != 0);
         }
         return new DoubleBarrierWithdraw("phase/" + name, lease, 0);
+    }
+
+    private static Command latchCommand(Random random, String name, long lease, int dice) {
+        if (dice < 3) {
+            return new LatchSetCount(name, 1 + random.nextInt(3), random.nextInt(1_000));
+        } else if (dice < 6) {
+            return new LatchCountDown(name, random.nextInt(1_000));
+        } else if (dice < 9) {
+            return new LatchAwait(name, lease, random.nextInt(4) != 0, random.nextInt(1_000));
+        }
+        return new LatchCancel(name, lease, random.nextInt(1_000));
     }
 }

@@ -218,6 +218,7 @@ final class Replica {
                 + "\nelections=" + Rendering.of(state.primitive(ElectionTable.class).elections("", Integer.MAX_VALUE))
                 + "\nbarriers=" + Rendering.of(barriers())
                 + "\ndouble barriers=" + Rendering.of(state.primitive(DoubleBarrierTable.class).barriers("", Integer.MAX_VALUE))
+                + "\nlatches=" + Rendering.of(state.primitive(io.tenure.core.latch.LatchTable.class).latches("", Integer.MAX_VALUE))
                 + "\nhorizon=" + state.events().horizon() + " events=" + Rendering.of(events);
     }
 

@@ -10,6 +10,10 @@ import io.tenure.core.election.ElectionCampaign;
 import io.tenure.core.election.ElectionCancel;
 import io.tenure.core.election.ElectionProclaim;
 import io.tenure.core.election.ElectionResign;
+import io.tenure.core.latch.LatchAwait;
+import io.tenure.core.latch.LatchCancel;
+import io.tenure.core.latch.LatchCountDown;
+import io.tenure.core.latch.LatchSetCount;
 import io.tenure.core.lock.LockAcquire;
 import io.tenure.core.lock.LockCancel;
 import io.tenure.core.lock.LockDowngrade;
@@ -56,10 +60,14 @@ class CommandCodecTest {
             new BarrierCancel("gate/a", 7, 36),
             new DoubleBarrierEnter("phase/\u9396", 7, 4, true, 37),
             new DoubleBarrierLeave("phase/a", 7, true),
-            new DoubleBarrierWithdraw("phase/b", 7, 38));
+            new DoubleBarrierWithdraw("phase/b", 7, 38),
+            new LatchSetCount("done/\u9396", 1_000_000, -37),
+            new LatchCountDown("done/a", 38),
+            new LatchAwait("done/b", 7, true, 39),
+            new LatchCancel("done/b", 7, 40));
 
     /** Tags are what old logs name their commands by: changing one would misread every log written before. */
-    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29);
+    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 23, 24, 25, 26);
     /** Tags of older encodings, read from old logs, and written for commands that leave the newer fields unset. */
     static final List<Integer> OLDER_TAGS = List.of(5, 6, 10);
 
