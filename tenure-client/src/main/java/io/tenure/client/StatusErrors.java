@@ -6,6 +6,7 @@ import io.tenure.proto.v1.ClusterServiceGrpc;
 import io.tenure.proto.v1.BarrierServiceGrpc;
 import io.tenure.proto.v1.DoubleBarrierServiceGrpc;
 import io.tenure.proto.v1.ElectionServiceGrpc;
+import io.tenure.proto.v1.LatchServiceGrpc;
 import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.SemaphoreServiceGrpc;
 
@@ -45,7 +46,8 @@ final class StatusErrors {
                 || LockServiceGrpc.getTryLockMethod().getFullMethodName().equals(method)
                 || ElectionServiceGrpc.getCampaignMethod().getFullMethodName().equals(method)
                 || BarrierServiceGrpc.getAwaitMethod().getFullMethodName().equals(method)
-                || DoubleBarrierServiceGrpc.SERVICE_NAME.equals(service);
+                || DoubleBarrierServiceGrpc.SERVICE_NAME.equals(service)
+                || LatchServiceGrpc.SERVICE_NAME.equals(service);
         Status status = Status.fromThrowable(failure);
         String text = status.getDescription() != null ? status.getDescription() : status.getCode().name();
         if (status.getCause() != null && status.getCause().getMessage() != null) {

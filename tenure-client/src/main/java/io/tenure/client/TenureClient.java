@@ -344,6 +344,25 @@ public final class TenureClient implements AutoCloseable {
         }
     }
 
+    /**
+     * The count-down latch {@code name}; its waits use this client's {@linkplain #session()
+     * session lease}. Nothing is sent until a call.
+     *
+     * @throws IllegalArgumentException if the name is blank or too long
+     */
+    public TenureCountDownLatch countDownLatch(String name) {
+        checkName(name);
+        ensureOpen();
+        return new TenureCountDownLatch(this, name, null);
+    }
+
+    /** The count-down latch {@code name}, waited at with {@code lease}. */
+    public TenureCountDownLatch countDownLatch(String name, Lease lease) {
+        checkName(name);
+        checkLease(lease);
+        return new TenureCountDownLatch(this, name, lease);
+    }
+
     private static void checkParties(int parties) {
         if (parties < 1 || parties > 100_000) {
             throw new IllegalArgumentException("parties must be between 1 and 100000, got " + parties);

@@ -10,6 +10,7 @@ import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.lock.Locks;
 import io.tenure.server.barrier.Barriers;
 import io.tenure.server.barrier.DoubleBarriers;
+import io.tenure.server.latch.Latches;
 import io.tenure.server.election.Elections;
 import io.tenure.server.semaphore.Semaphores;
 import io.tenure.server.raft.Entry;
@@ -54,6 +55,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final Elections elections;
     private final Barriers barriers;
     private final DoubleBarriers doubleBarriers;
+    private final Latches latches;
     private final Waits waits;
     private final Admission admission;
     private final WatchHub watches;
@@ -70,7 +72,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final RequestRateGuard rateGuard;
 
     Member(ServerConfig config, RaftServer raft, RaftGroupId groupId, TenureStateMachine stateMachine,
-           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, Elections elections, Barriers barriers, DoubleBarriers doubleBarriers, WatchHub watches, ServerMetrics metrics, long clusterId,
+           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, Elections elections, Barriers barriers, DoubleBarriers doubleBarriers, Latches latches, WatchHub watches, ServerMetrics metrics, long clusterId,
            RaftClient admin, Runnable onRaftShutdown,
            java.util.function.Consumer<Throwable> onLogFailure) {
         this.config = config;
@@ -84,6 +86,7 @@ public final class Member implements TenureStateMachine.Listener {
         this.elections = elections;
         this.barriers = barriers;
         this.doubleBarriers = doubleBarriers;
+        this.latches = latches;
         this.waits = waits;
         this.admission = admission;
         this.watches = watches;
@@ -135,6 +138,10 @@ public final class Member implements TenureStateMachine.Listener {
 
     public DoubleBarriers doubleBarriers() {
         return doubleBarriers;
+    }
+
+    public Latches latches() {
+        return latches;
     }
 
     /** Whether the member takes new work now (it sheds it with a retry hint while it is behind). */

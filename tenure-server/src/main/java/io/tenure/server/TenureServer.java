@@ -30,6 +30,9 @@ import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.lock.Locks;
 import io.tenure.server.barrier.Barriers;
 import io.tenure.server.barrier.DoubleBarriers;
+import io.tenure.core.latch.LatchTable;
+import io.tenure.server.grpc.GrpcLatchService;
+import io.tenure.server.latch.Latches;
 import io.tenure.server.election.Elections;
 import io.tenure.server.semaphore.Semaphores;
 import io.tenure.server.raft.AuditLog;
@@ -163,8 +166,9 @@ public final class TenureServer implements AutoCloseable {
         Elections elections = new Elections(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         Barriers barriers = new Barriers(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         DoubleBarriers doubleBarriers = new DoubleBarriers(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
+        Latches latches = new Latches(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         this.watches = new WatchHub(stateMachine, delivery);
-        this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, doubleBarriers, watches, metrics,
+        this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, doubleBarriers, latches, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), raftAdmin, this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
         metrics.barrierGauges(() -> stateMachine.read(s -> s.primitive(BarrierTable.class).barrierCount()),
@@ -172,6 +176,8 @@ public final class TenureServer implements AutoCloseable {
         metrics.doubleBarrierGauges(() -> stateMachine.read(s -> s.primitive(DoubleBarrierTable.class).barrierCount()),
                 () -> stateMachine.read(s -> s.primitive(DoubleBarrierTable.class).inside()),
                 () -> stateMachine.read(s -> s.primitive(DoubleBarrierTable.class).waiting()));
+        metrics.latchGauges(() -> stateMachine.read(s -> s.primitive(LatchTable.class).latchCount()),
+                () -> stateMachine.read(s -> s.primitive(LatchTable.class).waiting()));
         metrics.electionGauges(() -> stateMachine.read(s -> s.primitive(ElectionTable.class).electionCount()),
                 () -> stateMachine.read(s -> s.primitive(ElectionTable.class).candidateCount()));
         metrics.readLockGauges(() -> stateMachine.read(s -> s.primitive(LockTable.class).readLockCount()),
@@ -397,6 +403,7 @@ public final class TenureServer implements AutoCloseable {
                 .addService(new GrpcElectionService(member))
                 .addService(new GrpcBarrierService(member))
                 .addService(new GrpcDoubleBarrierService(member))
+                .addService(new GrpcLatchService(member))
                 .addService(new GrpcClusterService(member, admin))
                 .intercept(gate)
                 .maxInboundMessageSize(4 << 20)
@@ -406,7 +413,7 @@ public final class TenureServer implements AutoCloseable {
                 .directExecutor()
                 .callExecutor(CallThreads.of(calls, GrpcLockService.NON_BLOCKING, GrpcSemaphoreService.NON_BLOCKING,
                         GrpcElectionService.NON_BLOCKING, GrpcBarrierService.NON_BLOCKING,
-                        GrpcDoubleBarrierService.NON_BLOCKING))
+                        GrpcDoubleBarrierService.NON_BLOCKING, GrpcLatchService.NON_BLOCKING))
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .build();

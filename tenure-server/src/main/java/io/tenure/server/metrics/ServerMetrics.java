@@ -27,7 +27,9 @@ import java.util.function.ToDoubleFunction;
  *       {@code election_total{result}} (elected, not_elected, queued, proclaimed, resigned, failures);
  *       {@code barrier_await_total{result}} (released, not_released, failures);
  *       {@code double_barrier_enter_total{result}} (entered, not_entered, failures) and
- *       {@code double_barrier_leave_total{result}} (left, not_left, failures); gauges
+ *       {@code double_barrier_leave_total{result}} (left, not_left, failures);
+ *       {@code latch_total{result}} (set, exists, counted_down, reached_zero, absent, failures) and
+ *       {@code latch_await_total{result}} (released, not_released, failures); gauges
  *       {@code semaphores_held}, {@code semaphore_permits_held}, {@code semaphore_waiters}</li>
  *   <li>{@code lock_expired_total}: leases ended by expiry, as applied from the log</li>
  *   <li>{@code overload_shed_total{kind}}: new requests shed while the member was behind (acquire, grant, read, watch)</li>
@@ -55,6 +57,8 @@ public final class ServerMetrics {
     private final ResultCounter semaphoreReleases = new ResultCounter("semaphore_release", "Semaphore releases by result");
     private final ResultCounter elections = new ResultCounter("election", "Election campaigns, proclaims and resignations by result");
     private final ResultCounter barrierAwaits = new ResultCounter("barrier_await", "Barrier awaits by result");
+    private final ResultCounter latchChanges = new ResultCounter("latch", "Latch set-counts and count-downs by result");
+    private final ResultCounter latchAwaits = new ResultCounter("latch_await", "Latch awaits by result");
     private final Map<String, Counter> grants = new ConcurrentHashMap<>();
     private final ResultCounter doubleBarrierEnters = new ResultCounter("double_barrier_enter", "Double barrier enters by result");
     private final ResultCounter doubleBarrierLeaves = new ResultCounter("double_barrier_leave", "Double barrier leaves by result");
@@ -163,6 +167,22 @@ public final class ServerMetrics {
         gauge("double_barriers", "Double barriers that exist", barriers);
         gauge("double_barrier_parties_inside", "Parties inside a double barrier, over every double barrier", inside);
         gauge("double_barrier_parties_waiting", "Leases waiting to enter or leave a double barrier, over every double barrier", waiting);
+    }
+
+    /** A set-count's result (set, exists) or a count-down's (counted_down, reached_zero, absent), or a failure. */
+    public void latchChange(String result) {
+        latchChanges.increment(result);
+    }
+
+    /** A latch await's result: released, not_released, or a failure. */
+    public void latchAwait(String result) {
+        latchAwaits.increment(result);
+    }
+
+    /** The latches' gauges, read from the member's state on each scrape. */
+    public void latchGauges(Supplier<Number> latches, Supplier<Number> waiting) {
+        gauge("latches_counting", "Latches whose count is above zero", latches);
+        gauge("latch_leases_waiting", "Leases waiting for a latch's count to reach zero, over every latch", waiting);
     }
 
     /** The elections' gauges, read from the member's state on each scrape. */
