@@ -12,7 +12,7 @@ enum ErrorCode {
     INVALID_JSON(400, "invalid_json"),
     /** A field is missing, of the wrong type or out of range; {@code field} names it. */
     INVALID_ARGUMENT(400, "invalid_argument"),
-    /** A GET of a lock that is free, of a semaphore that does not exist (nobody holds or waits), of an election nobody leads, or of a barrier nobody waits at. */
+    /** A GET of a lock that is free, of a semaphore that does not exist (nobody holds or waits), of an election nobody leads, of a barrier nobody waits at, or of a latch whose count is zero. */
     NOT_FOUND(404, "not_found"),
     /** The lease was never granted, has expired or was revoked. */
     LEASE_NOT_FOUND(404, "lease_not_found"),
@@ -26,7 +26,7 @@ enum ErrorCode {
      * that ended before the grant (the place is kept).
      */
     HELD(409, "held"),
-    /** A barrier's await whose wait ended before the barrier released: the party left it. */
+    /** A barrier's await whose wait ended before the barrier released (the party left it), or a latch's before its count reached zero. */
     NOT_RELEASED(409, "not_released"),
     /** A double barrier's enter whose wait ended before the party was let in: its entry was withdrawn. */
     NOT_ENTERED(409, "not_entered"),

@@ -41,7 +41,7 @@ import java.util.function.Supplier;
 
 /**
  * The HTTP front end (Javalin on Jetty): the JSON lock, semaphore, election and barrier API under
- * {@code /v1} ({@link LockApi}, {@link SemaphoreApi}, {@link ElectionApi}, {@link BarrierApi}), {@code /metrics} in
+ * {@code /v1} ({@link LockApi}, {@link SemaphoreApi}, {@link ElectionApi}, {@link BarrierApi}, {@link LatchApi}), {@code /metrics} in
  * the Prometheus text format, {@code /healthz} and {@code /readyz}. Like the gRPC front end it
  * only translates: the lock, semaphore, election and lease services decide, and failures become answers in one table ({@link Failures}).
  *
@@ -75,6 +75,7 @@ public final class HttpFront implements AutoCloseable {
     private final SemaphoreApi semaphores;
     private final ElectionApi elections;
     private final BarrierApi barriers;
+    private final LatchApi latches;
     private final Javalin app;
     private final int maxConnections;
     private final OpenConnections openConnections = new OpenConnections();
@@ -91,6 +92,7 @@ public final class HttpFront implements AutoCloseable {
         this.semaphores = new SemaphoreApi(member, leases);
         this.elections = new ElectionApi(member, leases);
         this.barriers = new BarrierApi(member, leases);
+        this.latches = new LatchApi(member, leases);
         this.app = Javalin.create(c -> {
             c.showJavalinBanner = false;
             c.startupWatcherEnabled = false;
@@ -263,6 +265,12 @@ public final class HttpFront implements AutoCloseable {
         app.get("/v1/double-barriers/*", ctx -> serve(ctx,
                 () -> doubleBarriers.describe(NamePath.DOUBLE_BARRIERS.nameOf(ctx.req().getRequestURI()))));
         app.post("/v1/double-barriers/*", ctx -> serve(ctx, () -> post(ctx, NamePath.DOUBLE_BARRIERS, doubleBarrierActions)));
+        app.get("/v1/latches/*", ctx -> serve(ctx, () -> latches.describe(NamePath.LATCHES.nameOf(ctx.req().getRequestURI()))));
+        Map<String, Action> latchActions = new LinkedHashMap<>();
+        latchActions.put("count", latches::setCount);
+        latchActions.put("count-down", latches::countDown);
+        latchActions.put("await", latches::await);
+        app.post("/v1/latches/*", ctx -> serve(ctx, () -> post(ctx, NamePath.LATCHES, latchActions)));
         app.exception(Failure.class, (failure, ctx) -> render(ctx, failure));
         app.exception(HttpResponseException.class, (e, ctx) -> render(ctx, fromJavalin(ctx, e)));
         app.exception(Exception.class, (e, ctx) -> render(ctx, Failures.of(e)));

@@ -24,6 +24,7 @@ record NamePath(String noun, String prefix) {
     static final NamePath ELECTIONS = new NamePath("election", "/v1/elections/");
     static final NamePath BARRIERS = new NamePath("barrier", "/v1/barriers/");
     static final NamePath DOUBLE_BARRIERS = new NamePath("double_barrier", "/v1/double-barriers/");
+    static final NamePath LATCHES = new NamePath("latch", "/v1/latches/");
 
     /** A name and, for a POST, the action after it. */
     record Target(String name, String action) {}
