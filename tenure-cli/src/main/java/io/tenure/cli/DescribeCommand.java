@@ -8,6 +8,7 @@ import io.tenure.client.SemaphoreDescription;
 import io.tenure.client.TenureBarrier;
 import io.tenure.client.TenureClient;
 import io.tenure.client.TenureDoubleBarrier;
+import io.tenure.client.TenureCountDownLatch;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Optional;
@@ -23,7 +24,7 @@ import picocli.CommandLine.Spec;
         description = {
             "Prints who holds lock or semaphore NAME, or leads election NAME, and who waits for it.",
             "Read linearizably, one 'name: value' per line; the first line says the kind ('lock: NAME', "
-                    + "'semaphore: NAME', 'election: NAME', 'barrier: NAME' or 'double_barrier: NAME').",
+                    + "'semaphore: NAME', 'election: NAME', 'barrier: NAME', 'double_barrier: NAME' or 'latch: NAME').",
             "A lock: held, holder, lease, fencing_token, metadata, held_since_revision, grants, holder_ttl_remaining "
                     + "(on the serving member's clock; 'unknown' right after it restarted), mode ('write': one holder; "
                     + "'read': readers share it), holders, then one 'held_by:' line per holder in the order they were "
@@ -56,7 +57,7 @@ final class DescribeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "NAME", description = "The lock, semaphore, election, barrier or double barrier.")
+    @Parameters(index = "0", paramLabel = "NAME", description = "The lock, semaphore, election, barrier, double barrier or latch.")
     String name;
 
     @Mixin
@@ -87,6 +88,15 @@ final class DescribeCommand implements Callable<Integer> {
                 } else {
                     print(barrier, out);
                 }
+                printed = true;
+            }
+            // Latches have a namespace of their own too: a latch is a count, as a counter will be.
+            TenureCountDownLatch.Description latch = client.countDownLatch(name).describe();
+            if (latch.exists()) {
+                if (printed) {
+                    out.println();
+                }
+                print(latch, out);
             } else if (!printed) {
                 print(lock, out);
             }
@@ -200,6 +210,20 @@ final class DescribeCommand implements Callable<Integer> {
         phases.put("entering", barrier.entering());
         phases.forEach((phase, parties) -> parties.forEach(party -> out.println("party: lease=" + party.leaseId() + " client_id="
                 + party.clientId() + " phase=" + phase + " revision=" + party.revision())));
+    }
+
+    static void print(TenureCountDownLatch.Description latch, PrintWriter out) {
+        out.println("latch: " + latch.name());
+        out.println("count: " + latch.count());
+        out.println("initial_count: " + latch.initialCount());
+        out.println("set_revision: " + latch.createRevision());
+        out.println("revision: " + latch.revision());
+        out.println("waiting: " + latch.waiting().size());
+        int position = 1;
+        for (TenureCountDownLatch.Waiter waiter : latch.waiting()) {
+            out.println("waiter: " + position++ + " lease=" + waiter.leaseId() + " client_id=" + waiter.clientId()
+                    + " arrived_revision=" + waiter.arrivedRevision());
+        }
         out.flush();
     }
 

@@ -12,6 +12,7 @@ import io.tenure.client.LockHandle;
 import io.tenure.client.SemaphoreDescription;
 import io.tenure.client.SemaphorePermit;
 import io.tenure.client.TenureBarrier;
+import io.tenure.client.TenureCountDownLatch;
 import io.tenure.client.TenureClient;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
@@ -420,6 +421,31 @@ class ClientCommandsTest {
         assertThat(both).contains("held: true", "", "barrier: describe/gate");
         assertThat(both.indexOf("barrier: describe/gate")).isGreaterThan(both.indexOf("held: true"));
         List.of(alice, bob).forEach(Lease::close);
+    }
+
+    @Test
+    void describePrintsALatchsCountAndWhoWaitsInArrivalOrder() {
+        Lease alice = lease("alice");
+        TenureCountDownLatch latch = client.countDownLatch("describe/latch");
+        latch.trySetCount(3);
+        latch.countDown();
+        client.countDownLatch("describe/latch", alice).awaitAsync();
+        Await.until("alice waits", Duration.ofSeconds(30), () -> latch.describe().waiting().size() == 1);
+
+        assertThat(run("describe", "describe/latch")).as(err.toString()).isZero();
+
+        String text = out.toString();
+        TenureCountDownLatch.Description truth = latch.describe();
+        assertThat(text.lines().findFirst()).hasValue("latch: describe/latch");
+        assertThat(field(text, "count")).isEqualTo("2");
+        assertThat(field(text, "initial_count")).isEqualTo("3");
+        assertThat(field(text, "set_revision")).isEqualTo(Long.toString(truth.createRevision()));
+        assertThat(field(text, "waiting")).isEqualTo("1");
+        assertThat(text.lines().filter(l -> l.startsWith("waiter: ")).toList()).containsExactly(
+                "waiter: 1 lease=" + alice.id() + " client_id=alice arrived_revision=" + truth.waiting().get(0).arrivedRevision());
+        latch.countDown();
+        latch.countDown();
+        alice.close();
     }
 
     @Test

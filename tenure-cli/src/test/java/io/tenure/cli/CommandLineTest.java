@@ -132,6 +132,26 @@ class CommandLineTest {
     }
 
     @Test
+    void latchReadsNameAndExactlyOneOfCountCountDownAndAwait() {
+        LatchCommand set = parsed(LatchCommand.class, "latch", "done", "--count", "3");
+        assertThat(set.name).isEqualTo("done");
+        assertThat(set.count).isEqualTo(3);
+        LatchCommand down = parsed(LatchCommand.class, "latch", "done", "--count-down");
+        assertThat(down.countDown).isTrue();
+        assertThat(down.count).isNull();
+        LatchCommand await = parsed(LatchCommand.class, "latch", "done", "--await", "--timeout", "forever", "--client-id", "me");
+        assertThat(await.await).isTrue();
+        assertThat(await.timeout).as("forever").isNull();
+        assertThat(parsed(LatchCommand.class, "latch", "done", "--await").timeout).isEqualTo(java.time.Duration.ofSeconds(30));
+        assertThat(run("latch", "done")).as("one of the three is required").isEqualTo(2);
+        assertThat(err.toString()).contains("exactly one of --count N, --count-down and --await");
+        assertThat(run("latch", "done", "--count", "2", "--await")).isEqualTo(2);
+        assertThat(run("latch", "done", "--count", "0")).isEqualTo(2);
+        assertThat(run("latch", "done", "--count", "1000001")).isEqualTo(2);
+        assertThat(run("latch", "done", "--count", "x")).isEqualTo(2);
+    }
+
+    @Test
     void semaphoreReadsNameLimitPermitsTheLockOptionsAndTheCommandAfterTheDoubleDash() {
         SemaphoreCommand semaphore = parsed(SemaphoreCommand.class, "semaphore", "pool", "--limit", "8", "--permits", "3",
                 "--ttl", "5s", "--timeout", "0", "--client-id", "me", "--endpoints", "a:1,b:2", "--request-timeout", "2s",
@@ -375,7 +395,7 @@ class CommandLineTest {
     @Test
     void subcommandsAreRegistered() {
         assertThat(TenureCli.commandLine().getSubcommands().keySet())
-                .containsExactlyInAnyOrder("server", "lock", "semaphore", "elect", "leader", "barrier", "status", "member", "locks", "describe",
+                .containsExactlyInAnyOrder("server", "lock", "semaphore", "elect", "leader", "barrier", "latch", "status", "member", "locks", "describe",
                         "lease", "watch", "snapshot", "bench");
         assertThat(TenureCli.commandLine().getSubcommands().get("member").getSubcommands().keySet())
                 .containsExactlyInAnyOrder("list", "add", "remove");
