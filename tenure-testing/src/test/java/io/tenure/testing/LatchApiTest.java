@@ -94,6 +94,38 @@ class LatchApiTest {
     }
 
     @Test
+    void watchesSeeAPutWithTheCountAtTheSetAndEachCountDownAndADeleteAtZero() throws Exception {
+        TenureClient client = tenure.client();
+        java.util.List<io.tenure.client.WatchEvent> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+        TenureCountDownLatch latch = client.countDownLatch("latch/watched");
+        long from = latch.describe().revision() + 1;
+        try (io.tenure.client.Watch watch = client.watch("latch/watched", from, new io.tenure.client.WatchListener() {
+            @Override
+            public void onEvent(io.tenure.client.WatchEvent event) {
+                events.add(event);
+            }
+
+            @Override
+            public void onCompacted(long compactRevision) {
+            }
+
+            @Override
+            public void onError(io.tenure.client.TenureException error) {
+            }
+        })) {
+            latch.trySetCount(2);
+            latch.countDown();
+            latch.countDown();
+
+            Await.until("three events", Duration.ofSeconds(10), () -> events.size() >= 3);
+            assertThat(events).extracting(e -> e.type().name() + " " + new String(e.metadata(), java.nio.charset.StandardCharsets.US_ASCII))
+                    .containsExactly("PUT 2", "PUT 1", "DELETE ");
+            assertThat(events.get(1).revision()).isGreaterThan(events.get(0).revision());
+            assertThat(events.get(2).revision()).isGreaterThan(events.get(1).revision());
+        }
+    }
+
+    @Test
     void badRequestsAreRefusedAndNothingChanges() {
         TenureClient client = tenure.client();
         Lease holder = client.grantLease(TTL, "holder");
