@@ -361,7 +361,7 @@ public final class Acquires<O extends Acquires.Outcome> {
             int leaseCount = lease.held().size() + lease.waiting().size();
             if (leaseCount >= limits.maxLocksPerLease()) {
                 return new LimitExceeded("max-locks-per-lease", "lease " + leaseId + " already holds or waits for " + leaseCount
-                        + " resources (locks, semaphores, elections, barriers), the most one lease may (--max-locks-per-lease)");
+                        + " resources of every kind (locks, semaphores, elections, barriers, latches), the most one lease may (--max-locks-per-lease)");
             }
             if (s.holdsAndWaits(lease.clientId()) >= limits.maxLocksPerClient()) {
                 return new LimitExceeded("max-locks-per-client", "client id '" + lease.clientId() + "' already holds or waits for "
