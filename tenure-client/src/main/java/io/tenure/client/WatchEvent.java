@@ -24,8 +24,8 @@ import java.util.Objects;
  *                         an election, the leader's fencing token (its {@code revision} is that of
  *                         the change, a new leader or a proclaimed value, and {@code metadata} the
  *                         leader's value); 0 for a DELETE
- * @param kind             what changed: "lock", "semaphore", "election" or "barrier" (barriers have
- *                         a namespace of their own, so a barrier may have a lock's name); "lock"
+ * @param kind             what changed: "lock", "semaphore", "election", "barrier", "double barrier" or "latch" (barriers and latches have
+ *                         namespaces of their own, so a barrier may have a lock's name); "lock"
  *                         from a member that does not say
  */
 public record WatchEvent(Type type, String key, long revision, String holder, long leaseId, byte[] metadata,
