@@ -202,11 +202,19 @@ class OverloadTest {
             long started = System.nanoTime();
             client.grantLeaseAsync(TTL, "flood-" + (slot % 1_000))
                     .thenCompose(lease -> client.lock("flood/" + ThreadLocalRandom.current().nextInt(256), lease).tryAcquireAsync()
-                            .handle((held, error) -> {
-                                held.ifPresent(LockHandle::close);
-                                return lease;
-                            }))
-                    .thenCompose(Lease::revokeAsync)
+                            // The lease is revoked either way; a try-lock's failure (a shed, say) is then the round's.
+                            .handle((held, tryFailed) -> {
+                                if (held != null) {
+                                    held.ifPresent(LockHandle::close);
+                                }
+                                return tryFailed;
+                            })
+                            .thenCompose(tryFailed -> lease.revokeAsync().thenRun(() -> {
+                                if (tryFailed != null) {
+                                    throw tryFailed instanceof java.util.concurrent.CompletionException c ? c
+                                            : new java.util.concurrent.CompletionException(tryFailed);
+                                }
+                            })))
                     .whenComplete((ignored, error) -> {
                         finished(started, error);
                         next(slot);
