@@ -149,7 +149,7 @@ public class CoreBenchmarks {
                 values[i] = new KeyValue("bench/watch/" + (i % 8) + "/" + i, "bench", new byte[0], 1, 1, 1, 1);
             }
             for (int i = 0; i < log.capacity(); i++) {
-                log.append(new WatchEvent(++revision, WatchEvent.Type.PUT, values[i % KEYS], null));
+                log.append(new WatchEvent(++revision, WatchEvent.Type.PUT, values[i % KEYS], null, "lock"));
             }
         }
     }
@@ -158,7 +158,7 @@ public class CoreBenchmarks {
     @Benchmark
     public void watchDispatch(Events e, Blackhole bh) {
         long rev = ++e.revision;
-        e.log.append(new WatchEvent(rev, WatchEvent.Type.PUT, e.values[(int) (rev % Events.KEYS)], null));
+        e.log.append(new WatchEvent(rev, WatchEvent.Type.PUT, e.values[(int) (rev % Events.KEYS)], null, "lock"));
         e.log.replay(rev - 15, key -> key.startsWith("bench/watch/3/"), bh::consume);
     }
 }

@@ -14,11 +14,6 @@ package io.tenure.core.watch;
 public record WatchEvent(long revision, Type type, KeyValue kv, KeyValue prevKv, String kind) {
     public enum Type { PUT, DELETE }
 
-    /** A lock's event. */
-    public WatchEvent(long revision, Type type, KeyValue kv, KeyValue prevKv) {
-        this(revision, type, kv, prevKv, "lock");
-    }
-
     public String key() {
         return kv.key();
     }

@@ -14,7 +14,7 @@ class EventLogTest {
     private static final Predicate<String> ANY_KEY = key -> true;
 
     private static WatchEvent put(long revision, String key) {
-        return new WatchEvent(revision, WatchEvent.Type.PUT, new KeyValue(key, "c", new byte[0], 1, revision, revision, 1), null);
+        return new WatchEvent(revision, WatchEvent.Type.PUT, new KeyValue(key, "c", new byte[0], 1, revision, revision, 1), null, "lock");
     }
 
     private static List<Long> replay(EventLog log, long from, Predicate<String> keys) {
