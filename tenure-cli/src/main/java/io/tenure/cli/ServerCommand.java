@@ -247,6 +247,7 @@ final class ServerCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
+        LogSetup.awaitReady();
         ServerConfig config = config();
         setLogLevel();
         TenureServer server;

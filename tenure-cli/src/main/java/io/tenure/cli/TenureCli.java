@@ -63,6 +63,10 @@ public final class TenureCli {
     public static void main(String[] args) {
         // The named subcommand alone; without one (help, a typo to suggest for), every one.
         String named = args.length > 0 && SUBCOMMANDS.containsKey(args[0]) ? args[0] : null;
+        if ("server".equals(named)) {
+            // A member's start waits for its logging; set it up while the command line is read.
+            LogSetup.startEarly();
+        }
         System.exit(commandLine(System.getenv(), named).execute(args));
     }
 

@@ -280,10 +280,12 @@ public final class TenureServer implements AutoCloseable {
         }
         data.markInitialized();
         try {
+            // The client port opens while a member alone elects itself, as a member of a cluster's
+            // does before it knows a leader; calls before the leader is known are refused as then.
+            server.startGrpc();
             if (!config.clustered()) {
                 server.awaitLeader();
             }
-            server.startGrpc();
             server.http = http.join();
         } catch (CompletionException e) {
             server.close();
@@ -385,7 +387,7 @@ public final class TenureServer implements AutoCloseable {
                         + " (a damaged or cut-short log; see the log lines above)");
             }
             try {
-                terminated.await(20, TimeUnit.MILLISECONDS);
+                terminated.await(5, TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IOException("interrupted while waiting for the member to lead", e);
