@@ -29,6 +29,8 @@ import java.util.concurrent.CompletionException;
  *       {@code parties} than the live barrier's, a name that is a lock's, a semaphore's or an
  *       election's, and an owner that already waits at the barrier (an owner id is one party)
  *       are 409 {@code conflict} naming the field.</li>
+ *   <li><b>leave</b>: the party of an await still waiting, named by its lease, leaves the barrier
+ *       before it releases.</li>
  * </ul>
  */
 final class BarrierApi {
@@ -56,7 +58,7 @@ final class BarrierApi {
             BarrierView.Party mine = partyOf(current, ask.owner());
             if (mine != null) {
                 throw new Failure(ErrorCode.CONFLICT, "owner_id", "owner '" + ask.owner() + "' already waits at barrier '" + name
-                        + "' (lease " + mine.leaseId() + "); an owner is one party: wait for that await's answer");
+                        + "' (lease " + mine.leaseId() + "); an owner is one party: wait for that await's answer, or leave with that lease");
             }
             return leases.acquire(ask, requestId, new LeaseRecipe.Attempt<>(
                     lease -> member.barriers().await(name, lease, parties, ask.waitMs(), 0).outcome(),
@@ -70,6 +72,30 @@ final class BarrierApi {
                         return leases.revokeIfIdle(lease, requestId).thenApply(revoked -> answer);
                     });
         });
+    }
+
+    /**
+     * The lease's party leaves the barrier before it releases ({@link LeaseRecipe#withdraw}), the
+     * lease an await still waiting arrived with (its {@code lease_id} is among the parties waiting
+     * in GET): that await ends 409 {@code not_released}, as when its {@code wait_ms} passes, and
+     * the barrier counts one party fewer. 200 with the parties waiting now ({@code parties} 0 when
+     * no barrier of the name has anyone waiting: it released, or nobody arrived). A party that is
+     * not waiting is answered the same way, so a retry answers the same.
+     */
+    CompletableFuture<Answer> leave(String name, JsonBody body, String requestId) {
+        LeaseRecipe.Waiting waiting = LeaseRecipe.Waiting.of(body);
+        NamePath.BARRIERS.check(name);
+        return leases.withdraw(waiting, "barrier '" + name + "'", requestId,
+                () -> member.barriers().leave(name, waiting.leaseId(), 0)).thenApply(outcome -> {
+                    ObjectNode left = NODES.objectNode();
+                    left.put("barrier", name);
+                    left.put("owner_id", waiting.owner());
+                    left.put("lease_id", waiting.leaseId());
+                    left.put("left", true);
+                    left.put("parties", outcome.parties());
+                    left.put("waiting", outcome.arrived());
+                    return Answer.ok(left);
+                });
     }
 
     /** Refuses, as 409 {@code conflict} naming {@code parties}, an await with another number of parties than the live barrier's. */

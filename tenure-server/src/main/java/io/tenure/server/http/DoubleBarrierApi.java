@@ -33,6 +33,7 @@ import java.util.concurrent.TimeUnit;
  *       that ends leaves). Not let in when the wait ends: the entry is withdrawn through the log
  *       (as gRPC's {@code Enter} does when its timeout passes), the lease is revoked, and the
  *       answer is 409 {@code not_entered}.</li>
+ *   <li><b>cancel</b> withdraws the entry of an enter still waiting, named by its lease.</li>
  *   <li><b>leave</b> leaves with the party's lease and waits up to {@code wait_ms} for every party
  *       of its generation to have left; then the lease holds nothing and is revoked. The call
  *       renews the lease at once and every TTL/3 while it waits, as a two-phase acquire's wait
@@ -151,6 +152,35 @@ final class DoubleBarrierApi {
                 + entering + " of " + refused.parties() + " leases wait to enter now" + (inside > 0 ? " (behind " + inside
                 + " parties of a generation still inside)" : "") + ", and this party's entry was withdrawn; enter again to wait again",
                 extra);
+    }
+
+    /**
+     * Withdraws the lease's wait to enter ({@link LeaseRecipe#withdraw}), the lease an enter still
+     * waiting entered with (its {@code lease_id} is among those entering in GET): that enter ends
+     * 409 {@code not_entered}, as when its {@code wait_ms} passes. 200 with {@code entered} false
+     * and the leases entering now; or, when the party was let in first, the enter's answer with
+     * {@code entered} true (the party is inside: leave with its lease). A lease that is not
+     * entering is answered the same way, so a retry answers the same.
+     */
+    CompletableFuture<Answer> cancel(String name, JsonBody body, String requestId) {
+        LeaseRecipe.Waiting waiting = LeaseRecipe.Waiting.of(body);
+        NamePath.DOUBLE_BARRIERS.check(name);
+        return leases.withdraw(waiting, "double barrier '" + name + "'", requestId,
+                () -> member.doubleBarriers().cancel(name, waiting.leaseId(), 0)).thenApply(entry -> {
+                    if (entry.entered()) {
+                        Answer inside = entered(name, waiting.owner(), waiting.leaseId(), entry);
+                        inside.body().put("entered", true);
+                        return inside;
+                    }
+                    ObjectNode withdrawn = NODES.objectNode();
+                    withdrawn.put("double_barrier", name);
+                    withdrawn.put("owner_id", waiting.owner());
+                    withdrawn.put("lease_id", waiting.leaseId());
+                    withdrawn.put("entered", false);
+                    withdrawn.put("parties", entry.parties());
+                    withdrawn.put("entering", entry.entering());
+                    return Answer.ok(withdrawn);
+                });
     }
 
     CompletableFuture<Answer> leave(String name, JsonBody body, String requestId) {

@@ -37,6 +37,7 @@ import java.util.concurrent.CompletionException;
  *   <li><b>resign</b> steps down, handing leadership to the first candidate, whose token
  *       ({@code next_fencing_token}, 0 when nobody) is above the resigned one's. A retried resign
  *       succeeds again, as a lock's release does.</li>
+ *   <li><b>cancel</b> withdraws the candidacy of a campaign still waiting, named by its lease.</li>
  * </ul>
  */
 final class ElectionApi {
@@ -106,6 +107,36 @@ final class ElectionApi {
         return new Failure(ErrorCode.HELD, null, "election '" + name + "' is led by '" + leader + "'"
                 + (candidates > 0 ? " with " + candidates + " candidate(s) waiting" : "") + "; retry in about " + hint
                 + " ms, or campaign with wait_ms to stand in line", extra);
+    }
+
+    /**
+     * Withdraws the lease's candidacy ({@link LeaseRecipe#withdraw}), the lease a campaign still
+     * waiting stands with (its {@code lease_id} is among the candidates of GET): that campaign
+     * ends not elected, as when its {@code wait_ms} passes. 200 with {@code elected} false, the
+     * leader and the candidates left; or, when the election came first, the leadership's answer
+     * with {@code elected} true (resign to step down).
+     */
+    CompletableFuture<Answer> cancel(String name, JsonBody body, String requestId) {
+        LeaseRecipe.Waiting waiting = LeaseRecipe.Waiting.of(body);
+        NamePath.ELECTIONS.check(name);
+        return leases.withdraw(waiting, "election '" + name + "'", requestId,
+                () -> member.elections().cancel(name, waiting.leaseId(), 0)).thenApply(outcome -> {
+                    if (outcome.elected()) {
+                        ElectionView now = member.elections().current(name).election();
+                        byte[] value = now != null && now.leaderLeaseId() == waiting.leaseId() ? now.value() : new byte[0];
+                        Answer leads = elected(name, waiting.owner(), waiting.leaseId(), outcome.fencingToken(), value);
+                        leads.body().put("elected", true);
+                        return leads;
+                    }
+                    ObjectNode withdrawn = NODES.objectNode();
+                    withdrawn.put("election", name);
+                    withdrawn.put("owner_id", waiting.owner());
+                    withdrawn.put("lease_id", waiting.leaseId());
+                    withdrawn.put("elected", false);
+                    withdrawn.put("leader", outcome.leader().isEmpty() ? null : outcome.leader());
+                    withdrawn.put("candidates", outcome.candidates());
+                    return Answer.ok(withdrawn);
+                });
     }
 
     CompletableFuture<Answer> proclaim(String name, JsonBody body, String requestId) {

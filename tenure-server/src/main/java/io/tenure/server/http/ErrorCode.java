@@ -14,7 +14,7 @@ enum ErrorCode {
     INVALID_ARGUMENT(400, "invalid_argument"),
     /** A GET of a lock that is free, of a semaphore that does not exist (nobody holds or waits), of an election nobody leads, of a barrier nobody waits at, or of a latch whose count is zero. */
     NOT_FOUND(404, "not_found"),
-    /** The lease was never granted, has expired or was revoked. */
+    /** The lease was never granted, has expired or was revoked (a two-phase wait's, a withdrawal's, a double barrier leave's). */
     LEASE_NOT_FOUND(404, "lease_not_found"),
     /** No endpoint has this path. */
     UNKNOWN_ROUTE(404, "unknown_route"),
@@ -32,7 +32,11 @@ enum ErrorCode {
     NOT_ENTERED(409, "not_entered"),
     /** A double barrier's leave whose wait ended before every party had left: the party has left all the same. */
     NOT_LEFT(409, "not_left"),
-    /** A renew by a lease, token or owner that does not hold the lock or the semaphore's grant, or does not lead the election. */
+    /**
+     * A renew by a lease, token or owner that does not hold the lock or the semaphore's grant, or
+     * does not lead the election; a two-phase wait, a withdrawal or a double barrier leave naming
+     * another owner's lease ({@code field} is {@code owner_id}).
+     */
     NOT_HOLDER(409, "not_holder"),
     /**
      * A two-phase acquire's wait by a lease that neither waits for nor holds the lock or the

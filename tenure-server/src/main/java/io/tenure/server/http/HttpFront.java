@@ -251,17 +251,26 @@ public final class HttpFront implements AutoCloseable {
         electionActions.put("proclaim", elections::proclaim);
         electionActions.put("renew", elections::renew);
         electionActions.put("resign", elections::resign);
+        electionActions.put("cancel", elections::cancel);
         app.post("/v1/elections/*", ctx -> serve(ctx, () -> post(ctx, NamePath.ELECTIONS, electionActions)));
-        // The second phase of a two-phase acquire (acquire with enqueue, then wait), read from the maps per request.
+        // The second phase of a two-phase acquire (acquire with enqueue, then wait, or cancel to give the place up), read
+        // from the maps per request.
         lockActions.put("wait", locks::await);
+        lockActions.put("cancel", locks::cancel);
         semaphoreActions.put("wait", semaphores::await);
+        semaphoreActions.put("cancel", semaphores::cancel);
         app.get("/v1/barriers/*", ctx -> serve(ctx, () -> barriers.describe(NamePath.BARRIERS.nameOf(ctx.req().getRequestURI()))));
-        app.post("/v1/barriers/*", ctx -> serve(ctx, () -> post(ctx, NamePath.BARRIERS, Map.of("await", barriers::await))));
-        // Double barriers: enter (a fresh lease, kept by the party let in) and leave (with that lease), on the lease recipe.
+        Map<String, Action> barrierActions = new LinkedHashMap<>();
+        barrierActions.put("await", barriers::await);
+        barrierActions.put("leave", barriers::leave);
+        app.post("/v1/barriers/*", ctx -> serve(ctx, () -> post(ctx, NamePath.BARRIERS, barrierActions)));
+        // Double barriers: enter (a fresh lease, kept by the party let in), cancel (of an enter still waiting) and leave
+        // (with the party's lease), on the lease recipe.
         DoubleBarrierApi doubleBarriers = new DoubleBarrierApi(member, new LeaseRecipe(member, timer), timer);
         Map<String, Action> doubleBarrierActions = new LinkedHashMap<>();
         doubleBarrierActions.put("enter", doubleBarriers::enter);
         doubleBarrierActions.put("leave", doubleBarriers::leave);
+        doubleBarrierActions.put("cancel", doubleBarriers::cancel);
         app.get("/v1/double-barriers/*", ctx -> serve(ctx,
                 () -> doubleBarriers.describe(NamePath.DOUBLE_BARRIERS.nameOf(ctx.req().getRequestURI()))));
         app.post("/v1/double-barriers/*", ctx -> serve(ctx, () -> post(ctx, NamePath.DOUBLE_BARRIERS, doubleBarrierActions)));
@@ -270,6 +279,7 @@ public final class HttpFront implements AutoCloseable {
         latchActions.put("count", latches::setCount);
         latchActions.put("count-down", latches::countDown);
         latchActions.put("await", latches::await);
+        latchActions.put("cancel", latches::cancel);
         app.post("/v1/latches/*", ctx -> serve(ctx, () -> post(ctx, NamePath.LATCHES, latchActions)));
         app.exception(Failure.class, (failure, ctx) -> render(ctx, failure));
         app.exception(HttpResponseException.class, (e, ctx) -> render(ctx, fromJavalin(ctx, e)));

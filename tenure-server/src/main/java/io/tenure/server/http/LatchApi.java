@@ -30,6 +30,7 @@ import java.util.concurrent.CompletionException;
  *       that released every waiter together; the lease waits for nothing then and is revoked.
  *       Not zero when the wait ends: the wait is withdrawn through the log, the lease revoked,
  *       and the answer is 409 {@code not_released} with the count now.</li>
+ *   <li><b>cancel</b> withdraws the wait of an await still waiting, named by its lease.</li>
  * </ul>
  * A name that is a lock's, a semaphore's, an election's or a barrier's is 409 {@code conflict}
  * naming {@code latch}.
@@ -85,6 +86,28 @@ final class LatchApi {
                     // Open, the lease waits for nothing: revoked, as a released barrier party's is.
                     long lease = answer.body().get("lease_id").asLong();
                     return leases.revokeIfIdle(lease, requestId).thenApply(revoked -> answer);
+                });
+    }
+
+    /**
+     * Withdraws the lease's wait at the latch ({@link LeaseRecipe#withdraw}), the lease an await
+     * still waiting waits with (its {@code lease_id} is among those waiting in GET): that await
+     * ends 409 {@code not_released}, as when its {@code wait_ms} passes. 200 with the count now (0
+     * when the latch does not exist). A lease that is not waiting is answered the same way, so a
+     * retry answers the same.
+     */
+    CompletableFuture<Answer> cancel(String name, JsonBody body, String requestId) {
+        LeaseRecipe.Waiting waiting = LeaseRecipe.Waiting.of(body);
+        NamePath.LATCHES.check(name);
+        return leases.withdraw(waiting, "latch '" + name + "'", requestId,
+                () -> member.latches().cancel(name, waiting.leaseId(), 0)).thenApply(outcome -> {
+                    ObjectNode withdrawn = NODES.objectNode();
+                    withdrawn.put("latch", name);
+                    withdrawn.put("owner_id", waiting.owner());
+                    withdrawn.put("lease_id", waiting.leaseId());
+                    withdrawn.put("withdrawn", true);
+                    withdrawn.put("count", outcome.count());
+                    return Answer.ok(withdrawn);
                 });
     }
 

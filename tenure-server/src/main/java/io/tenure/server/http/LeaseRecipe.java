@@ -40,7 +40,9 @@ import java.util.function.Supplier;
  *       holds and waits for nothing else (it was made by acquire);</li>
  *   <li>an acquire with {@code enqueue} keeps the lease it queued with, and each wait of the
  *       second phase ({@link #await}) renews it at once and every TTL/3 while it waits: nothing
- *       else renews a queued lease, so its owner waits at least once per TTL or loses the place.</li>
+ *       else renews a queued lease, so its owner waits at least once per TTL or loses the place;</li>
+ *   <li>a withdrawal ({@link #withdraw}: a cancel, a barrier's leave) checks the lease is the
+ *       owner's and gives up its wait through the log, leaving the lease to its TTL.</li>
  * </ul>
  *
  * <p>An owner id therefore names one client. The routes decide nothing the services decide: this
@@ -230,6 +232,42 @@ final class LeaseRecipe {
             givingUp.cancel(false);
         });
         return answer;
+    }
+
+    /** What a withdrawal is told: whose lease gives up its wait. */
+    record Waiting(String owner, long leaseId) {
+        static Waiting of(JsonBody body) {
+            return new Waiting(LeaseRecipe.owner(body), body.requiredPositive("lease_id"));
+        }
+    }
+
+    /**
+     * Gives up the wait of {@code waiting}'s lease for {@code what} (say "lock 'x'"): after a
+     * linearizable read, 404 {@code lease_not_found} naming {@code lease_id} when the lease has
+     * ended (its waits ended with it), 409 {@code not_holder} naming {@code owner_id} when it is
+     * another owner's; otherwise {@code withdraw}, through the log, whose outcome says whether the
+     * grant came first. A call waiting for the lease (an acquire's, a second phase's) is answered
+     * by the withdrawal as by its own timeout.
+     *
+     * <p>The lease is not revoked here: when the grant came first it holds the grant; otherwise it
+     * stays until its TTL passes, renewed by nothing, so a retried withdrawal whose answer was lost
+     * finds it and is answered the same. An acquire, campaign, await or enter still waiting with
+     * it ends unanswered and revokes the lease itself, as when its {@code wait_ms} passes (a retry
+     * after that is 404 {@code lease_not_found}).
+     */
+    <R> CompletableFuture<R> withdraw(Waiting waiting, String what, String requestId, Supplier<CompletableFuture<R>> withdraw) {
+        return member.readBarrier().thenCompose(ignored -> {
+            LeaseView lease = member.leases().view(waiting.leaseId());
+            if (lease == null) {
+                throw new Failure(ErrorCode.LEASE_NOT_FOUND, "lease_id", "lease " + waiting.leaseId() + " not found: never granted,"
+                        + " expired or revoked; a lease that ends waits for nothing, so nothing of " + what + " is left to give up");
+            }
+            if (!waiting.owner().equals(lease.clientId())) {
+                throw new Failure(ErrorCode.NOT_HOLDER, "owner_id", "lease " + waiting.leaseId() + " is not owner '" + waiting.owner()
+                        + "''s; nothing was withdrawn from " + what);
+            }
+            return RequestIds.traced(requestId, withdraw);
+        });
     }
 
     /**

@@ -40,7 +40,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       once, granted (200) or queued (202, the fresh lease's {@code position} from 1); the lease
  *       keeps the place. <b>wait</b> completes it ({@link LeaseRecipe#await}): the grant, or 409
  *       {@code held} with the place kept when {@code wait_ms} passes; 409 {@code not_queued} for a
- *       lease that neither waits for nor holds the lock.</li>
+ *       lease that neither waits for nor holds the lock. <b>cancel</b> gives the place up
+ *       ({@link LeaseRecipe#withdraw}); when the grant came first it answers the grant.</li>
  *   <li><b>renew</b> checks the lease holds the lock with this token ({@link LockTable#notHeld}).</li>
  *   <li><b>release</b> releases with (lease, token). A retried release of a grant already released
  *       succeeds again: the replicated state remembers the last 16,384 releases by (lock, lease,
@@ -50,7 +51,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * </ul>
  *
  * <p>A caller that goes away during a wait is not noticed until the wait ends; a grant that comes
- * after that holds the lock until its lease expires, one TTL after the wait's last renewal.
+ * after that holds the lock until its lease expires, one TTL after the wait's last renewal. A
+ * place kept by an enqueue, or by a wait that ended, is given up by cancel, or at the lease's end.
  */
 final class LockApi {
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
@@ -190,6 +192,37 @@ final class LockApi {
                 outcome -> granted(lock, place.owner(), place.leaseId(), outcome.fencingToken(), shared.get()),
                 () -> held(lock, "", place),
                 () -> notQueued(what, place.leaseId())));
+    }
+
+    /**
+     * Withdraws the lease's place in the lock's queue, in the mode it waits in
+     * ({@link LeaseRecipe#withdraw}): 200 with {@code acquired} false and the waiters now (those
+     * the withdrawn place held back may have been granted), or,
+     * when the grant came first, the grant's answer with {@code acquired} true (the lease holds the
+     * lock: renew or release it). A lease that neither waits nor holds is answered as one whose
+     * place was just withdrawn, so a retry answers the same.
+     */
+    CompletableFuture<Answer> cancel(String lock, JsonBody body, String requestId) {
+        LeaseRecipe.Waiting waiting = LeaseRecipe.Waiting.of(body);
+        NamePath.LOCKS.check(lock);
+        // The enqueue's request id is its lease's own (see acquire): a copy of it applied later does not queue again.
+        return leases.withdraw(waiting, "lock '" + lock + "'", requestId,
+                () -> member.locks().cancel(lock, waiting.leaseId(), waiting.leaseId())).thenApply(outcome -> {
+                    if (outcome.acquired()) {
+                        LockView view = member.locks().describe(lock);
+                        Answer grant = granted(lock, waiting.owner(), waiting.leaseId(), outcome.fencingToken(), view != null && view.shared());
+                        grant.body().put("acquired", true);
+                        return grant;
+                    }
+                    ObjectNode withdrawn = NODES.objectNode();
+                    withdrawn.put("lock", lock);
+                    withdrawn.put("owner_id", waiting.owner());
+                    withdrawn.put("lease_id", waiting.leaseId());
+                    withdrawn.put("acquired", false);
+                    LockView now = member.locks().describe(lock);
+                    withdrawn.put("waiters", now == null ? 0 : now.waiters().size());
+                    return Answer.ok(withdrawn);
+                });
     }
 
     /** The 409 {@code not_queued} answer of a wait by a lease that neither waits for nor holds {@code what}. */

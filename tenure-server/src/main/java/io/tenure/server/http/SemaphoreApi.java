@@ -34,7 +34,7 @@ import java.util.concurrent.atomic.AtomicReference;
  *       was lost), that grant is answered again; an owner id names one client, which holds at
  *       most one grant of a semaphore over HTTP.</li>
  *   <li><b>acquire</b> with {@code enqueue} and <b>wait</b>: the two-phase acquire, as for locks
- *       ({@link LockApi}), for the permits the lease enqueued for.</li>
+ *       ({@link LockApi}), for the permits the lease enqueued for; <b>cancel</b> gives the place up.</li>
  *   <li><b>renew</b> checks the lease holds the grant with this token ({@link SemaphoreTable#notHeld}).</li>
  *   <li><b>release</b> returns the grant's permits; {@code handed_to} says how many waiters were
  *       granted with them. A retried release succeeds again, as for locks.</li>
@@ -160,6 +160,34 @@ final class SemaphoreApi {
                 () -> held(name, asked.get().limit(), permits.get(), new Semaphores.Outcome(name, false, 0, 0, asked.get().available(),
                         asked.get().waiters().size()), place),
                 () -> LockApi.notQueued(what, place.leaseId())));
+    }
+
+    /**
+     * Withdraws the lease's place in the semaphore's queue ({@link LeaseRecipe#withdraw}): 200 with
+     * {@code acquired} false, the permits free and the waiters now, or, when the grant came first,
+     * the grant's answer with {@code acquired} true, as for locks ({@link LockApi#cancel}).
+     */
+    CompletableFuture<Answer> cancel(String name, JsonBody body, String requestId) {
+        LeaseRecipe.Waiting waiting = LeaseRecipe.Waiting.of(body);
+        NamePath.SEMAPHORES.check(name);
+        // The enqueue's request id is its lease's own (see acquire).
+        return leases.withdraw(waiting, "semaphore '" + name + "'", requestId,
+                () -> member.semaphores().cancel(name, waiting.leaseId(), waiting.leaseId())).thenApply(outcome -> {
+                    if (outcome.acquired()) {
+                        Answer grant = granted(name, waiting.owner(), waiting.leaseId(), outcome.fencingToken(), outcome.permits());
+                        grant.body().put("acquired", true);
+                        return grant;
+                    }
+                    ObjectNode withdrawn = NODES.objectNode();
+                    withdrawn.put("semaphore", name);
+                    withdrawn.put("owner_id", waiting.owner());
+                    withdrawn.put("lease_id", waiting.leaseId());
+                    withdrawn.put("acquired", false);
+                    SemaphoreView now = member.semaphores().describe(name);
+                    withdrawn.put("available", now == null ? outcome.available() : now.available());
+                    withdrawn.put("waiters", now == null ? 0 : now.waiters().size());
+                    return Answer.ok(withdrawn);
+                });
     }
 
     /** Refuses, as 409 {@code conflict} naming the field, an acquire the semaphore would refuse whatever its lease. */

@@ -144,6 +144,39 @@ class HttpBarrierApiTest {
     }
 
     @Test
+    void aPartyThatLeavesIsNoLongerCountedAndItsAwaitEnds() throws Exception {
+        CompletableFuture<Reply> goer = arriveAsync("leave/line", "goer", 3, 60_000);
+        Await.until("goer waits", Duration.ofSeconds(30), () -> waitingAt("leave/line").equals(List.of("goer")));
+        CompletableFuture<Reply> stayer = arriveAsync("leave/line", "stayer", 3, 60_000);
+        Await.until("stayer waits", Duration.ofSeconds(30), () -> waitingAt("leave/line").equals(List.of("goer", "stayer")));
+        long lease = member.leaseIn("barriers", "leave/line", "waiting", "goer");
+        String leave = "/v1/barriers/leave%2Fline/leave";
+
+        Reply left = member.post(leave, body("owner_id", "goer", "lease_id", lease));
+
+        JsonNode answer = released(left);
+        assertThat(answer.fieldNames()).toIterable().containsExactly("barrier", "owner_id", "lease_id", "left", "parties", "waiting");
+        assertThat(answer.get("left").asBoolean()).isTrue();
+        assertThat(answer.get("parties").asInt()).isEqualTo(3);
+        assertThat(answer.get("waiting").asInt()).isEqualTo(1);
+        assertThat(waitingAt("leave/line")).containsExactly("stayer");
+        // The await of the party that left ends as when its wait runs out, and revokes its lease.
+        Reply ended = await(goer);
+        assertError(ended, 409, "not_released", null);
+        assertThat(ended.json().get("waiting").asInt()).isEqualTo(1);
+        Await.until("the lease of the party that left is revoked", Duration.ofSeconds(30), () -> member.leasesOf("goer").isEmpty());
+        assertError(member.post(leave, body("owner_id", "goer", "lease_id", lease)), 404, "lease_not_found", "lease_id");
+
+        // One arrival no longer releases the barrier: it takes two more.
+        CompletableFuture<Reply> second = arriveAsync("leave/line", "second", 3, 60_000);
+        Await.until("second waits", Duration.ofSeconds(30), () -> waitingAt("leave/line").equals(List.of("stayer", "second")));
+        assertThat(stayer).isNotDone();
+        JsonNode last = released(arrive("leave/line", "last", 3, 60_000));
+        assertThat(released(await(stayer)).get("revision").asLong()).isEqualTo(last.get("revision").asLong());
+        assertThat(released(await(second)).get("revision").asLong()).isEqualTo(last.get("revision").asLong());
+    }
+
+    @Test
     void everyRefusalNamesTheFieldAndChangesNothing() throws Exception {
         CompletableFuture<Reply> waiter = arriveAsync("bad/barrier", "waiter", 2, 60_000);
         Await.until("waiter waits", Duration.ofSeconds(30), () -> waitingAt("bad/barrier").equals(List.of("waiter")));
@@ -183,9 +216,19 @@ class HttpBarrierApiTest {
                 400, "invalid_argument", "barrier");
         assertError(member.get("/v1/barriers/"), 400, "invalid_argument", "barrier");
         assertError(member.post(await, "[]"), 400, "invalid_json", null);
-        Reply unknown = member.post("/v1/barriers/bad%2Fbarrier/leave", body("owner_id", "prober"));
+        Reply unknown = member.post("/v1/barriers/bad%2Fbarrier/depart", body("owner_id", "prober"));
         assertError(unknown, 404, "unknown_route", null);
-        assertThat(unknown.json().get("message").asText()).contains("the barrier endpoint is POST /v1/barriers/{barrier}/await");
+        assertThat(unknown.json().get("message").asText()).contains("the barrier endpoints are POST /v1/barriers/{barrier}/await and /leave");
+        // leave: its fields, a lease never granted, another owner's.
+        String leave = "/v1/barriers/bad%2Fbarrier/leave";
+        long waiterLease = member.leaseIn("barriers", "bad/barrier", "waiting", "waiter");
+        assertError(member.post(leave, body("owner_id", "waiter")), 400, "invalid_argument", "lease_id");
+        assertError(member.post(leave, body("owner_id", "waiter", "lease_id", -3)), 400, "invalid_argument", "lease_id");
+        assertError(member.post(leave, body("lease_id", waiterLease)), 400, "invalid_argument", "owner_id");
+        assertError(member.post("/v1/barriers//leave", body("owner_id", "waiter", "lease_id", waiterLease)), 400, "invalid_argument",
+                "barrier");
+        assertError(member.post(leave, body("owner_id", "waiter", "lease_id", 424242)), 404, "lease_not_found", "lease_id");
+        assertError(member.post(leave, body("owner_id", "prober", "lease_id", waiterLease)), 409, "not_holder", "owner_id");
 
         assertThat(withoutRevision(member.state("barriers", "bad/barrier"))).isEqualTo(before);
         assertThat(barrierCount()).isEqualTo(barriersBefore);

@@ -198,6 +198,44 @@ class HttpDoubleBarrierApiTest {
     }
 
     @Test
+    void aCancelWithdrawsAWaitingEntryAndAfterTheEntryAnswersItEntered() throws Exception {
+        String name = "cancel/round";
+        CompletableFuture<Reply> quitter = enterAsync(name, "quitter", 2, 60_000);
+        Await.until("quitter waits to enter", Duration.ofSeconds(30), () -> owners(name, "entering").equals(List.of("quitter")));
+        long lease = member.leaseIn("double-barriers", name, "entering", "quitter");
+        String cancel = path(name, "cancel");
+
+        JsonNode withdrawn = ok(member.post(cancel, body("owner_id", "quitter", "lease_id", lease)));
+
+        assertThat(withdrawn.fieldNames()).toIterable().containsExactly("double_barrier", "owner_id", "lease_id", "entered", "parties",
+                "entering");
+        assertThat(withdrawn.get("entered").asBoolean()).isFalse();
+        assertThat(withdrawn.get("entering").asInt()).isZero();
+        // The enter that waited ends as when its wait runs out, and revokes its lease; alone, it took the double barrier with it.
+        assertError(await(quitter), 409, "not_entered", null);
+        Await.until("the quitter's lease is revoked", Duration.ofSeconds(30), () -> member.leasesOf("quitter").isEmpty());
+        assertError(member.get("/v1/double-barriers/cancel%2Fround"), 404, "not_found", null);
+        assertError(member.post(cancel, body("owner_id", "quitter", "lease_id", lease)), 404, "lease_not_found", "lease_id");
+
+        // Let in before the cancel: the answer says entered, and the party is inside until it leaves.
+        CompletableFuture<Reply> first = enterAsync(name, "first", 2, 60_000);
+        Await.until("first waits to enter", Duration.ofSeconds(30), () -> owners(name, "entering").equals(List.of("first")));
+        long firstLease = member.leaseIn("double-barriers", name, "entering", "first");
+        JsonNode second = ok(enter(name, "second", 2, 60_000));
+        JsonNode one = ok(await(first));
+        JsonNode late = ok(member.post(cancel, body("owner_id", "first", "lease_id", firstLease)));
+        assertThat(late.get("entered").asBoolean()).isTrue();
+        assertThat(late.get("revision").asLong()).isEqualTo(one.get("revision").asLong()).isEqualTo(second.get("revision").asLong());
+        assertThat(owners(name, "inside")).containsExactlyInAnyOrder("first", "second");
+        // Refused: another owner's lease, a missing field.
+        assertError(member.post(cancel, body("owner_id", "second", "lease_id", firstLease)), 409, "not_holder", "owner_id");
+        assertError(member.post(cancel, body("lease_id", firstLease)), 400, "invalid_argument", "owner_id");
+        CompletableFuture<Reply> leaving = leaveAsync(name, one, 60_000);
+        ok(leave(name, second, 60_000));
+        ok(await(leaving));
+    }
+
+    @Test
     void aLeaveWhoseWaitEndsHasLeftAllTheSameAndItsLeaseLivesOnWhileItWaitsAndUntilItLeavesAgain() throws Exception {
         String name = "leave/timeout";
         CompletableFuture<Reply> entering = member.postAsync(path(name, "enter"), enterBody("slow", 5_000, 2, 60_000));
@@ -311,7 +349,7 @@ class HttpDoubleBarrierApiTest {
         Reply unknown = member.post(path(name, "await"), body("owner_id", "prober"));
         assertError(unknown, 404, "unknown_route", null);
         assertThat(unknown.json().get("message").asText())
-                .contains("the double_barrier endpoints are POST /v1/double-barriers/{double_barrier}/enter and /leave");
+                .contains("the double_barrier endpoints are POST /v1/double-barriers/{double_barrier}/enter, /leave and /cancel");
 
         assertThat(withoutRevision(state(name))).isEqualTo(before);
         assertThat(doubleBarrierCount()).isEqualTo(before2);

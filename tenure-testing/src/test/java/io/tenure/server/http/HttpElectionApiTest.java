@@ -168,6 +168,55 @@ class HttpElectionApiTest {
     }
 
     @Test
+    void aCandidateThatCancelsLeavesTheLineAndItsCampaignEnds() throws Exception {
+        JsonNode leader = elected(campaign("cancel/line", "leader", "one", 0));
+        CompletableFuture<Reply> quitter = campaignAsync("cancel/line", "quitter", "two", 60_000);
+        Await.until("quitter campaigns", Duration.ofSeconds(30), () -> candidatesOf("cancel/line").equals(List.of("quitter")));
+        CompletableFuture<Reply> patient = campaignAsync("cancel/line", "patient", "three", 60_000);
+        Await.until("patient campaigns", Duration.ofSeconds(30), () -> candidatesOf("cancel/line").equals(List.of("quitter", "patient")));
+        long lease = member.leaseIn("elections", "cancel/line", "candidates", "quitter");
+        String cancel = path("cancel/line", "cancel");
+
+        Reply r = member.post(cancel, body("owner_id", "quitter", "lease_id", lease));
+
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+        assertThat(r.json().fieldNames()).toIterable().containsExactly("election", "owner_id", "lease_id", "elected", "leader", "candidates");
+        assertThat(r.json().get("elected").asBoolean()).isFalse();
+        assertThat(r.json().get("leader").asText()).isEqualTo("leader");
+        assertThat(r.json().get("candidates").asInt()).isEqualTo(1);
+        assertThat(candidatesOf("cancel/line")).containsExactly("patient");
+        // The campaign that stood with the lease ends as when its wait runs out, and revokes its lease.
+        assertError(await(quitter), 409, "held", null);
+        Await.until("the quitter's lease is revoked", Duration.ofSeconds(30), () -> member.leasesOf("quitter").isEmpty());
+        // Next in line after the resignation: the candidate that stayed, not the one that cancelled.
+        assertThat(resign(leader).status()).isEqualTo(200);
+        JsonNode next = elected(await(patient));
+        assertThat(next.get("owner_id").asText()).isEqualTo("patient");
+
+        // A cancel after the election answers the leadership, with its token.
+        CompletableFuture<Reply> heir = campaignAsync("cancel/line", "heir", "four", 60_000);
+        Await.until("heir campaigns", Duration.ofSeconds(30), () -> candidatesOf("cancel/line").equals(List.of("heir")));
+        long heirLease = member.leaseIn("elections", "cancel/line", "candidates", "heir");
+        assertThat(resign(next).status()).isEqualTo(200);
+        JsonNode heirLeads = elected(await(heir));
+        JsonNode late = elected(member.post(cancel, body("owner_id", "heir", "lease_id", heirLease)));
+        assertThat(late.get("elected").asBoolean()).isTrue();
+        assertThat(late.get("fencing_token").asLong()).isEqualTo(heirLeads.get("fencing_token").asLong())
+                .isGreaterThan(next.get("fencing_token").asLong());
+        assertThat(late.get("value").asText()).isEqualTo("four");
+        assertThat(resign(late).status()).isEqualTo(200);
+
+        // Refused: a lease never granted, another owner's, a missing field.
+        assertError(member.post(cancel, body("owner_id", "heir", "lease_id", 424242)), 404, "lease_not_found", "lease_id");
+        JsonNode other = elected(campaign("cancel/line", "other", "five", 0));
+        assertError(member.post(cancel, body("owner_id", "heir", "lease_id", other.get("lease_id").asLong())), 409, "not_holder",
+                "owner_id");
+        assertError(member.post(cancel, body("owner_id", "heir")), 400, "invalid_argument", "lease_id");
+        assertThat(state("cancel/line").get("owner_id").asText()).isEqualTo("other");
+        assertThat(resign(other).status()).isEqualTo(200);
+    }
+
+    @Test
     void proclaimChangesTheValueWithoutANewElection() {
         JsonNode leader = elected(campaign("announce", "speaker", "v1", 0));
 
@@ -306,7 +355,7 @@ class HttpElectionApiTest {
         assertError(member.post(campaign, "{\"owner_id\": "), 400, "invalid_json", null);
         Reply unknown = member.post(path("bad/elect", "acquire"), ok);
         assertError(unknown, 404, "unknown_route", null);
-        assertThat(unknown.json().get("message").asText()).contains("/campaign, /proclaim, /renew and /resign");
+        assertThat(unknown.json().get("message").asText()).contains("/campaign, /proclaim, /renew, /resign and /cancel");
 
         assertThat(withoutRevision(state("bad/elect"))).isEqualTo(electionBefore);
         assertThat(member.leasesOf("leader", "lock-holder", "prober")).as("no lease was granted for a bad input").isEqualTo(leasesBefore);

@@ -116,6 +116,37 @@ class HttpLatchApiTest {
     }
 
     @Test
+    void aCancelWithdrawsAWaitingAwaitWhichEndsAndRevokesItsLease() throws Exception {
+        ok(setCount("done/cancel", 2));
+        CompletableFuture<Reply> quitter = awaitAsync("done/cancel", "quitter", 60_000);
+        Await.until("quitter waits", Duration.ofSeconds(30), () -> waitingAt("done/cancel").equals(List.of("quitter")));
+        CompletableFuture<Reply> patient = awaitAsync("done/cancel", "patient", 60_000);
+        Await.until("patient waits", Duration.ofSeconds(30), () -> waitingAt("done/cancel").equals(List.of("quitter", "patient")));
+        long lease = member.leaseIn("latches", "done/cancel", "waiting", "quitter");
+        String cancel = "/v1/latches/done%2Fcancel/cancel";
+
+        JsonNode withdrawn = ok(member.post(cancel, body("owner_id", "quitter", "lease_id", lease)));
+
+        assertThat(withdrawn.fieldNames()).toIterable().containsExactly("latch", "owner_id", "lease_id", "withdrawn", "count");
+        assertThat(withdrawn.get("withdrawn").asBoolean()).isTrue();
+        assertThat(withdrawn.get("count").asInt()).isEqualTo(2);
+        assertThat(waitingAt("done/cancel")).containsExactly("patient");
+        Reply ended = await(quitter);
+        assertError(ended, 409, "not_released", null);
+        assertThat(ended.json().get("count").asInt()).isEqualTo(2);
+        Await.until("the quitter's lease is revoked", Duration.ofSeconds(30), () -> member.leasesOf("quitter").isEmpty());
+        assertError(member.post(cancel, body("owner_id", "quitter", "lease_id", lease)), 404, "lease_not_found", "lease_id");
+        long patientLease = member.leaseIn("latches", "done/cancel", "waiting", "patient");
+        assertError(member.post(cancel, body("owner_id", "quitter", "lease_id", patientLease)), 409, "not_holder", "owner_id");
+        assertError(member.post(cancel, body("owner_id", "patient", "lease_id", "x")), 400, "invalid_argument", "lease_id");
+        assertThat(waitingAt("done/cancel")).containsExactly("patient");
+
+        ok(countDown("done/cancel"));
+        ok(countDown("done/cancel"));
+        ok(await(patient));
+    }
+
+    @Test
     void everyRefusalNamesTheFieldAndChangesNothing() throws Exception {
         ok(setCount("bad/latch", 2));
         JsonNode lock = member.acquire("bad/a-lock", "lock-holder", 10_000, 0).json();
@@ -147,7 +178,7 @@ class HttpLatchApiTest {
         Reply unknown = member.post("/v1/latches/bad%2Flatch/reset", body());
         assertError(unknown, 404, "unknown_route", null);
         assertThat(unknown.json().get("message").asText())
-                .contains("POST /v1/latches/{latch}/count, /count-down and /await");
+                .contains("POST /v1/latches/{latch}/count, /count-down, /await and /cancel");
 
         assertThat(member.state("latches", "bad/latch").get("count").asInt()).isEqualTo(2);
         assertThat(latchCount()).isEqualTo(latchesBefore);

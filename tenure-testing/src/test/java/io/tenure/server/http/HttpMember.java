@@ -168,6 +168,19 @@ final class HttpMember implements AutoCloseable {
         return owners;
     }
 
+    /**
+     * The lease of {@code owner} in the {@code list} of GET /v1/{collection}/{name} (a candidate, a
+     * party waiting at a barrier): how a caller finds the lease of a call still waiting, to withdraw it.
+     */
+    long leaseIn(String collection, String name, String list, String owner) {
+        for (JsonNode entry : state(collection, name).get(list)) {
+            if (entry.get("owner_id").asText().equals(owner)) {
+                return entry.get("lease_id").asLong();
+            }
+        }
+        throw new AssertionError(owner + " is not in the " + list + " of " + collection + "/" + name);
+    }
+
     /** The ids of the live leases whose client id is one of {@code owners}, as the member has applied them. */
     Set<Long> leasesOf(String... owners) {
         Set<String> wanted = Set.of(owners);

@@ -229,6 +229,139 @@ class HttpTwoPhaseAcquireTest {
         assertThat(member.post(semaphorePath("two/pool", "release"), claim(g2)).status()).isEqualTo(200);
     }
 
+    private static Reply cancel(String path, JsonNode place) {
+        return member.post(path, body("owner_id", place.get("owner_id").asText(), "lease_id", place.get("lease_id").asLong()));
+    }
+
+    /** A cancel that withdrew the place (or found none): 200, not acquired, the waiters left. */
+    private static JsonNode withdrawn(Reply r, int waiters) {
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+        assertThat(r.json().get("acquired").asBoolean()).as(r.toString()).isFalse();
+        assertThat(r.json().get("waiters").asInt()).as(r.toString()).isEqualTo(waiters);
+        return r.json();
+    }
+
+    @Test
+    void aCancelGivesUpThePlaceSoTheNextWaiterIsGrantedAndARetryAnswersTheSame() throws Exception {
+        JsonNode holder = granted(member.acquire("two/cancel", "holder", 10_000, 0));
+        JsonNode first = queued(enqueue("two/cancel", "first", "write"), 1);
+        JsonNode second = queued(enqueue("two/cancel", "second", "write"), 2);
+        CompletableFuture<Reply> firstWaits = waitForAsync("two/cancel", first, 60_000);
+
+        JsonNode cancelled = withdrawn(cancel(lockPath("two/cancel", "cancel"), first), 1);
+
+        assertThat(cancelled.fieldNames()).toIterable().containsExactly("lock", "owner_id", "lease_id", "acquired", "waiters");
+        assertThat(cancelled.get("lease_id").asLong()).isEqualTo(first.get("lease_id").asLong());
+        assertThat(member.waiters("locks", "two/cancel")).containsExactly("second");
+        // The wait of the place given up ends at once, as a wait of a place withdrawn.
+        assertError(await(firstWaits), 409, "not_queued", "lease_id");
+        // A retry whose answer was lost is answered the same; a later wait does not queue again.
+        assertThat(withdrawn(cancel(lockPath("two/cancel", "cancel"), first), 1)).isEqualTo(cancelled);
+        assertError(waitFor("two/cancel", first, 0), 409, "not_queued", "lease_id");
+        assertThat(member.waiters("locks", "two/cancel")).containsExactly("second");
+
+        CompletableFuture<Reply> secondWaits = waitForAsync("two/cancel", second, 60_000);
+        assertThat(member.release(holder).status()).isEqualTo(200);
+        JsonNode next = granted(await(secondWaits));
+        assertThat(next.get("owner_id").asText()).isEqualTo("second");
+        assertThat(next.get("fencing_token").asLong()).isGreaterThan(holder.get("fencing_token").asLong());
+        assertThat(member.release(next).status()).isEqualTo(200);
+    }
+
+    @Test
+    void aCancelAfterTheGrantAnswersTheGrantWithItsToken() {
+        JsonNode holder = granted(member.acquire("two/late-cancel", "holder", 10_000, 0));
+        JsonNode place = queued(enqueue("two/late-cancel", "late", "write"), 1);
+        assertThat(member.release(holder).status()).isEqualTo(200);
+        Await.until("late holds the lock", Duration.ofSeconds(30),
+                () -> member.owners("locks", "two/late-cancel", "holders").equals(List.of("late")));
+
+        Reply r = cancel(lockPath("two/late-cancel", "cancel"), place);
+
+        JsonNode grant = granted(r);
+        assertThat(grant.fieldNames()).toIterable().containsExactly(
+                "lock", "owner_id", "lease_id", "fencing_token", "mode", "ttl_remaining_ms", "expires_at_ms", "acquired");
+        assertThat(grant.get("acquired").asBoolean()).isTrue();
+        assertThat(grant.get("mode").asText()).isEqualTo("write");
+        assertThat(grant.get("fencing_token").asLong()).isEqualTo(member.state("locks", "two/late-cancel").get("fencing_token").asLong())
+                .isGreaterThan(holder.get("fencing_token").asLong());
+        // The lease holds the lock: released with the token the cancel answered.
+        assertThat(member.release(grant).status()).isEqualTo(200);
+        assertThat(member.leasesOf("late")).isEmpty();
+    }
+
+    @Test
+    void aCancelledWriterNoLongerHoldsBackTheReadersBehindIt() {
+        JsonNode reader = granted(member.post(lockPath("two/rw-cancel", "acquire"), body("owner_id", "reader", "ttl_ms", 10_000,
+                "mode", "read")));
+        JsonNode writer = queued(enqueue("two/rw-cancel", "writer", "write"), 1);
+        JsonNode later = queued(enqueue("two/rw-cancel", "later", "read"), 2);
+
+        withdrawn(cancel(lockPath("two/rw-cancel", "cancel"), writer), 0);
+
+        Await.until("the later reader shares the lock", Duration.ofSeconds(30),
+                () -> member.owners("locks", "two/rw-cancel", "holders").equals(List.of("reader", "later")));
+        JsonNode shared = granted(waitFor("two/rw-cancel", later, 0));
+        assertThat(shared.get("mode").asText()).isEqualTo("read");
+        assertThat(member.release(shared).status()).isEqualTo(200);
+        assertThat(member.release(reader).status()).isEqualTo(200);
+    }
+
+    @Test
+    void aSemaphoresCancelledHeadLetsTheSmallerRequestBehindItIn() {
+        String acquire = semaphorePath("two/pool-cancel", "acquire");
+        String cancelPath = semaphorePath("two/pool-cancel", "cancel");
+        JsonNode holder = granted(member.post(acquire, body("owner_id", "holder", "ttl_ms", 10_000, "limit", 3, "permits", 2)));
+        JsonNode big = queued(member.post(acquire, body("owner_id", "big", "ttl_ms", 10_000, "limit", 3, "permits", 2,
+                "enqueue", true)), 1);
+        JsonNode small = queued(member.post(acquire, body("owner_id", "small", "ttl_ms", 10_000, "limit", 3, "enqueue", true)), 2);
+
+        Reply r = cancel(cancelPath, big);
+
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+        assertThat(r.json().fieldNames()).toIterable().containsExactly(
+                "semaphore", "owner_id", "lease_id", "acquired", "available", "waiters");
+        assertThat(r.json().get("acquired").asBoolean()).isFalse();
+        // The head needed two of the one permit free and held back the request for one behind it: no longer.
+        Await.until("small holds a permit", Duration.ofSeconds(30),
+                () -> member.owners("semaphores", "two/pool-cancel", "holders").equals(List.of("holder", "small")));
+        assertThat(member.waiters("semaphores", "two/pool-cancel")).isEmpty();
+        // Cancelled after its grant: the grant, with its token and permits.
+        JsonNode grant = granted(cancel(cancelPath, small));
+        assertThat(grant.get("acquired").asBoolean()).isTrue();
+        assertThat(grant.get("permits").asInt()).isEqualTo(1);
+        assertThat(grant.get("fencing_token").asLong()).isGreaterThan(holder.get("fencing_token").asLong());
+        assertThat(member.post(semaphorePath("two/pool-cancel", "release"), claim(grant)).status()).isEqualTo(200);
+        assertThat(member.post(semaphorePath("two/pool-cancel", "release"), claim(holder)).status()).isEqualTo(200);
+    }
+
+    @Test
+    void aCancelsBadInputIsRefusedNamingTheFieldAndChangesNothing() {
+        JsonNode holder = granted(member.acquire("two/bad-cancel", "holder", 10_000, 0));
+        JsonNode place = queued(enqueue("two/bad-cancel", "placed", "write"), 1);
+        String cancelPath = lockPath("two/bad-cancel", "cancel");
+        long lease = place.get("lease_id").asLong();
+
+        assertError(member.post(cancelPath, body("owner_id", "placed")), 400, "invalid_argument", "lease_id");
+        assertError(member.post(cancelPath, body("owner_id", "placed", "lease_id", 0)), 400, "invalid_argument", "lease_id");
+        assertError(member.post(cancelPath, body("owner_id", "placed", "lease_id", "one")), 400, "invalid_argument", "lease_id");
+        assertError(member.post(cancelPath, body("lease_id", lease)), 400, "invalid_argument", "owner_id");
+        assertError(member.post(cancelPath, "{"), 400, "invalid_json", null);
+        assertError(member.post("/v1/locks//cancel", body("owner_id", "placed", "lease_id", lease)), 400, "invalid_argument", "lock");
+        // A lease never granted, and another owner's.
+        assertError(member.post(cancelPath, body("owner_id", "placed", "lease_id", 424242)), 404, "lease_not_found", "lease_id");
+        assertError(member.post(semaphorePath("two/bad-cancel", "cancel"), body("owner_id", "placed", "lease_id", 424242)),
+                404, "lease_not_found", "lease_id");
+        Reply intruder = member.post(cancelPath, body("owner_id", "intruder", "lease_id", lease));
+        assertError(intruder, 409, "not_holder", "owner_id");
+        assertThat(intruder.json().get("message").asText()).contains("nothing was withdrawn from lock 'two/bad-cancel'");
+
+        assertThat(member.waiters("locks", "two/bad-cancel")).containsExactly("placed");
+        assertThat(member.leasesOf("placed")).containsExactly(lease);
+        assertThat(member.release(holder).status()).isEqualTo(200);
+        assertThat(member.release(granted(waitFor("two/bad-cancel", place, 30_000))).status()).isEqualTo(200);
+    }
+
     @Test
     void everyBadInputIsRefusedNamingTheFieldAndChangesNothing() {
         JsonNode holder = granted(member.acquire("two/bad", "holder", 10_000, 0));
