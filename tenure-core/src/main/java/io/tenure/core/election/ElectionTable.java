@@ -23,7 +23,7 @@ import io.tenure.core.kernel.Names;
 import io.tenure.core.kernel.Primitive;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.kernel.Result.Code;
-import io.tenure.core.kernel.RetryMemo;
+import io.tenure.core.kernel.RecentReleases;
 import io.tenure.core.kernel.Ties;
 import io.tenure.core.kernel.WaitKey;
 import io.tenure.core.kernel.Waiter;
@@ -36,7 +36,6 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.SortedSet;
 import java.util.TreeMap;
 
@@ -55,7 +54,7 @@ import java.util.TreeMap;
  *
  * <p>Retries are idempotent as for locks: per (election, lease) one leadership or one candidacy,
  * a retried resign of a leadership already resigned succeeds again (the last
- * {@value #RECENT_RESIGNS}), and a late copy of a campaign that already ended is refused.
+ * {@value #RECENT_RESIGNS}, remembered as a lock's releases are: {@link RecentReleases}), and a late copy of a campaign that already ended is refused.
  */
 public final class ElectionTable implements Primitive {
     /** How many recent resignations are remembered, so a retried resign succeeds again. */
@@ -117,15 +116,11 @@ public final class ElectionTable implements Primitive {
         }
     }
 
-    /** A remembered resignation: the election, the lease that led, and who led next. */
-    record Resignation(String key, long leaseId, long nextToken) {}
-
     private final Leases leases;
     private final Names names;
     private final TreeMap<String, Election> elections = new TreeMap<>();
     private final Ties ties = new Ties();
-    /** Resigned token → resignation, oldest evicted first. */
-    private final RetryMemo<Long, Resignation> recentResigns = new RetryMemo<>(RECENT_RESIGNS);
+    private final RecentReleases recentResigns = new RecentReleases(RECENT_RESIGNS, "resignation");
     private final EndedAcquires endedCampaigns = new EndedAcquires();
     private final Arrivals arrivals;
 
@@ -219,12 +214,12 @@ public final class ElectionTable implements Primitive {
         if (election != null && election.leader().leaseId() == c.leaseId() && election.leader().token() == c.fencingToken()) {
             endedCampaigns.ended(context, c.key(), c.leaseId(), election.leader().claim().requestId());
             long next = handOver(context, election);
-            recentResigns.remember(c.fencingToken(), new Resignation(c.key(), c.leaseId(), next));
+            recentResigns.letGo(c.key(), c.leaseId(), c.fencingToken(), next);
             return new Resigned(c.key(), next);
         }
-        Resignation before = recentResigns.recall(c.fencingToken());
-        if (before != null && before.key().equals(c.key()) && before.leaseId() == c.leaseId()) {
-            return new Resigned(c.key(), before.nextToken());
+        Long before = recentResigns.nextAfter(c.key(), c.leaseId(), c.fencingToken());
+        if (before != null) {
+            return new Resigned(c.key(), before);
         }
         return notLeader(c.key(), c.leaseId(), c.fencingToken());
     }
@@ -412,13 +407,7 @@ public final class ElectionTable implements Primitive {
                 out.writeLong(w.joinedAt());
             }
         }
-        out.writeInt(recentResigns.size());
-        for (Map.Entry<Long, Resignation> e : recentResigns.entries().entrySet()) {
-            out.writeLong(e.getKey());
-            Wire.writeString(out, e.getValue().key());
-            out.writeLong(e.getValue().leaseId());
-            out.writeLong(e.getValue().nextToken());
-        }
+        recentResigns.write(out);
         endedCampaigns.write(out);
     }
 
@@ -446,11 +435,7 @@ public final class ElectionTable implements Primitive {
             elections.put(key, election);
             names.take(key, NAME);
         }
-        int resigns = Wire.count(in, "resignation");
-        for (int i = 0; i < resigns; i++) {
-            long token = in.readLong();
-            recentResigns.remember(token, new Resignation(Wire.readString(in, Limits.MAX_METADATA_BYTES), in.readLong(), in.readLong()));
-        }
+        recentResigns.read(in);
         endedCampaigns.read(in);
     }
 

@@ -17,7 +17,7 @@ import io.tenure.core.kernel.Names;
 import io.tenure.core.kernel.Primitive;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.kernel.Result.Code;
-import io.tenure.core.kernel.RetryMemo;
+import io.tenure.core.kernel.RecentReleases;
 import io.tenure.core.kernel.Ties;
 import io.tenure.core.kernel.WaitKey;
 import io.tenure.core.kernel.Waiter;
@@ -37,7 +37,6 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.SortedSet;
 import java.util.TreeMap;
 
@@ -52,7 +51,7 @@ import java.util.TreeMap;
  * while it is held; released with nobody waiting, it is deleted.
  *
  * <p>A release is idempotent: the last {@value #RECENT_RELEASES} releases are remembered by
- * token, so a retried release of a grant already released succeeds again with the same answer,
+ * token ({@link RecentReleases}, as an election's resignations are), so a retried release of a grant already released succeeds again with the same answer,
  * even after its lease is gone.
  *
  * <p>An acquire that names its request ({@link LockAcquire#requestId}) is not applied again once
@@ -177,9 +176,6 @@ public final class LockTable implements Primitive {
     }
 
 
-    /** A remembered release: the lock, the lease that held it, and whom it went to. */
-    record Release(String key, long leaseId, long nextToken) {}
-
     private static final class Lock {
         final String key;
         final long createRevision;
@@ -208,8 +204,7 @@ public final class LockTable implements Primitive {
     private final Names names;
     private final TreeMap<String, Lock> locks = new TreeMap<>();
     private final Ties ties = new Ties();
-    /** Released token → release, oldest evicted first. */
-    private final RetryMemo<Long, Release> recentReleases = new RetryMemo<>(RECENT_RELEASES);
+    private final RecentReleases recentReleases = new RecentReleases(RECENT_RELEASES, "release");
     private final EndedAcquires endedAcquires = new EndedAcquires();
     private final Arrivals arrivals;
 
@@ -334,12 +329,12 @@ public final class LockTable implements Primitive {
         if (holding != null && holding.token() == c.fencingToken()) {
             endedAcquires.ended(context, c.key(), c.leaseId(), holding.claim().requestId());
             long next = letGo(context, lock, c.leaseId());
-            recentReleases.remember(c.fencingToken(), new Release(c.key(), c.leaseId(), next));
+            recentReleases.letGo(c.key(), c.leaseId(), c.fencingToken(), next);
             return new Released(c.key(), next);
         }
-        Release before = recentReleases.recall(c.fencingToken());
-        if (before != null && before.key().equals(c.key()) && before.leaseId() == c.leaseId()) {
-            return new Released(c.key(), before.nextToken());
+        Long before = recentReleases.nextAfter(c.key(), c.leaseId(), c.fencingToken());
+        if (before != null) {
+            return new Released(c.key(), before);
         }
         if (leases.get(c.leaseId()) == null) {
             return new Result.Rejected(Code.NOT_FOUND, Leases.notFound(c.leaseId()));
@@ -592,13 +587,7 @@ public final class LockTable implements Primitive {
                 out.writeBoolean(w.claim().shared());
             }
         }
-        out.writeInt(recentReleases.size());
-        for (Map.Entry<Long, Release> e : recentReleases.entries().entrySet()) {
-            out.writeLong(e.getKey());
-            Wire.writeString(out, e.getValue().key());
-            out.writeLong(e.getValue().leaseId());
-            out.writeLong(e.getValue().nextToken());
-        }
+        recentReleases.write(out);
         endedAcquires.write(out);
     }
 
@@ -613,11 +602,7 @@ public final class LockTable implements Primitive {
             locks.put(key, lock);
             names.take(key, NAME);
         }
-        int releaseCount = Wire.count(in, "release");
-        for (int i = 0; i < releaseCount; i++) {
-            long token = in.readLong();
-            recentReleases.remember(token, new Release(Wire.readString(in, Limits.MAX_METADATA_BYTES), in.readLong(), in.readLong()));
-        }
+        recentReleases.read(in);
         if (withRequestIds) {
             endedAcquires.read(in);
         }
