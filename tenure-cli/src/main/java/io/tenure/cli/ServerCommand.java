@@ -83,7 +83,7 @@ final class ServerCommand implements Callable<Integer> {
     private static final String HTTP_PORT = "" + ServerConfig.DEFAULT_HTTP_PORT;
     private static final String SNAPSHOT_EVERY = "" + ServerConfig.DEFAULT_SNAPSHOT_EVERY;
     private static final String DATA_DIR = "tenure-data";
-    private static final String ELECTION_TIMEOUT = "500ms";
+    private static final String ELECTION_TIMEOUT = "300ms";
     private static final String SHUTDOWN_TIMEOUT = "10s";
     private static final String MAX_CONNECTIONS = "10000";
     private static final String MAX_LEASES_PER_CLIENT = "10000";
@@ -176,7 +176,8 @@ final class ServerCommand implements Callable<Integer> {
     @Option(names = "--election-timeout", paramLabel = "DURATION", defaultValue = ELECTION_TIMEOUT,
             converter = DurationConverter.class,
             description = "Raft election timeout, 100ms to 60s; a follower starts an election one to four "
-                    + "of it after the leader falls silent. Keep lease TTLs well above it (default: " + ELECTION_TIMEOUT + ").")
+                    + "of it after the leader falls silent. In a cluster the shortest lease TTL is 10 of it, and at least 5s "
+                    + "(default: " + ELECTION_TIMEOUT + ").")
     Duration electionTimeout;
 
     @Option(names = "--shutdown-timeout", paramLabel = "DURATION", defaultValue = SHUTDOWN_TIMEOUT,

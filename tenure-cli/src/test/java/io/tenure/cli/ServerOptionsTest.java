@@ -87,7 +87,7 @@ class ServerOptionsTest {
                 .contains("--client-port", "(default: 7070)")
                 .contains("--peer-port", "(default: 7071)")
                 .contains("--snapshot-every", "(default: 50000)")
-                .contains("--election-timeout", "(default: 500ms)")
+                .contains("--election-timeout", "(default: 300ms)")
                 .contains("Exit codes", "usage error");
     }
 

@@ -6,6 +6,7 @@ import io.tenure.client.Lease;
 import io.tenure.client.LeaseLoss;
 import io.tenure.client.LockHandle;
 import io.tenure.client.TenureClient;
+import io.tenure.server.ServerConfig;
 import io.tenure.testing.Await;
 import io.tenure.testing.MemberProcess;
 import java.nio.file.Path;
@@ -34,9 +35,9 @@ class LeaseLossTimingTest {
     @Timeout(value = 4, unit = TimeUnit.MINUTES)
     void aClientWhoseMemberIsPausedGivesUpItsLeaseBeforeTheClusterExpiresIt() throws Exception {
         Duration electionTimeout = Duration.ofMillis(300);
-        // The cluster's minimum (10 election timeouts: 3 s), where the SDK's safe window is at its
-        // cap, 5/6 of the TTL: the least margin between the client's giving up and the expiry.
-        Duration ttl = electionTimeout.multipliedBy(10);
+        // The cluster's minimum (5 s), where the SDK's safe window is at its cap, 5/6 of the TTL:
+        // the least margin between the client's giving up and the expiry.
+        Duration ttl = ServerConfig.minClusterTtl(electionTimeout);
         try (Cluster cluster = Cluster.start(work, new Cluster.Options().electionTimeout(electionTimeout))) {
             String leader = cluster.awaitLeader(Cluster.ELECTION_LIMIT);
             String paused = cluster.names().stream().filter(n -> !n.equals(leader)).findFirst().orElseThrow();

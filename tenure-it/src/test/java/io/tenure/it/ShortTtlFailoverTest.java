@@ -10,6 +10,7 @@ import io.tenure.proto.v1.LeaseTimeToLiveRequest;
 import io.tenure.proto.v1.LeaseTimeToLiveResponse;
 import io.tenure.proto.v1.TryLockRequest;
 import io.tenure.proto.v1.TryLockResponse;
+import io.tenure.server.ServerConfig;
 import io.tenure.testing.Await;
 import io.tenure.testing.MemberProcess;
 import java.nio.file.Path;
@@ -24,7 +25,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The shortest TTL a cluster grants (10 election timeouts: 5 s with the default 500 ms) is short
+ * The shortest TTL a cluster grants (10 election timeouts and at least 5 s: 5 s with the default 300 ms) is short
  * enough to unblock a crashed holder's locks quickly and long enough for a kept-alive lease to
  * survive leader kills: leases at every phase of the keep-alive cycle, each holding a lock, stay
  * valid in the client and held on the server across {@link #KILLS} kills of the leader (each
@@ -52,7 +53,7 @@ class ShortTtlFailoverTest {
         List<Long> closestCalls = new ArrayList<>();
         try (Cluster cluster = Cluster.start(work, 3);
              TenureClient client = TenureClient.connect(cluster.endpoints())) {
-            Duration ttl = Duration.ofMillis(Long.getLong("tenure.it.shortTtlMs", cluster.electionTimeout().multipliedBy(10).toMillis()));
+            Duration ttl = Duration.ofMillis(Long.getLong("tenure.it.shortTtlMs", ServerConfig.minClusterTtl(cluster.electionTimeout()).toMillis()));
             Duration period = ttl.dividedBy(3);
             List<Lease> leases = new ArrayList<>();
             List<LockHandle> locks = new ArrayList<>();

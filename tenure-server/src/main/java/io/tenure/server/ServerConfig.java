@@ -64,23 +64,32 @@ public record ServerConfig(
     /** Large enough that snapshots are rare under load, small enough that a restart replays seconds, not minutes. */
     public static final long DEFAULT_SNAPSHOT_EVERY = 50_000;
     /**
-     * Ratis's 150 ms default causes spurious elections on a busy 2-core machine (RATIS.md); 500 ms
-     * does not, and keeps a crash failover near a second. Ratis's follower checks for a silent
-     * leader only at the end of each randomized sleep (one to two timeouts), so it notices one
-     * between one and four timeouts after the leader's last message: with 1 s that was 1.7-2.5 s.
+     * Ratis's 150 ms default causes spurious elections on a busy 2-core machine (RATIS.md); 300 ms
+     * does not here, since the leader's heartbeat (every half timeout) and pre-vote (a follower
+     * that still hears the leader refuses a candidate) keep a stalled follower from deposing it.
+     * Ratis's follower checks for a silent leader only at the end of each randomized sleep (one
+     * to two timeouts), so it notices one between one and four timeouts after the leader's last
+     * message, about 2.25 timeouts on average: a crash failover (kill -9 to the next acquire) took
+     * a median of 1.4 s with 500 ms and about 0.9 s with 300 ms (docs/benchmarks.md, W5).
      */
-    public static final Duration DEFAULT_ELECTION_TIMEOUT = Duration.ofMillis(500);
+    public static final Duration DEFAULT_ELECTION_TIMEOUT = Duration.ofMillis(300);
     /**
-     * The shortest lease a cluster grants, in election timeouts: 5 s with the default 500 ms. The
-     * SDK renews every TTL/3 and declares a lease lost its safe window after the send of its last
-     * acknowledged renewal (TTL/3 plus 2.5 s, at most 5/6 of the TTL: 4.2 s at 5 s), so a leader
-     * that dies just before a renewal leaves 2.5 s, five election timeouts, for the failover:
-     * noticing the dead leader (one to four timeouts, see above), electing another, and the
-     * renewal forwarded to it. Measured here (kill -9 of the leader to every lease renewed): up to
-     * about 2 s over 20 kills (docs/benchmarks.md, "Shorter TTLs"). Was 30 (15 s) while the SDK's
-     * window was TTL/2.
+     * The shortest lease a cluster grants, in election timeouts; never under
+     * {@link #MIN_CLUSTER_TTL}. The SDK renews every TTL/3 and declares a lease lost its safe
+     * window after the send of its last acknowledged renewal (TTL/3 plus 2.5 s, at most 5/6 of the
+     * TTL: 4.2 s at 5 s), so a leader that dies just before a renewal leaves 2.5 s for the
+     * failover: noticing the dead leader (one to four timeouts, see above), electing another, and
+     * the renewal forwarded to it. Measured here (kill -9 of the leader to every lease renewed): up
+     * to about 2 s over 20 kills with 500 ms (docs/benchmarks.md, "Shorter TTLs"). Was 30 (15 s)
+     * while the SDK's window was TTL/2.
      */
     public static final int MIN_TTL_ELECTION_TIMEOUTS = 10;
+    /**
+     * The floor of a cluster's shortest lease: the failover's 2.5 s in the SDK's safe window is a
+     * fixed time, so a TTL shorter than 5 s leaves less of it than the failovers measured here
+     * need, however short the election timeout.
+     */
+    public static final Duration MIN_CLUSTER_TTL = Duration.ofSeconds(5);
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,62}");
 
@@ -168,10 +177,18 @@ public record ServerConfig(
         return own != null ? own : host + ":" + peerPort;
     }
 
-    /** The shortest lease TTL this member grants: 1 s alone, {@link #MIN_TTL_ELECTION_TIMEOUTS} election timeouts in a cluster. */
+    /**
+     * The shortest lease TTL this member grants: 1 s alone; in a cluster
+     * {@link #MIN_TTL_ELECTION_TIMEOUTS} election timeouts, and at least {@link #MIN_CLUSTER_TTL}.
+     */
     public Duration minTtl() {
-        Duration cluster = electionTimeout.multipliedBy(MIN_TTL_ELECTION_TIMEOUTS);
-        return clustered() && cluster.toMillis() > 1000 ? cluster : Duration.ofSeconds(1);
+        return clustered() ? minClusterTtl(electionTimeout) : Duration.ofSeconds(1);
+    }
+
+    /** The shortest lease TTL of a cluster whose members run with {@code electionTimeout}: 5 s with the default. */
+    public static Duration minClusterTtl(Duration electionTimeout) {
+        Duration timeouts = electionTimeout.multipliedBy(MIN_TTL_ELECTION_TIMEOUTS);
+        return timeouts.compareTo(MIN_CLUSTER_TTL) > 0 ? timeouts : MIN_CLUSTER_TTL;
     }
 
     /** @throws IllegalArgumentException naming the first invalid setting */

@@ -45,8 +45,8 @@ import java.util.function.UnaryOperator;
  *
  * <p>A member keeps its client port across {@link #stop} and {@link #restart}, so clients built
  * from {@link #endpoints()} reach it again. Lease TTLs below the server's minimum are refused:
- * 1 s with one member, 10 election timeouts with several ({@link Builder#electionTimeout}; 250 ms
- * here by default, so 2.5 s).
+ * 1 s with one member; with several, 10 election timeouts ({@link Builder#electionTimeout}; 250 ms
+ * here by default) and at least 5 s.
  *
  * <p>For the server's own tests it also gives what they look at from the inside: each member's
  * {@link #server(int) TenureServer} and {@link #config(int) ServerConfig}, raw gRPC stubs

@@ -19,18 +19,17 @@ import io.tenure.proto.v1.StatusResponse;
 import io.tenure.proto.v1.UnlockRequest;
 import io.tenure.testing.Await;
 import io.tenure.testing.TenureCluster;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.List;
-import java.util.LinkedHashSet;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -172,8 +171,9 @@ class InProcessClusterTest {
 
     @Test
     void aClusterRefusesLeasesTooShortToSurviveAFailover() {
-        long minimum = ServerConfig.MIN_TTL_ELECTION_TIMEOUTS * ServerConfig.DEFAULT_ELECTION_TIMEOUT.toMillis();
-        assertThat(minimum).as("10 election timeouts of 500 ms").isEqualTo(5_000);
+        long minimum = ServerConfig.minClusterTtl(ServerConfig.DEFAULT_ELECTION_TIMEOUT).toMillis();
+        assertThat(minimum).as("10 election timeouts of 300 ms, and at least 5 s").isEqualTo(5_000);
+        assertThat(ServerConfig.minClusterTtl(Duration.ofSeconds(1))).as("10 election timeouts of 1 s").isEqualTo(Duration.ofSeconds(10));
         assertThatThrownBy(() -> stub("n1").leaseGrant(LeaseGrantRequest.newBuilder().setTtlMs(minimum - 1).build()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
