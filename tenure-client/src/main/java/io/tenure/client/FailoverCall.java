@@ -392,9 +392,16 @@ final class FailoverCall<Req, Resp> {
         return status.getDescription() == null ? status.getCode().name() : status.getCode() + ": " + status.getDescription();
     }
 
-    private static long ceilMillis(long nanos) {
+    /** {@code nanos} in whole milliseconds, rounded up: a wait asked for is never cut short. */
+    static long ceilMillis(long nanos) {
         long ms = TimeUnit.NANOSECONDS.toMillis(nanos);
         return TimeUnit.MILLISECONDS.toNanos(ms) < nanos ? ms + 1 : ms;
+    }
+
+    /** {@code duration} in whole milliseconds, rounded up (as {@link #ceilMillis(long)}). */
+    static long ceilMillis(Duration duration) {
+        long ms = duration.toMillis();
+        return Duration.ofMillis(ms).compareTo(duration) < 0 ? ms + 1 : ms;
     }
 
     private final class Attempt implements StreamObserver<Resp> {

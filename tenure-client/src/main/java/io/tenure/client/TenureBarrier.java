@@ -125,7 +125,7 @@ public final class TenureBarrier {
         if (leaving != null) {
             return Futures.thenCompose(leaving, done -> awaitAsync(held, timeout, answers), release -> { });
         }
-        long timeoutMs = timeout == null ? -1 : ceilMillis(timeout);
+        long timeoutMs = timeout == null ? -1 : FailoverCall.ceilMillis(timeout);
         long requestId = client.nextAcquireRequest();
         BarrierAwaitRequest request = BarrierAwaitRequest.newBuilder().setName(name).setLeaseId(held.id()).setParties(parties)
                 .setTimeoutMs(timeoutMs).setRequestId(requestId).build();
@@ -167,16 +167,8 @@ public final class TenureBarrier {
         }
     }
 
-    private static long ceilMillis(Duration duration) {
-        long millis = duration.toMillis();
-        return duration.minusMillis(millis).isZero() ? millis : millis + 1;
-    }
-
     private <T> CompletableFuture<T> withLease(java.util.function.Function<Lease, CompletableFuture<T>> call) {
-        if (lease != null) {
-            return call.apply(lease);
-        }
-        return Futures.thenCompose(client.sessionAsync(), call, nothingToUndo -> { });
+        return client.withLease(lease, call, nothingToUndo -> { });
     }
 
     @Override

@@ -49,6 +49,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -661,7 +662,7 @@ public final class TenureClient implements AutoCloseable {
         checkName(name);
         checkMetadata(metadata);
         checkLease(lease);
-        long timeoutMs = timeout == null || timeout.isNegative() ? -1 : ceilMillis(timeout);
+        long timeoutMs = timeout == null || timeout.isNegative() ? -1 : FailoverCall.ceilMillis(timeout);
         long requestId = acquireRequest != 0 ? acquireRequest : nextAcquireRequest();
         LockRequest request = LockRequest.newBuilder()
                 .setName(name)
@@ -1352,7 +1353,7 @@ public final class TenureClient implements AutoCloseable {
         checkTtl(ttl);
         checkClientId(clientId);
         ensureOpen();
-        long ttlMs = ceilMillis(ttl);
+        long ttlMs = FailoverCall.ceilMillis(ttl);
         return LeaseGrantRequest.newBuilder()
                 .setId(newLeaseId())
                 .setTtlMs(ttlMs)
@@ -1369,9 +1370,16 @@ public final class TenureClient implements AutoCloseable {
         return id;
     }
 
-    private static long ceilMillis(Duration duration) {
-        long ms = duration.toMillis();
-        return Duration.ofMillis(ms).compareTo(duration) < 0 ? ms + 1 : ms;
+    /**
+     * Runs {@code call} with {@code lease}, or, when it is null, with the client's session lease
+     * once that is granted. Cancelling the result before then starts nothing; what {@code call}
+     * gets after the result was cancelled goes to {@code undo} (a grant nobody will use is given back).
+     */
+    <T> CompletableFuture<T> withLease(Lease lease, Function<Lease, CompletableFuture<T>> call, Consumer<T> undo) {
+        if (lease != null) {
+            return call.apply(lease);
+        }
+        return Futures.thenCompose(sessionAsync(), call, undo);
     }
 
     private static ByteString bytes(byte[] metadata) {

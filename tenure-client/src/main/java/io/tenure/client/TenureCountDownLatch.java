@@ -173,7 +173,7 @@ public final class TenureCountDownLatch {
         if (leaving != null) {
             return Futures.thenCompose(leaving, done -> awaitAsync(held, timeout, answers), open -> { });
         }
-        long timeoutMs = timeout == null ? -1 : ceilMillis(timeout);
+        long timeoutMs = timeout == null ? -1 : FailoverCall.ceilMillis(timeout);
         long requestId = client.nextAcquireRequest();
         LatchAwaitRequest request = LatchAwaitRequest.newBuilder().setName(name).setLeaseId(held.id()).setTimeoutMs(timeoutMs)
                 .setRequestId(requestId).build();
@@ -221,16 +221,8 @@ public final class TenureCountDownLatch {
         }
     }
 
-    private static long ceilMillis(Duration duration) {
-        long millis = duration.toMillis();
-        return duration.minusMillis(millis).isZero() ? millis : millis + 1;
-    }
-
     private <T> CompletableFuture<T> withLease(java.util.function.Function<Lease, CompletableFuture<T>> call) {
-        if (lease != null) {
-            return call.apply(lease);
-        }
-        return Futures.thenCompose(client.sessionAsync(), call, nothingToUndo -> { });
+        return client.withLease(lease, call, nothingToUndo -> { });
     }
 
     @Override

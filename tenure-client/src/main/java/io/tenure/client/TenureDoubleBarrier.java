@@ -200,7 +200,7 @@ public final class TenureDoubleBarrier implements AutoCloseable {
             return Futures.thenCompose(withdrawing, done -> enterAsync(held, timeout, answers), entry -> { });
         }
         entered = true;
-        long timeoutMs = timeout == null ? -1 : ceilMillis(timeout);
+        long timeoutMs = timeout == null ? -1 : FailoverCall.ceilMillis(timeout);
         long requestId = client.nextAcquireRequest();
         DoubleBarrierEnterRequest request = DoubleBarrierEnterRequest.newBuilder().setName(name).setLeaseId(held.id()).setParties(parties)
                 .setTimeoutMs(timeoutMs).setRequestId(requestId).build();
@@ -239,7 +239,7 @@ public final class TenureDoubleBarrier implements AutoCloseable {
         if (withdrawing != null) {
             return Futures.thenCompose(withdrawing, done -> leaveAsync(held, timeout, answers), exit -> { });
         }
-        long timeoutMs = timeout == null ? -1 : ceilMillis(timeout);
+        long timeoutMs = timeout == null ? -1 : FailoverCall.ceilMillis(timeout);
         DoubleBarrierLeaveRequest request = DoubleBarrierLeaveRequest.newBuilder().setName(name).setLeaseId(held.id())
                 .setTimeoutMs(timeoutMs).build();
         CompletableFuture<DoubleBarrierLeaveResponse> call = FailoverCall.wait(client.endpoints(), client.clock(), client.scheduler(),
@@ -294,16 +294,8 @@ public final class TenureDoubleBarrier implements AutoCloseable {
         }
     }
 
-    private static long ceilMillis(Duration duration) {
-        long millis = duration.toMillis();
-        return duration.minusMillis(millis).isZero() ? millis : millis + 1;
-    }
-
     private <T> CompletableFuture<T> withLease(java.util.function.Function<Lease, CompletableFuture<T>> call) {
-        if (lease != null) {
-            return call.apply(lease);
-        }
-        return Futures.thenCompose(client.sessionAsync(), call, nothingToUndo -> { });
+        return client.withLease(lease, call, nothingToUndo -> { });
     }
 
     @Override

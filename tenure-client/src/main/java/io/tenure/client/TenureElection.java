@@ -193,7 +193,7 @@ public final class TenureElection {
             return Futures.thenCompose(withdrawing, done -> campaignAsync(held, value, timeout, answers),
                     leading -> leading.resignAsync().exceptionally(f -> null));
         }
-        long timeoutMs = timeout == null ? -1 : ceilMillis(timeout);
+        long timeoutMs = timeout == null ? -1 : FailoverCall.ceilMillis(timeout);
         long requestId = client.nextAcquireRequest();
         CampaignRequest request = CampaignRequest.newBuilder().setName(name).setLeaseId(held.id()).setValue(ByteString.copyFrom(value))
                 .setTimeoutMs(timeoutMs).setRequestId(requestId).build();
@@ -271,16 +271,8 @@ public final class TenureElection {
         }
     }
 
-    private static long ceilMillis(Duration duration) {
-        long millis = duration.toMillis();
-        return duration.minusMillis(millis).isZero() ? millis : millis + 1;
-    }
-
     private <T> CompletableFuture<T> withLease(java.util.function.Function<Lease, CompletableFuture<T>> call) {
-        if (lease != null) {
-            return call.apply(lease);
-        }
-        return Futures.thenCompose(client.sessionAsync(), call, granted -> {
+        return client.withLease(lease, call, granted -> {
             if (granted instanceof Leadership leading) {
                 leading.resignAsync().exceptionally(f -> null);
             }

@@ -280,10 +280,7 @@ public final class TenureLock {
 
     private <T> CompletableFuture<T> withLease(java.util.function.Function<Lease, CompletableFuture<T>> call,
                                                java.util.function.Consumer<T> release) {
-        if (lease != null) {
-            return call.apply(lease);
-        }
-        return Futures.thenCompose(client.sessionAsync(), call, release);
+        return client.withLease(lease, call, release);
     }
 
     @Override

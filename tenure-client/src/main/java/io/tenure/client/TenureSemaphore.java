@@ -194,7 +194,7 @@ public final class TenureSemaphore {
             return Futures.thenCompose(withdrawing, done -> acquireAsync(held, permits, timeout, answers, acquireRequest),
                     permit -> permit.releaseAsync().exceptionally(f -> null));
         }
-        long timeoutMs = timeout == null ? -1 : ceilMillis(timeout);
+        long timeoutMs = timeout == null ? -1 : FailoverCall.ceilMillis(timeout);
         long requestId = acquireRequest != 0 ? acquireRequest : client.nextAcquireRequest();
         SemaphoreAcquireRequest request = SemaphoreAcquireRequest.newBuilder()
                 .setName(name).setLeaseId(held.id()).setLimit(limit).setPermits(permits)
@@ -271,16 +271,8 @@ public final class TenureSemaphore {
         }
     }
 
-    private static long ceilMillis(Duration duration) {
-        long millis = duration.toMillis();
-        return duration.minusMillis(millis).isZero() ? millis : millis + 1;
-    }
-
     private <T> CompletableFuture<T> withLease(java.util.function.Function<Lease, CompletableFuture<T>> call) {
-        if (lease != null) {
-            return call.apply(lease);
-        }
-        return Futures.thenCompose(client.sessionAsync(), call, granted -> {
+        return client.withLease(lease, call, granted -> {
             if (granted instanceof SemaphorePermit permit) {
                 permit.releaseAsync().exceptionally(f -> null);
             } else if (granted instanceof Optional<?> maybe && maybe.orElse(null) instanceof SemaphorePermit permit) {
