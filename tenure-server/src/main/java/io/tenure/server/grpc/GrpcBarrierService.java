@@ -41,7 +41,7 @@ public final class GrpcBarrierService extends BarrierServiceGrpc.BarrierServiceI
                 observer.onError(Statuses.of(error));
                 return;
             }
-            observer.onNext(response(outcome));
+            observer.onNext(response(member, outcome));
             observer.onCompleted();
         });
     }
@@ -49,7 +49,7 @@ public final class GrpcBarrierService extends BarrierServiceGrpc.BarrierServiceI
     @Override
     public void leave(BarrierLeaveRequest request, StreamObserver<BarrierAwaitResponse> observer) {
         GrpcLockService.answer(member.barriers().leave(request.getName(), request.getLeaseId(), request.getRequestId()), observer,
-                this::response);
+                outcome -> response(member, outcome));
     }
 
     @Override
@@ -69,7 +69,7 @@ public final class GrpcBarrierService extends BarrierServiceGrpc.BarrierServiceI
         });
     }
 
-    private BarrierAwaitResponse response(Barriers.Outcome outcome) {
+    static BarrierAwaitResponse response(Member member, Barriers.Outcome outcome) {
         return BarrierAwaitResponse.newBuilder()
                 .setHeader(member.header())
                 .setName(outcome.name())

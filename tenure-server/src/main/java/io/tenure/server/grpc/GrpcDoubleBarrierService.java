@@ -36,12 +36,12 @@ public final class GrpcDoubleBarrierService extends DoubleBarrierServiceGrpc.Dou
     @Override
     public void enter(DoubleBarrierEnterRequest request, StreamObserver<DoubleBarrierEnterResponse> observer) {
         answer(member.doubleBarriers().enter(request.getName(), request.getLeaseId(), request.getParties(), request.getTimeoutMs(),
-                request.getRequestId()), observer, this::entry);
+                request.getRequestId()), observer, entry -> entry(member, entry));
     }
 
     @Override
     public void leave(DoubleBarrierLeaveRequest request, StreamObserver<DoubleBarrierLeaveResponse> observer) {
-        answer(member.doubleBarriers().leave(request.getName(), request.getLeaseId(), request.getTimeoutMs()), observer, this::exit);
+        answer(member.doubleBarriers().leave(request.getName(), request.getLeaseId(), request.getTimeoutMs()), observer, exit -> exit(member, exit));
     }
 
     /** Answers a wait when the log decides it; a caller that went away leaves its lease's place as it is. */
@@ -64,7 +64,7 @@ public final class GrpcDoubleBarrierService extends DoubleBarrierServiceGrpc.Dou
     @Override
     public void cancel(DoubleBarrierCancelRequest request, StreamObserver<DoubleBarrierEnterResponse> observer) {
         GrpcLockService.answer(member.doubleBarriers().cancel(request.getName(), request.getLeaseId(), request.getRequestId()), observer,
-                this::entry);
+                entry -> entry(member, entry));
     }
 
     @Override
@@ -87,7 +87,7 @@ public final class GrpcDoubleBarrierService extends DoubleBarrierServiceGrpc.Dou
                 .setArrivedRevision(p.at()).build()).toList();
     }
 
-    private DoubleBarrierEnterResponse entry(DoubleBarriers.Entry entry) {
+    static DoubleBarrierEnterResponse entry(Member member, DoubleBarriers.Entry entry) {
         return DoubleBarrierEnterResponse.newBuilder()
                 .setHeader(member.header())
                 .setName(entry.name())
@@ -99,7 +99,7 @@ public final class GrpcDoubleBarrierService extends DoubleBarrierServiceGrpc.Dou
                 .build();
     }
 
-    private DoubleBarrierLeaveResponse exit(DoubleBarriers.Exit exit) {
+    static DoubleBarrierLeaveResponse exit(Member member, DoubleBarriers.Exit exit) {
         return DoubleBarrierLeaveResponse.newBuilder()
                 .setHeader(member.header())
                 .setName(exit.name())

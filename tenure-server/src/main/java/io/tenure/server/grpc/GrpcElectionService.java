@@ -48,7 +48,7 @@ public final class GrpcElectionService extends ElectionServiceGrpc.ElectionServi
                 observer.onError(Statuses.of(error));
                 return;
             }
-            observer.onNext(response(outcome));
+            observer.onNext(campaignResponse(member, outcome));
             observer.onCompleted();
         });
     }
@@ -57,43 +57,53 @@ public final class GrpcElectionService extends ElectionServiceGrpc.ElectionServi
     public void proclaim(ProclaimRequest request, StreamObserver<ProclaimResponse> observer) {
         GrpcLockService.answer(member.elections().proclaim(request.getName(), request.getLeaseId(), request.getFencingToken(),
                 request.getValue().toByteArray()), observer,
-                revision -> ProclaimResponse.newBuilder().setHeader(member.header()).setRevision(revision).build());
+                revision -> proclaimResponse(member, revision));
     }
 
     @Override
     public void resign(ResignRequest request, StreamObserver<ResignResponse> observer) {
         GrpcLockService.answer(member.elections().resign(request.getName(), request.getLeaseId(), request.getFencingToken()), observer,
-                next -> ResignResponse.newBuilder().setHeader(member.header()).setNextFencingToken(next).build());
+                next -> resignResponse(member, next));
     }
 
     @Override
     public void cancel(CampaignCancelRequest request, StreamObserver<CampaignResponse> observer) {
         GrpcLockService.answer(member.elections().cancel(request.getName(), request.getLeaseId(), request.getRequestId()), observer,
-                this::response);
+                outcome -> campaignResponse(member, outcome));
     }
 
     @Override
     public void leader(LeaderRequest request, StreamObserver<LeaderResponse> observer) {
-        GrpcLockService.answer(member.elections().leader(request.getName()), observer, read -> {
-            LeaderResponse.Builder response = LeaderResponse.newBuilder()
-                    .setHeader(member.header().toBuilder().setRevision(read.revision()))
-                    .setName(request.getName())
-                    .setLeaderTtlRemainingMs(-1);
-            ElectionView view = read.election();
-            if (view != null) {
-                response.setHasLeader(true).setLeaseId(view.leaderLeaseId()).setLeader(view.leader()).setFencingToken(view.fencingToken())
-                        .setValue(ByteString.copyFrom(view.value())).setValueRevision(view.valueRevision())
-                        .setLeaderTtlRemainingMs(member.leases().remainingMillis(view.leaderLeaseId()));
-                for (ElectionView.Candidate c : view.candidates()) {
-                    response.addCandidates(Candidate.newBuilder().setLeaseId(c.leaseId()).setClientId(c.clientId())
-                            .setJoinedRevision(c.joinedAt()));
-                }
-            }
-            return response.build();
-        });
+        GrpcLockService.answer(member.elections().leader(request.getName()), observer, read -> leaderResponse(member, request.getName(), read));
     }
 
-    private CampaignResponse response(Elections.Outcome outcome) {
+    static LeaderResponse leaderResponse(Member member, String name, Elections.Read read) {
+        LeaderResponse.Builder response = LeaderResponse.newBuilder()
+                .setHeader(member.header().toBuilder().setRevision(read.revision()))
+                .setName(name)
+                .setLeaderTtlRemainingMs(-1);
+        ElectionView view = read.election();
+        if (view != null) {
+            response.setHasLeader(true).setLeaseId(view.leaderLeaseId()).setLeader(view.leader()).setFencingToken(view.fencingToken())
+                    .setValue(ByteString.copyFrom(view.value())).setValueRevision(view.valueRevision())
+                    .setLeaderTtlRemainingMs(member.leases().remainingMillis(view.leaderLeaseId()));
+            for (ElectionView.Candidate c : view.candidates()) {
+                response.addCandidates(Candidate.newBuilder().setLeaseId(c.leaseId()).setClientId(c.clientId())
+                        .setJoinedRevision(c.joinedAt()));
+            }
+        }
+        return response.build();
+    }
+
+    static ProclaimResponse proclaimResponse(Member member, long revision) {
+        return ProclaimResponse.newBuilder().setHeader(member.header()).setRevision(revision).build();
+    }
+
+    static ResignResponse resignResponse(Member member, long nextFencingToken) {
+        return ResignResponse.newBuilder().setHeader(member.header()).setNextFencingToken(nextFencingToken).build();
+    }
+
+    static CampaignResponse campaignResponse(Member member, Elections.Outcome outcome) {
         return CampaignResponse.newBuilder()
                 .setHeader(member.header())
                 .setName(outcome.name())

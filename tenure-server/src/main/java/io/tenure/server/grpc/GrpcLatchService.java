@@ -36,15 +36,13 @@ public final class GrpcLatchService extends LatchServiceGrpc.LatchServiceImplBas
     @Override
     public void trySetCount(LatchSetCountRequest request, StreamObserver<LatchSetCountResponse> observer) {
         GrpcLockService.answer(member.latches().trySetCount(request.getName(), request.getCount(), request.getRequestId()), observer,
-                set -> LatchSetCountResponse.newBuilder().setHeader(member.header()).setName(set.name()).setSet(set.set())
-                        .setCount(set.count()).build());
+                set -> setCountResponse(member, set));
     }
 
     @Override
     public void countDown(LatchCountDownRequest request, StreamObserver<LatchCountDownResponse> observer) {
         GrpcLockService.answer(member.latches().countDown(request.getName(), request.getRequestId()), observer,
-                down -> LatchCountDownResponse.newBuilder().setHeader(member.header()).setName(down.name()).setCount(down.count())
-                        .setCountedDown(down.countedDown()).build());
+                down -> countDownResponse(member, down));
     }
 
     @Override
@@ -61,7 +59,7 @@ public final class GrpcLatchService extends LatchServiceGrpc.LatchServiceImplBas
                 observer.onError(Statuses.of(error));
                 return;
             }
-            observer.onNext(response(outcome));
+            observer.onNext(response(member, outcome));
             observer.onCompleted();
         });
     }
@@ -69,7 +67,7 @@ public final class GrpcLatchService extends LatchServiceGrpc.LatchServiceImplBas
     @Override
     public void cancel(LatchCancelRequest request, StreamObserver<LatchAwaitResponse> observer) {
         GrpcLockService.answer(member.latches().cancel(request.getName(), request.getLeaseId(), request.getRequestId()), observer,
-                this::response);
+                outcome -> response(member, outcome));
     }
 
     @Override
@@ -90,7 +88,16 @@ public final class GrpcLatchService extends LatchServiceGrpc.LatchServiceImplBas
         });
     }
 
-    private LatchAwaitResponse response(Latches.Outcome outcome) {
+    static LatchSetCountResponse setCountResponse(Member member, Latches.SetOutcome set) {
+        return LatchSetCountResponse.newBuilder().setHeader(member.header()).setName(set.name()).setSet(set.set()).setCount(set.count()).build();
+    }
+
+    static LatchCountDownResponse countDownResponse(Member member, Latches.CountDownOutcome down) {
+        return LatchCountDownResponse.newBuilder().setHeader(member.header()).setName(down.name()).setCount(down.count())
+                .setCountedDown(down.countedDown()).build();
+    }
+
+    static LatchAwaitResponse response(Member member, Latches.Outcome outcome) {
         return LatchAwaitResponse.newBuilder()
                 .setHeader(member.header())
                 .setName(outcome.name())

@@ -162,8 +162,12 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
     @Override
     public void downgrade(DowngradeRequest request, StreamObserver<DowngradeResponse> observer) {
         answer(member.locks().downgrade(request.getName(), request.getLeaseId(), request.getFencingToken()), observer,
-                done -> DowngradeResponse.newBuilder().setHeader(header()).setKey(done.key()).setFencingToken(done.fencingToken())
-                        .setReadersGranted(done.readersGranted()).build());
+                this::downgradeResponse);
+    }
+
+    DowngradeResponse downgradeResponse(Locks.Downgrade done) {
+        return DowngradeResponse.newBuilder().setHeader(header()).setKey(done.key()).setFencingToken(done.fencingToken())
+                .setReadersGranted(done.readersGranted()).build();
     }
 
     @Override
@@ -226,8 +230,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
             observer.onError(Statuses.of(e));
             return;
         }
-        answer(member.leases().grant(grant.requestedId(), grant.ttlMillis(), grant.clientId()), observer,
-                granted -> granted(granted).setHeader(header()).build());
+        answer(member.leases().grant(grant.requestedId(), grant.ttlMillis(), grant.clientId()), observer, this::leaseGrantResponse);
     }
 
     @Override
@@ -273,8 +276,12 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
         });
     }
 
+    LeaseGrantResponse leaseGrantResponse(LeaseKeeper.Granted granted) {
+        return granted(granted).setHeader(header()).build();
+    }
+
     /** A LeaseGrant as the service takes it: TTL in seconds or milliseconds, checked. */
-    private static LeaseKeeper.GrantRequest grantRequest(LeaseGrantRequest request) {
+    static LeaseKeeper.GrantRequest grantRequest(LeaseGrantRequest request) {
         if (request.getTtlMs() < 0 || request.getTtl() < 0) {
             throw RequestRejected.invalid("ttl", "ttl must be positive, got ttl=" + request.getTtl() + " ttl_ms=" + request.getTtlMs());
         }
@@ -304,7 +311,11 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     @Override
     public void leaseRevoke(LeaseRevokeRequest request, StreamObserver<LeaseRevokeResponse> observer) {
-        answer(member.leases().revoke(request.getId()), observer, ignored -> LeaseRevokeResponse.newBuilder().setHeader(header()).build());
+        answer(member.leases().revoke(request.getId()), observer, ignored -> leaseRevokeResponse());
+    }
+
+    LeaseRevokeResponse leaseRevokeResponse() {
+        return LeaseRevokeResponse.newBuilder().setHeader(header()).build();
     }
 
     @Override

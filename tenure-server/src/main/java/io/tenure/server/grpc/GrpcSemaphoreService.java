@@ -47,15 +47,7 @@ public final class GrpcSemaphoreService extends SemaphoreServiceGrpc.SemaphoreSe
                 observer.onError(Statuses.of(error));
                 return;
             }
-            observer.onNext(SemaphoreAcquireResponse.newBuilder()
-                    .setHeader(member.header())
-                    .setName(outcome.name())
-                    .setAcquired(outcome.acquired())
-                    .setFencingToken(outcome.fencingToken())
-                    .setPermits(outcome.permits())
-                    .setAvailable(outcome.available())
-                    .setWaiters(outcome.waiters())
-                    .build());
+            observer.onNext(acquireResponse(member, outcome));
             observer.onCompleted();
         });
     }
@@ -63,18 +55,38 @@ public final class GrpcSemaphoreService extends SemaphoreServiceGrpc.SemaphoreSe
     @Override
     public void release(SemaphoreReleaseRequest request, StreamObserver<SemaphoreReleaseResponse> observer) {
         GrpcLockService.answer(member.semaphores().release(request.getName(), request.getLeaseId(), request.getFencingToken()), observer,
-                handedTo -> SemaphoreReleaseResponse.newBuilder().setHeader(member.header()).setHandedTo(handedTo).build());
+                handedTo -> releaseResponse(member, handedTo));
     }
 
     @Override
     public void cancel(SemaphoreCancelRequest request, StreamObserver<SemaphoreCancelResponse> observer) {
         GrpcLockService.answer(member.semaphores().cancel(request.getName(), request.getLeaseId(), request.getRequestId()), observer,
-                outcome -> SemaphoreCancelResponse.newBuilder()
-                        .setHeader(member.header())
-                        .setName(outcome.name())
-                        .setAcquired(outcome.acquired())
-                        .setFencingToken(outcome.fencingToken())
-                        .build());
+                outcome -> cancelResponse(member, outcome));
+    }
+
+    static SemaphoreAcquireResponse acquireResponse(Member member, Semaphores.Outcome outcome) {
+        return SemaphoreAcquireResponse.newBuilder()
+                .setHeader(member.header())
+                .setName(outcome.name())
+                .setAcquired(outcome.acquired())
+                .setFencingToken(outcome.fencingToken())
+                .setPermits(outcome.permits())
+                .setAvailable(outcome.available())
+                .setWaiters(outcome.waiters())
+                .build();
+    }
+
+    static SemaphoreReleaseResponse releaseResponse(Member member, int handedTo) {
+        return SemaphoreReleaseResponse.newBuilder().setHeader(member.header()).setHandedTo(handedTo).build();
+    }
+
+    static SemaphoreCancelResponse cancelResponse(Member member, Semaphores.Outcome outcome) {
+        return SemaphoreCancelResponse.newBuilder()
+                .setHeader(member.header())
+                .setName(outcome.name())
+                .setAcquired(outcome.acquired())
+                .setFencingToken(outcome.fencingToken())
+                .build();
     }
 
     @Override
