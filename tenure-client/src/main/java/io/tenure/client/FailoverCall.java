@@ -8,6 +8,8 @@ import io.grpc.Status;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import io.tenure.proto.v1.LockRequest;
+import io.tenure.proto.v1.SessionAnswer;
+import io.tenure.proto.v1.SessionCall;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -43,8 +45,9 @@ import org.slf4j.LoggerFactory;
  * transport thread: one thread hand-off fewer per call, which on two cores was a quarter of the
  * uncontended lock rate. Only the SDK's own non-blocking continuations may then run on the result.
  *
- * <p>The lock calls travel in the client's session stream to the member ({@link SessionStreams})
- * where it has one; an attempt there behaves as the unary call would.
+ * <p>The calls that have a {@link SessionStreams.Route} (every kind's acquires, releases, waits
+ * and cancels, lease grants and revokes) travel in the client's session stream to the member
+ * ({@link SessionStreams}) where it carries them; an attempt there behaves as the unary call would.
  *
  * <p>Cancelling {@link #result()} cancels the attempt in flight and any retry that is waiting out
  * its backoff. A lock wait stays queued on the server (a member cannot tell a cancelled call from
@@ -233,29 +236,62 @@ final class FailoverCall<Req, Resp> {
         Req request = requestAt.apply(now);
         long timeout = attemptTimeout.applyAsLong(now);
         SessionStreams sessions = endpoints.sessions();
-        if (sessions != null && SessionStreams.carries(method)) {
-            synchronized (this) {
-                if (result.isDone()) {
-                    return; // cancelled between attempts
-                }
-            }
-            SessionStreams.Sent sent;
-            try {
-                sent = sessions.send(endpoint, method, request, timeout, answers, new Attempt(endpoint));
-            } catch (RuntimeException e) {
-                if (!result.isDone()) {
-                    result.completeExceptionally(StatusErrors.toException(e, endpoints.target(endpoint), method.getFullMethodName()));
-                }
+        SessionStreams.Route<Req, Resp> route = sessions == null ? null : SessionStreams.route(method);
+        if (route != null) {
+            SessionCall.Builder call = route.callOf(request);
+            if (sessions.carries(endpoint, call.getCallCase())) {
+                sendInSession(sessions, endpoint, call, route, request, timeout);
                 return;
             }
-            synchronized (this) {
-                inFlight = sent;
+        }
+        sendUnary(endpoint, request, timeout);
+    }
+
+    /** One attempt in the session stream to the member at {@code endpoint}; unary instead when the member does not carry it. */
+    private void sendInSession(SessionStreams sessions, int endpoint, SessionCall.Builder call, SessionStreams.Route<Req, Resp> route,
+                               Req request, long timeout) {
+        synchronized (this) {
+            if (result.isDone()) {
+                return; // cancelled between attempts
             }
-            if (result.isCancelled()) {
-                sent.cancel(); // cancelled while it was being sent
+        }
+        Attempt attempt = new Attempt(endpoint);
+        SessionStreams.Sent sent;
+        try {
+            sent = sessions.send(endpoint, call, timeout, answers, new StreamObserver<>() {
+                @Override
+                public void onNext(SessionAnswer answer) {
+                    attempt.onNext(route.answer().apply(answer));
+                }
+
+                @Override
+                public void onError(Throwable failure) {
+                    if (failure instanceof SessionStreams.NotCarried) {
+                        sendUnary(endpoint, request, timeout); // nothing was done: the same attempt, as a unary call
+                    } else {
+                        attempt.onError(failure);
+                    }
+                }
+
+                @Override
+                public void onCompleted() {
+                }
+            });
+        } catch (RuntimeException e) {
+            if (!result.isDone()) {
+                result.completeExceptionally(StatusErrors.toException(e, endpoints.target(endpoint), method.getFullMethodName()));
             }
             return;
         }
+        synchronized (this) {
+            inFlight = sent;
+        }
+        if (result.isCancelled()) {
+            sent.cancel(); // cancelled while it was being sent
+        }
+    }
+
+    private void sendUnary(int endpoint, Req request, long timeout) {
         ClientCall<Req, Resp> call = endpoints.channel(endpoint).newCall(method, unaryOptions(timeout, answers));
         synchronized (this) {
             if (result.isDone()) {

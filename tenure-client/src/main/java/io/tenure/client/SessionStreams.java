@@ -10,16 +10,18 @@ import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.StreamObserver;
-import io.tenure.proto.v1.LockCancelRequest;
-import io.tenure.proto.v1.LockRequest;
+import io.tenure.proto.v1.BarrierServiceGrpc;
+import io.tenure.proto.v1.DoubleBarrierServiceGrpc;
+import io.tenure.proto.v1.ElectionServiceGrpc;
+import io.tenure.proto.v1.LatchServiceGrpc;
 import io.tenure.proto.v1.LockServiceGrpc;
+import io.tenure.proto.v1.SemaphoreServiceGrpc;
 import io.tenure.proto.v1.SessionAnswer;
 import io.tenure.proto.v1.SessionCall;
 import io.tenure.proto.v1.SessionRequest;
 import io.tenure.proto.v1.SessionResponse;
-import io.tenure.proto.v1.TryLockRequest;
-import io.tenure.proto.v1.UnlockRequest;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -33,25 +35,34 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The client's session streams: one {@code LockService.Session} stream per member carries every
- * lock call this client makes through that member (acquire, try, release, cancel), many to a
- * message both ways, instead of one HTTP/2 stream, header block and trailer per call. On two
- * shared cores the per-call machinery of unary gRPC was two thirds of a member's CPU and nearly
- * all of a client's.
+ * call of every kind this client makes through that member (lock acquires, tries, releases and
+ * cancels; lease grants and revokes; semaphore, election, barrier, double barrier and latch
+ * calls: each RPC that has a {@link Route}), many to a message both ways, instead of one HTTP/2
+ * stream, header block and trailer per call. On two shared cores the per-call machinery of unary
+ * gRPC was two thirds of a member's CPU and nearly all of a client's. Keep-alives have their own
+ * stream ({@link KeepAliveStreams}); reads and watches stay unary.
  *
- * <p>{@link FailoverCall} sends each attempt through here as it would start a unary call, and
- * hears back the same way: a response, or the status the unary RPC would have ended with. So
- * retries, failover and shed handling stay where they are. A call's deadline is kept here: when
- * it passes, the member is told to forget the call ({@code abandon}) and the attempt ends with
- * {@code DEADLINE_EXCEEDED}. When a stream ends, every call open on it ends with the stream's
- * status (a dead member: {@code UNAVAILABLE}), and the next call opens a new stream.
+ * <p>{@link FailoverCall} sends each attempt through here as a {@link SessionCall} (its RPC's
+ * {@link Route} sets the request on it) and hears back the same way as from a unary call: the
+ * answer (the response its unary RPC gives, of the call's own kind), or the status the unary RPC
+ * would have ended with. So retries, failover and shed handling stay where they are. A call's
+ * deadline is kept here: when it passes, the member is told to forget the call ({@code abandon})
+ * and the attempt ends with {@code DEADLINE_EXCEEDED}. When a stream ends, every call open on it
+ * ends with the stream's status (a dead member: {@code UNAVAILABLE}), and the next call opens a
+ * new stream.
  *
- * <p>A member that does not know the stream (an older release) answers it {@code UNIMPLEMENTED};
- * the calls open on it then go as unary calls, and so does every later call to that member.
+ * <p>A member that does not know the stream (an older release) answers it {@code UNIMPLEMENTED},
+ * and one that does not carry a kind of call (an older release) answers that call
+ * {@code UNIMPLEMENTED}: the attempt then ends with {@link NotCarried}, {@link #carries} says no
+ * from then on (for every call to that member, or for that kind), and the caller sends it, and
+ * the later ones, as unary calls.
  *
  * <p>Writes: a caller appends its call to the stream's outbox and, unless another caller is
  * writing, writes the outbox in one message, again while more arrived meanwhile; concurrent
@@ -59,16 +70,71 @@ import org.slf4j.LoggerFactory;
  */
 final class SessionStreams {
     private static final Logger log = LoggerFactory.getLogger(SessionStreams.class);
-    private static final Set<String> CARRIED = Set.of(
-            LockServiceGrpc.getLockMethod().getFullMethodName(),
-            LockServiceGrpc.getTryLockMethod().getFullMethodName(),
-            LockServiceGrpc.getUnlockMethod().getFullMethodName(),
-            LockServiceGrpc.getLockCancelMethod().getFullMethodName());
+    /** The RPCs a session carries, by full method name. */
+    private static final Map<String, Route<?, ?>> ROUTES = routes();
 
-    /** A call sent through a session (or, to a member without sessions, as a unary call). */
+    /**
+     * How an RPC travels in a session: {@code call} sets its request on a {@link SessionCall},
+     * {@code answer} reads its response from the {@link SessionAnswer} field of the same number.
+     */
+    record Route<Req, Resp>(BiConsumer<SessionCall.Builder, Req> call, Function<SessionAnswer, Resp> answer) {
+        /** {@code request} as a call (without its id). */
+        SessionCall.Builder callOf(Req request) {
+            SessionCall.Builder builder = SessionCall.newBuilder();
+            call.accept(builder, request);
+            return builder;
+        }
+    }
+
+    private static Map<String, Route<?, ?>> routes() {
+        Map<String, Route<?, ?>> routes = new HashMap<>();
+        add(routes, LockServiceGrpc.getLockMethod(), SessionCall.Builder::setLock, SessionAnswer::getLock);
+        add(routes, LockServiceGrpc.getTryLockMethod(), SessionCall.Builder::setTryLock, SessionAnswer::getTryLock);
+        add(routes, LockServiceGrpc.getUnlockMethod(), SessionCall.Builder::setUnlock, SessionAnswer::getUnlock);
+        add(routes, LockServiceGrpc.getDowngradeMethod(), SessionCall.Builder::setDowngrade, SessionAnswer::getDowngrade);
+        add(routes, LockServiceGrpc.getLockCancelMethod(), SessionCall.Builder::setLockCancel, SessionAnswer::getLockCancel);
+        add(routes, LockServiceGrpc.getLeaseGrantMethod(), SessionCall.Builder::setLeaseGrant, SessionAnswer::getLeaseGrant);
+        add(routes, LockServiceGrpc.getLeaseRevokeMethod(), SessionCall.Builder::setLeaseRevoke, SessionAnswer::getLeaseRevoke);
+        add(routes, SemaphoreServiceGrpc.getAcquireMethod(), SessionCall.Builder::setSemaphoreAcquire, SessionAnswer::getSemaphoreAcquire);
+        add(routes, SemaphoreServiceGrpc.getReleaseMethod(), SessionCall.Builder::setSemaphoreRelease, SessionAnswer::getSemaphoreRelease);
+        add(routes, SemaphoreServiceGrpc.getCancelMethod(), SessionCall.Builder::setSemaphoreCancel, SessionAnswer::getSemaphoreCancel);
+        add(routes, ElectionServiceGrpc.getCampaignMethod(), SessionCall.Builder::setCampaign, SessionAnswer::getCampaign);
+        add(routes, ElectionServiceGrpc.getProclaimMethod(), SessionCall.Builder::setProclaim, SessionAnswer::getProclaim);
+        add(routes, ElectionServiceGrpc.getResignMethod(), SessionCall.Builder::setResign, SessionAnswer::getResign);
+        add(routes, ElectionServiceGrpc.getCancelMethod(), SessionCall.Builder::setCampaignCancel, SessionAnswer::getCampaignCancel);
+        add(routes, ElectionServiceGrpc.getLeaderMethod(), SessionCall.Builder::setLeader, SessionAnswer::getLeader);
+        add(routes, BarrierServiceGrpc.getAwaitMethod(), SessionCall.Builder::setBarrierAwait, SessionAnswer::getBarrierAwait);
+        add(routes, BarrierServiceGrpc.getLeaveMethod(), SessionCall.Builder::setBarrierLeave, SessionAnswer::getBarrierLeave);
+        add(routes, DoubleBarrierServiceGrpc.getEnterMethod(), SessionCall.Builder::setDoubleBarrierEnter, SessionAnswer::getDoubleBarrierEnter);
+        add(routes, DoubleBarrierServiceGrpc.getLeaveMethod(), SessionCall.Builder::setDoubleBarrierLeave, SessionAnswer::getDoubleBarrierLeave);
+        add(routes, DoubleBarrierServiceGrpc.getCancelMethod(), SessionCall.Builder::setDoubleBarrierCancel,
+                SessionAnswer::getDoubleBarrierCancel);
+        add(routes, LatchServiceGrpc.getTrySetCountMethod(), SessionCall.Builder::setLatchSetCount, SessionAnswer::getLatchSetCount);
+        add(routes, LatchServiceGrpc.getCountDownMethod(), SessionCall.Builder::setLatchCountDown, SessionAnswer::getLatchCountDown);
+        add(routes, LatchServiceGrpc.getAwaitMethod(), SessionCall.Builder::setLatchAwait, SessionAnswer::getLatchAwait);
+        add(routes, LatchServiceGrpc.getCancelMethod(), SessionCall.Builder::setLatchCancel, SessionAnswer::getLatchCancel);
+        return Map.copyOf(routes);
+    }
+
+    private static <Req, Resp> void add(Map<String, Route<?, ?>> routes, MethodDescriptor<Req, Resp> method,
+                                        BiConsumer<SessionCall.Builder, Req> call, Function<SessionAnswer, Resp> answer) {
+        routes.put(method.getFullMethodName(), new Route<>(call, answer));
+    }
+
+    /** A call sent through a session. */
     interface Sent {
         /** The caller stopped waiting: the member forgets the call; nothing is answered. */
         void cancel();
+    }
+
+    /**
+     * How a call ends that the member does not carry in a session (it has no stream, or not this
+     * kind of call): nothing was done; send it as a unary call.
+     */
+    static final class NotCarried extends RuntimeException {
+        NotCarried(String message) {
+            super(message, null, false, false);
+        }
     }
 
     private final Endpoints endpoints;
@@ -80,6 +146,8 @@ final class SessionStreams {
     private final Stream[] streams;
     /** Members that answered the stream UNIMPLEMENTED. */
     private final boolean[] unaryOnly;
+    /** The kinds of call each member answered UNIMPLEMENTED in a session. */
+    private final List<Set<SessionCall.CallCase>> notCarried = new ArrayList<>();
 
     SessionStreams(Endpoints endpoints, ScheduledExecutorService scheduler, Executor callbacks) {
         this.endpoints = endpoints;
@@ -87,39 +155,37 @@ final class SessionStreams {
         this.callbacks = callbacks;
         this.streams = new Stream[endpoints.size()];
         this.unaryOnly = new boolean[endpoints.size()];
+        for (int i = 0; i < endpoints.size(); i++) {
+            notCarried.add(ConcurrentHashMap.newKeySet());
+        }
     }
 
-    /** Whether {@code method} goes through the session stream (to members that have it). */
-    static boolean carries(MethodDescriptor<?, ?> method) {
-        return CARRIED.contains(method.getFullMethodName());
+    /** How {@code method} travels in a session, or null for an RPC that stays unary (reads, watches, keep-alives). */
+    @SuppressWarnings("unchecked")
+    static <Req, Resp> Route<Req, Resp> route(MethodDescriptor<Req, Resp> method) {
+        return (Route<Req, Resp>) ROUTES.get(method.getFullMethodName());
+    }
+
+    /** Whether the member at {@code endpoint} carries calls of {@code kind} in its session, as far as this client knows. */
+    boolean carries(int endpoint, SessionCall.CallCase kind) {
+        synchronized (this) {
+            if (unaryOnly[endpoint]) {
+                return false;
+            }
+        }
+        return !notCarried.get(endpoint).contains(kind);
     }
 
     /**
-     * Sends {@code request} to the member at {@code endpoint}; {@code attempt} hears the answer
-     * once, on {@code answers} (null: a thread of the client's own, never the transport).
+     * Sends {@code call} (its id is set here) to the member at {@code endpoint}; {@code attempt}
+     * hears once, on {@code answers} (null: a thread of the client's own, never the transport):
+     * the answer of the call's kind, or the status its unary RPC would have failed with, or
+     * {@link NotCarried}.
      *
      * @param timeoutNanos the call's deadline from now, or negative for none
      */
-    <Req, Resp> Sent send(int endpoint, MethodDescriptor<Req, Resp> method, Req request, long timeoutNanos,
-                          Executor answers, StreamObserver<Resp> attempt) {
-        Pending<Resp> pending = new Pending<>(attempt, answers);
-        boolean unary;
-        synchronized (this) {
-            unary = unaryOnly[endpoint];
-        }
-        if (unary) {
-            pending.sendUnary(endpoint, method, request, timeoutNanos);
-            return pending;
-        }
-        pending.call = SessionCall.newBuilder().setId(ids.incrementAndGet());
-        switch (method.getBareMethodName()) {
-            case "Lock" -> pending.call.setLock((LockRequest) request);
-            case "TryLock" -> pending.call.setTryLock((TryLockRequest) request);
-            case "Unlock" -> pending.call.setUnlock((UnlockRequest) request);
-            case "LockCancel" -> pending.call.setLockCancel((LockCancelRequest) request);
-            default -> throw new IllegalArgumentException(method.getFullMethodName() + " does not travel in a session");
-        }
-        pending.resend = () -> pending.sendUnary(endpoint, method, request, timeoutNanos);
+    Sent send(int endpoint, SessionCall.Builder call, long timeoutNanos, Executor answers, StreamObserver<SessionAnswer> attempt) {
+        Pending pending = new Pending(call.setId(ids.incrementAndGet()), attempt, answers);
         stream(endpoint).open(pending, timeoutNanos);
         return pending;
     }
@@ -143,19 +209,17 @@ final class SessionStreams {
         }
     }
 
-    /** One call: waiting for its answer on a stream, or sent as a unary call. */
-    private final class Pending<Resp> implements Sent {
-        final StreamObserver<Resp> attempt;
+    /** One call waiting for its answer on a stream. */
+    private final class Pending implements Sent {
+        final SessionCall.Builder call;
+        final StreamObserver<SessionAnswer> attempt;
         final Executor answers;
         final AtomicBoolean done = new AtomicBoolean();
-        SessionCall.Builder call;
-        /** Sends the call as a unary call instead: to a member without sessions. */
-        Runnable resend;
         volatile Stream stream;
         volatile ScheduledFuture<?> deadline;
-        volatile ClientCall<?, ?> unaryCall;
 
-        Pending(StreamObserver<Resp> attempt, Executor answers) {
+        Pending(SessionCall.Builder call, StreamObserver<SessionAnswer> attempt, Executor answers) {
+            this.call = call;
             this.attempt = attempt;
             this.answers = answers;
         }
@@ -164,29 +228,15 @@ final class SessionStreams {
             return call.getId();
         }
 
-        <Req> void sendUnary(int endpoint, MethodDescriptor<Req, Resp> method, Req request, long timeoutNanos) {
-            ClientCall<Req, Resp> unary = endpoints.channel(endpoint).newCall(method, FailoverCall.unaryOptions(timeoutNanos, answers));
-            unaryCall = unary;
-            if (done.get()) {
-                return;
-            }
-            try {
-                ClientCalls.asyncUnaryCall(unary, request, attempt);
-            } catch (RuntimeException e) {
-                fail(Status.fromThrowable(e).asRuntimeException());
-            }
-        }
-
-        @SuppressWarnings("unchecked")
-        void answered(Object response) {
+        void answered(SessionAnswer answer) {
             if (!done.compareAndSet(false, true)) {
                 return;
             }
             stopDeadline();
-            deliver(() -> attempt.onNext((Resp) response));
+            deliver(() -> attempt.onNext(answer));
         }
 
-        void fail(StatusRuntimeException failure) {
+        void fail(RuntimeException failure) {
             if (!done.compareAndSet(false, true)) {
                 return;
             }
@@ -229,17 +279,13 @@ final class SessionStreams {
             if (on != null) {
                 on.forget(this);
             }
-            ClientCall<?, ?> unary = unaryCall;
-            if (unary != null) {
-                unary.cancel("cancelled by the caller", null);
-            }
         }
     }
 
     /** One Session stream to one member. */
     private final class Stream implements ClientResponseObserver<SessionRequest, SessionResponse> {
         final int endpoint;
-        final Map<Long, Pending<?>> open = new ConcurrentHashMap<>();
+        final Map<Long, Pending> open = new ConcurrentHashMap<>();
         final Queue<SessionCall> outbox = new ConcurrentLinkedQueue<>();
         final AtomicBoolean writing = new AtomicBoolean();
         volatile boolean ended;
@@ -269,7 +315,7 @@ final class SessionStreams {
             requests = requestStream;
         }
 
-        void open(Pending<?> pending, long timeoutNanos) {
+        void open(Pending pending, long timeoutNanos) {
             pending.stream = this;
             open.put(pending.id(), pending);
             if (ended) {
@@ -277,12 +323,7 @@ final class SessionStreams {
                 // the caller's retry takes the next stream.
                 if (open.remove(pending.id()) != null) {
                     Status status = endStatus;
-                    if (status.getCode() == Status.Code.UNIMPLEMENTED) {
-                        pending.stream = null;
-                        pending.resend.run();
-                    } else {
-                        pending.fail(status.asRuntimeException());
-                    }
+                    pending.fail(status.getCode() == Status.Code.UNIMPLEMENTED ? noStream() : status.asRuntimeException());
                 }
                 return;
             }
@@ -298,7 +339,7 @@ final class SessionStreams {
             write(pending.call.build());
         }
 
-        void forget(Pending<?> pending) {
+        void forget(Pending pending) {
             if (open.remove(pending.id()) != null && !ended) {
                 write(SessionCall.newBuilder().setAbandon(pending.id()).build());
             }
@@ -334,18 +375,24 @@ final class SessionStreams {
         public void onNext(SessionResponse response) {
             answeredOnce = true;
             for (SessionAnswer answer : response.getAnswersList()) {
-                Pending<?> pending = open.remove(answer.getId());
+                Pending pending = open.remove(answer.getId());
                 if (pending == null) {
                     continue; // abandoned, or expired
                 }
-                switch (answer.getAnswerCase()) {
-                    case LOCK -> pending.answered(answer.getLock());
-                    case TRY_LOCK -> pending.answered(answer.getTryLock());
-                    case UNLOCK -> pending.answered(answer.getUnlock());
-                    case LOCK_CANCEL -> pending.answered(answer.getLockCancel());
-                    case ERROR -> pending.fail(failure(answer));
-                    default -> pending.fail(Status.INTERNAL.withDescription("the member answered call " + answer.getId()
-                            + " with nothing this client knows (" + answer.getAnswerCase() + ")").asRuntimeException());
+                SessionCall.CallCase kind = pending.call.getCallCase();
+                if (answer.getAnswerCase() == SessionAnswer.AnswerCase.ERROR) {
+                    if (answer.getError().getCode() == Status.Code.UNIMPLEMENTED.value()) {
+                        notCarried.get(endpoint).add(kind);
+                        log.debug("{} does not carry {} calls in a session (an older release): they go unary", endpoints.target(endpoint), kind);
+                        pending.fail(new NotCarried(endpoints.target(endpoint) + " does not carry " + kind + " calls in a session"));
+                    } else {
+                        pending.fail(failure(answer));
+                    }
+                } else if (answer.getAnswerCase().getNumber() == kind.getNumber()) {
+                    pending.answered(answer);
+                } else {
+                    pending.fail(Status.INTERNAL.withDescription("the member answered call " + answer.getId() + " (" + kind
+                            + ") with " + answer.getAnswerCase()).asRuntimeException());
                 }
             }
         }
@@ -376,21 +423,19 @@ final class SessionStreams {
                     ? Status.INTERNAL.withDescription(status.getDescription()) : status;
             ended = true;
             ended(this, unimplemented);
-            List<Pending<?>> failed = new ArrayList<>(open.values());
+            List<Pending> failed = new ArrayList<>(open.values());
             open.clear();
             if (unimplemented) {
                 log.debug("{} has no session stream (an older release): its calls go unary", endpoints.target(endpoint));
-                for (Pending<?> pending : failed) {
-                    pending.stream = null;
-                    pending.stopDeadline();
-                    pending.resend.run();
-                }
-                return;
             }
-            StatusRuntimeException failure = status.asRuntimeException();
-            for (Pending<?> pending : failed) {
+            RuntimeException failure = unimplemented ? noStream() : status.asRuntimeException();
+            for (Pending pending : failed) {
                 pending.fail(failure);
             }
+        }
+
+        private NotCarried noStream() {
+            return new NotCarried(endpoints.target(endpoint) + " has no session stream");
         }
 
         void close() {

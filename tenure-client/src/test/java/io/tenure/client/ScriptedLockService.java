@@ -378,6 +378,8 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
     final AtomicInteger sessionMessages = new AtomicInteger();
     final AtomicInteger sessionCalls = new AtomicInteger();
     final BlockingQueue<Long> abandons = new LinkedBlockingQueue<>();
+    /** Kinds of call this member answers UNIMPLEMENTED in a session, as an older release answers kinds it does not carry. */
+    final java.util.Set<io.tenure.proto.v1.SessionCall.CallCase> notCarried = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     @Override
     public StreamObserver<io.tenure.proto.v1.SessionRequest> session(StreamObserver<io.tenure.proto.v1.SessionResponse> responses) {
@@ -394,6 +396,11 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
                 sessionMessages.incrementAndGet();
                 for (io.tenure.proto.v1.SessionCall call : request.getCallsList()) {
                     long id = call.getId();
+                    if (notCarried.contains(call.getCallCase())) {
+                        unimplemented(stream, id);
+                        sessionCalls.incrementAndGet();
+                        continue;
+                    }
                     switch (call.getCallCase()) {
                         case ABANDON -> {
                             abandons.add(call.getAbandon());
@@ -407,7 +414,12 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
                         case UNLOCK -> unlock(call.getUnlock(), new InSession<UnlockResponse>(stream, open, id, (a, r) -> a.setUnlock(r)));
                         case LOCK_CANCEL -> lockCancel(call.getLockCancel(),
                                 new InSession<LockCancelResponse>(stream, open, id, (a, r) -> a.setLockCancel(r)));
-                        default -> throw new IllegalStateException("unexpected " + call.getCallCase());
+                        case LEASE_GRANT -> leaseGrant(call.getLeaseGrant(),
+                                new InSession<LeaseGrantResponse>(stream, open, id, (a, r) -> a.setLeaseGrant(r)));
+                        case LEASE_REVOKE -> leaseRevoke(call.getLeaseRevoke(),
+                                new InSession<LeaseRevokeResponse>(stream, open, id, (a, r) -> a.setLeaseRevoke(r)));
+                        // As a member answers a kind of call it does not carry.
+                        default -> unimplemented(stream, id);
                     }
                     if (call.getCallCase() != io.tenure.proto.v1.SessionCall.CallCase.ABANDON) {
                         sessionCalls.incrementAndGet();
@@ -425,6 +437,14 @@ final class ScriptedLockService extends LockServiceGrpc.LockServiceImplBase {
                 stream.onCompleted();
             }
         };
+    }
+
+    private static void unimplemented(ServerCallStreamObserver<io.tenure.proto.v1.SessionResponse> stream, long id) {
+        synchronized (stream) {
+            stream.onNext(io.tenure.proto.v1.SessionResponse.newBuilder().addAnswers(io.tenure.proto.v1.SessionAnswer.newBuilder().setId(id)
+                    .setError(io.tenure.proto.v1.SessionError.newBuilder().setCode(Status.Code.UNIMPLEMENTED.value())
+                            .setMessage("call: not carried in a session"))).build());
+        }
     }
 
     /** One call of a session, seen by a unary handler as its own call. */

@@ -34,9 +34,14 @@ class ElectionApiTest {
     @RegisterExtension
     static final TenureExtension tenure = TenureExtension.members(1);
 
+    /** The client the tests use: the extension's, whose calls travel in the session stream. */
+    TenureClient client() {
+        return tenure.client();
+    }
+
     @Test
     void candidatesLeadInTurnAndObserversSeeEveryChange() throws Exception {
-        TenureClient client = tenure.client();
+        TenureClient client = client();
         Lease a = client.grantLease(TTL, "a");
         Lease b = client.grantLease(TTL, "b");
         List<Optional<LeaderInfo>> seen = new CopyOnWriteArrayList<>();
@@ -83,7 +88,7 @@ class ElectionApiTest {
 
     @Test
     void aLatchLeadsUntilItsLeaseIsLostAndTheNextLatchTakesOver() throws Exception {
-        TenureClient client = tenure.client();
+        TenureClient client = client();
         Lease mortal = client.grantLease(TTL, "mortal");
         Lease next = client.grantLease(TTL, "next");
         Events first = new Events();
@@ -109,7 +114,7 @@ class ElectionApiTest {
 
     @Test
     void aTimedOutCampaignWithdrawsAndBadRequestsAreRefused() {
-        TenureClient client = tenure.client();
+        TenureClient client = client();
         Lease a = client.grantLease(TTL, "a");
         Lease b = client.grantLease(TTL, "b");
         Leadership leading = client.election("leader/bad", a).campaign("a");

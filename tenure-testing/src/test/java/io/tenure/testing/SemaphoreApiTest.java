@@ -31,9 +31,14 @@ class SemaphoreApiTest {
     @RegisterExtension
     static final TenureExtension tenure = TenureExtension.members(1);
 
+    /** The client the tests use: the extension's, whose calls travel in the session stream. */
+    TenureClient client() {
+        return tenure.client();
+    }
+
     @Test
     void permitsAreGrantedInStrictFifoOrderEachWithItsOwnToken() throws Exception {
-        TenureClient client = tenure.client();
+        TenureClient client = client();
         Lease a = client.grantLease(TTL, "a");
         Lease b = client.grantLease(TTL, "b");
         Lease c = client.grantLease(TTL, "c");
@@ -68,7 +73,7 @@ class SemaphoreApiTest {
 
     @Test
     void aTimeoutWithdrawsTheWaitAndATryNeverQueues() {
-        TenureClient client = tenure.client();
+        TenureClient client = client();
         Lease holder = client.grantLease(TTL, "holder");
         Lease other = client.grantLease(TTL, "other");
         TenureSemaphore pool = client.semaphore("pool/timeout", 1, other);
@@ -89,7 +94,7 @@ class SemaphoreApiTest {
 
     @Test
     void aLeaseThatEndsReturnsItsPermitsToTheNextWaiter() throws Exception {
-        TenureClient client = tenure.client();
+        TenureClient client = client();
         Lease mortal = client.grantLease(TTL, "mortal");
         Lease next = client.grantLease(TTL, "next");
         SemaphorePermit held = client.semaphore("pool/expiry", 2, mortal).acquire(2);
@@ -107,7 +112,7 @@ class SemaphoreApiTest {
 
     @Test
     void badRequestsAreRefusedNamingTheFieldAndChangeNothing() {
-        TenureClient client = tenure.client();
+        TenureClient client = client();
         Lease a = client.grantLease(TTL, "a");
         Lease b = client.grantLease(TTL, "b");
         SemaphorePermit held = client.semaphore("pool/bad", 3, a).acquire(1);
@@ -147,7 +152,7 @@ class SemaphoreApiTest {
 
     @Test
     void theSessionLeaseHoldsPermitsWhenNoLeaseIsGiven() {
-        TenureClient client = tenure.client();
+        TenureClient client = client();
         List<SemaphorePermit> held = new ArrayList<>();
         try (SemaphorePermit permit = client.semaphore("pool/session", 2).acquire(2, Duration.ofSeconds(5))) {
             held.add(permit);
@@ -160,7 +165,7 @@ class SemaphoreApiTest {
 
     @Test
     void theMetricsCountSemaphoreGrantsHoldersAndWaiters() throws Exception {
-        TenureClient client = tenure.client();
+        TenureClient client = client();
         Lease a = client.grantLease(TTL, "a");
         Lease b = client.grantLease(TTL, "b");
         double acquiredBefore = metric("semaphore_acquire_total{result=\"acquired\"}");
