@@ -115,7 +115,7 @@ final class Endpoints implements AutoCloseable {
         return targets.size();
     }
 
-    /** The session streams that carry the lock calls, or null when every call goes unary. */
+    /** The session streams that carry every kind's calls, or null when every call goes unary. */
     SessionStreams sessions() {
         return sessions;
     }

@@ -128,7 +128,7 @@ public final class TenureClient implements AutoCloseable {
     private final Duration requestTimeout;
     private final String clientId;
     private final Duration sessionTtl;
-    /** The lock calls' streams, or null when they go unary. */
+    /** The session streams that carry every kind's calls, or null when they go unary. */
     private final SessionStreams sessions;
     /** Where answers that arrive in a session stream run, unless the caller waits on the transport thread. */
     private final ExecutorService callbacks;
@@ -1412,9 +1412,13 @@ public final class TenureClient implements AutoCloseable {
         }
 
         /**
-         * Whether the lock calls (acquire, try, release, cancel) travel in one session stream per
-         * member, many to a message (default), or as one unary call each. Members of releases
-         * without the stream are spoken to with unary calls either way.
+         * Whether the calls of every kind (lock acquires, tries, releases, downgrades and cancels;
+         * lease grants and revokes; semaphore, election, barrier, double barrier and latch calls)
+         * travel in one session stream per member, many to a message (default), or as one unary
+         * call each. Either way they are retried, failed over and timed out alike. Keep-alives have
+         * their own stream, and reads (describe, list) and watches are unary calls. Members of
+         * releases without the stream, or that do not carry a kind of call in it, are spoken to
+         * with unary calls for it either way.
          */
         public Builder sessionStream(boolean sessionStream) {
             this.sessionStream = sessionStream;
