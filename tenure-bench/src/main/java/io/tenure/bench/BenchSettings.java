@@ -47,9 +47,9 @@ public record BenchSettings(String target, String workload, int clients, Duratio
     /** The lease TTL on one member (issue 7's 10 s; W3 keeps leases alive at TTL/3, the SDK's rhythm). */
     public static final Duration TTL = Duration.ofSeconds(10);
     /**
-     * The lease TTL on three members: a cluster refuses TTLs under 10 election timeouts (5 s with
-     * the default 500 ms), so that a kept-alive lease survives a failover; 30 s leaves room for a
-     * member started with a longer election timeout.
+     * The lease TTL on three members: a cluster refuses TTLs under 10 election timeouts and under
+     * 5 s, so that a kept-alive lease survives a failover; 30 s leaves room for a member started
+     * with a longer election timeout.
      */
     public static final Duration CLUSTER_TTL = Duration.ofSeconds(30);
 

@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  * @param peerPort        Raft port for peer traffic (7071; 0 picks a free port); with peers, the port of
  *                        this member's own entry in {@code peers}
  * @param snapshotEvery   take a snapshot and purge the log after this many log entries (50,000)
- * @param electionTimeout the Raft election timeout lower bound (500 ms); the upper bound is twice it
+ * @param electionTimeout the Raft election timeout lower bound (300 ms by default); the upper bound is twice it
  * @param clusterName     the cluster's name; a data directory of another cluster is refused ({@code tenure})
  * @param peers           the initial members, name to Raft address host:port, this member among them;
  *                        empty for a single member
