@@ -44,7 +44,6 @@ import io.tenure.server.watch.WatchHub;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.metrics.MetricRegistries;
 import org.apache.ratis.RaftConfigKeys;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
@@ -215,7 +214,6 @@ public final class TenureServer implements AutoCloseable {
      */
     public static TenureServer start(ServerConfig config) throws IOException {
         config.validate();
-        withoutRatisJmx();
         RaftGroupId groupId = RaftGroupId.valueOf(UUID.nameUUIDFromBytes(
                 ("tenure-cluster:" + config.clusterName()).getBytes(StandardCharsets.UTF_8)));
         DataDirectory data = DataDirectory.open(config.dataDir(), config.clusterName(), config.memberName(), groupId.getUuid().toString());
@@ -309,20 +307,6 @@ public final class TenureServer implements AutoCloseable {
                 server.clientPort(), config.host(), server.httpPort(), config.peerAddress(), peers.size(), config.dataDir().toAbsolutePath());
         return server;
     }
-
-    /**
-     * Ratis publishes its own metrics over JMX unless a reporter is registered before its first
-     * registry: that set up the platform MBean server on every start, about 70 ms of a fresh
-     * member's start-up on two cores, for figures nothing reads (the member's metrics are its
-     * own, on {@code /metrics}). An empty reporter stands in, once per process.
-     */
-    private static void withoutRatisJmx() {
-        if (RATIS_REPORTER_SET.compareAndSet(false, true)) {
-            MetricRegistries.global().addReporterRegistration(registry -> { }, registry -> { });
-        }
-    }
-
-    private static final AtomicBoolean RATIS_REPORTER_SET = new AtomicBoolean();
 
     /** Closes the HTTP front that was starting beside Raft, once it has started (a start that failed left nothing open). */
     private static void closeWhenStarted(CompletableFuture<HttpFront> http) {
