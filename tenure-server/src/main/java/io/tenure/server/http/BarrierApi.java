@@ -87,10 +87,7 @@ final class BarrierApi {
         NamePath.BARRIERS.check(name);
         return leases.withdraw(waiting, "barrier '" + name + "'", requestId,
                 () -> member.barriers().leave(name, waiting.leaseId(), 0)).thenApply(outcome -> {
-                    ObjectNode left = NODES.objectNode();
-                    left.put("barrier", name);
-                    left.put("owner_id", waiting.owner());
-                    left.put("lease_id", waiting.leaseId());
+                    ObjectNode left = waiting.answer("barrier", name);
                     left.put("left", true);
                     left.put("parties", outcome.parties());
                     left.put("waiting", outcome.arrived());

@@ -172,10 +172,7 @@ final class DoubleBarrierApi {
                         inside.body().put("entered", true);
                         return inside;
                     }
-                    ObjectNode withdrawn = NODES.objectNode();
-                    withdrawn.put("double_barrier", name);
-                    withdrawn.put("owner_id", waiting.owner());
-                    withdrawn.put("lease_id", waiting.leaseId());
+                    ObjectNode withdrawn = waiting.answer("double_barrier", name);
                     withdrawn.put("entered", false);
                     withdrawn.put("parties", entry.parties());
                     withdrawn.put("entering", entry.entering());

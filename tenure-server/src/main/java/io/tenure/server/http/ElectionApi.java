@@ -128,10 +128,7 @@ final class ElectionApi {
                         leads.body().put("elected", true);
                         return leads;
                     }
-                    ObjectNode withdrawn = NODES.objectNode();
-                    withdrawn.put("election", name);
-                    withdrawn.put("owner_id", waiting.owner());
-                    withdrawn.put("lease_id", waiting.leaseId());
+                    ObjectNode withdrawn = waiting.answer("election", name);
                     withdrawn.put("elected", false);
                     withdrawn.put("leader", outcome.leader().isEmpty() ? null : outcome.leader());
                     withdrawn.put("candidates", outcome.candidates());

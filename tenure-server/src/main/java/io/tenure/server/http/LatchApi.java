@@ -101,10 +101,7 @@ final class LatchApi {
         NamePath.LATCHES.check(name);
         return leases.withdraw(waiting, "latch '" + name + "'", requestId,
                 () -> member.latches().cancel(name, waiting.leaseId(), 0)).thenApply(outcome -> {
-                    ObjectNode withdrawn = NODES.objectNode();
-                    withdrawn.put("latch", name);
-                    withdrawn.put("owner_id", waiting.owner());
-                    withdrawn.put("lease_id", waiting.leaseId());
+                    ObjectNode withdrawn = waiting.answer("latch", name);
                     withdrawn.put("withdrawn", true);
                     withdrawn.put("count", outcome.count());
                     return Answer.ok(withdrawn);

@@ -239,6 +239,15 @@ final class LeaseRecipe {
         static Waiting of(JsonBody body) {
             return new Waiting(LeaseRecipe.owner(body), body.requiredPositive("lease_id"));
         }
+
+        /** The start of a withdrawal's answer: {@code {"<kind>": name, "owner_id", "lease_id"}}; the route adds the rest. */
+        ObjectNode answer(String kind, String name) {
+            ObjectNode answer = JsonNodeFactory.instance.objectNode();
+            answer.put(kind, name);
+            answer.put("owner_id", owner);
+            answer.put("lease_id", leaseId);
+            return answer;
+        }
     }
 
     /**

@@ -214,10 +214,7 @@ final class LockApi {
                         grant.body().put("acquired", true);
                         return grant;
                     }
-                    ObjectNode withdrawn = NODES.objectNode();
-                    withdrawn.put("lock", lock);
-                    withdrawn.put("owner_id", waiting.owner());
-                    withdrawn.put("lease_id", waiting.leaseId());
+                    ObjectNode withdrawn = waiting.answer("lock", lock);
                     withdrawn.put("acquired", false);
                     LockView now = member.locks().describe(lock);
                     withdrawn.put("waiters", now == null ? 0 : now.waiters().size());

@@ -178,10 +178,7 @@ final class SemaphoreApi {
                         grant.body().put("acquired", true);
                         return grant;
                     }
-                    ObjectNode withdrawn = NODES.objectNode();
-                    withdrawn.put("semaphore", name);
-                    withdrawn.put("owner_id", waiting.owner());
-                    withdrawn.put("lease_id", waiting.leaseId());
+                    ObjectNode withdrawn = waiting.answer("semaphore", name);
                     withdrawn.put("acquired", false);
                     SemaphoreView now = member.semaphores().describe(name);
                     withdrawn.put("available", now == null ? outcome.available() : now.available());
