@@ -15,20 +15,13 @@ import io.tenure.server.election.Elections;
 import io.tenure.server.semaphore.Semaphores;
 import io.tenure.server.raft.Entry;
 import io.tenure.server.raft.Proposer;
+import io.tenure.server.raft.Raft;
 import io.tenure.server.raft.TenureStateMachine;
 import io.tenure.server.watch.WatchHub;
 import io.tenure.core.kernel.Result;
 import io.tenure.server.metrics.ServerMetrics;
-import org.apache.ratis.client.RaftClient;
-import org.apache.ratis.protocol.RaftClientReply;
-import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.protocol.RaftPeer;
-import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.server.protocol.TermIndex;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -45,8 +38,7 @@ public final class Member implements TenureStateMachine.Listener {
     public static final String VERSION = "0.1.0";
 
     private final ServerConfig config;
-    private final RaftServer raft;
-    private final RaftGroupId groupId;
+    private final Raft raft;
     private final TenureStateMachine stateMachine;
     private final Proposer proposer;
     private final LeaseKeeper leases;
@@ -61,7 +53,6 @@ public final class Member implements TenureStateMachine.Listener {
     private final WatchHub watches;
     private final long clusterId;
     private final long memberId;
-    private final RaftClient admin;
     private final Runnable onRaftShutdown;
     private final java.util.function.Consumer<Throwable> onLogFailure;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Member.class);
@@ -71,13 +62,12 @@ public final class Member implements TenureStateMachine.Listener {
     private volatile boolean draining;
     private final RequestRateGuard rateGuard;
 
-    Member(ServerConfig config, RaftServer raft, RaftGroupId groupId, TenureStateMachine stateMachine,
+    Member(ServerConfig config, Raft raft, TenureStateMachine stateMachine,
            Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, Elections elections, Barriers barriers, DoubleBarriers doubleBarriers, Latches latches, WatchHub watches, ServerMetrics metrics, long clusterId,
-           RaftClient admin, Runnable onRaftShutdown,
+           Runnable onRaftShutdown,
            java.util.function.Consumer<Throwable> onLogFailure) {
         this.config = config;
         this.raft = raft;
-        this.groupId = groupId;
         this.stateMachine = stateMachine;
         this.proposer = proposer;
         this.leases = leases;
@@ -94,7 +84,6 @@ public final class Member implements TenureStateMachine.Listener {
         this.rateGuard = new RequestRateGuard(config.limits().maxRequestsPerSecond(), System::nanoTime);
         this.clusterId = clusterId;
         this.memberId = MemberInfo.idOf(config.memberName());
-        this.admin = admin;
         this.onRaftShutdown = onRaftShutdown;
         this.onLogFailure = onLogFailure;
     }
@@ -200,33 +189,17 @@ public final class Member implements TenureStateMachine.Listener {
     }
 
     public long term() {
-        try {
-            return division().getInfo().getCurrentTerm();
-        } catch (UncheckedIOException e) {
-            return 0;
-        }
+        return raft.term();
     }
 
-    /** The commit index this member knows, or -1 when its division is not running. */
+    /** The commit index this member knows, or -1 when its Raft server is not running or its log not open. */
     public long commitIndex() {
-        try {
-            return division().getRaftLog().getLastCommittedIndex();
-        } catch (UncheckedIOException e) {
-            return -1;
-        }
+        return raft.commitIndex();
     }
 
     /** The first index still in this member's Raft log (earlier entries were purged after a snapshot). */
     long logStartIndex() {
-        return division().getRaftLog().getStartIndex();
-    }
-
-    private RaftServer.Division division() {
-        try {
-            return raft.getDivision(groupId);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return raft.logStartIndex();
     }
 
     /** This member's client endpoint, as it announces it to the others. */
@@ -244,18 +217,17 @@ public final class Member implements TenureStateMachine.Listener {
 
     /** The current members, each with its client endpoint (when announced) and whether it leads. */
     public List<io.tenure.proto.v1.Member> members() {
-        RaftServer.Division division = division();
-        RaftPeerId leader = division.getInfo().getLeaderId();
+        String leader = raft.leaderName();
         Map<String, String> endpoints = stateMachine.read(s -> new java.util.TreeMap<>(s.primitive(MemberEndpoints.class).endpoints()));
         List<io.tenure.proto.v1.Member> members = new ArrayList<>();
-        for (RaftPeer peer : division.getGroup().getPeers()) {
-            String name = peer.getId().toString();
+        for (Raft.Peer peer : raft.peers()) {
+            String name = peer.name();
             members.add(io.tenure.proto.v1.Member.newBuilder()
                     .setName(name)
                     .setId(MemberInfo.idOf(name))
-                    .setPeerAddress(peer.getAddress() == null ? "" : peer.getAddress())
+                    .setPeerAddress(peer.address())
                     .setClientEndpoint(endpoints.getOrDefault(name, name.equals(config.memberName()) ? clientEndpoint() : ""))
-                    .setLeader(peer.getId().equals(leader))
+                    .setLeader(name.equals(leader))
                     .build());
         }
         members.sort(java.util.Comparator.comparing(io.tenure.proto.v1.Member::getName));
@@ -264,23 +236,17 @@ public final class Member implements TenureStateMachine.Listener {
 
     /** The Status answer: who leads (name and client endpoint), the term, and how far this member has applied. */
     public StatusResponse status(ResponseHeader header) {
-        RaftServer.Division division = division();
-        TermIndex applied = stateMachine.getLastAppliedTermIndex();
-        long committed;
-        try {
-            committed = division.getRaftLog().getLastCommittedIndex();
-        } catch (IllegalStateException stillOpening) {
-            committed = 0; // the member is loading its snapshot and log (see logOpen)
-        }
+        // 0 while the member loads its snapshot and log (see logOpen)
+        long committed = Math.max(0, raft.commitIndex());
         List<io.tenure.proto.v1.Member> members = members();
         StatusResponse.Builder status = StatusResponse.newBuilder()
                 .setHeader(header)
                 .setClusterId(clusterId)
                 .setMemberId(memberId)
                 .setMemberName(config.memberName())
-                .setRaftTerm(division.getInfo().getCurrentTerm())
+                .setRaftTerm(raft.term())
                 .setRevision(revision())
-                .setAppliedIndex(applied == null ? 0 : applied.getIndex())
+                .setAppliedIndex(Math.max(0, stateMachine.appliedIndex()))
                 .setCommitIndex(committed)
                 .setVersion(VERSION)
                 .addAllMembers(members);
@@ -294,15 +260,10 @@ public final class Member implements TenureStateMachine.Listener {
 
     /**
      * Whether the Raft log is open: false while a starting member loads its snapshot and reads
-     * its log (seconds with a large state), when Ratis refuses to say anything about it.
+     * its log (seconds with a large state), when the Raft library refuses to say anything about it.
      */
     public boolean logOpen() {
-        try {
-            division().getRaftLog();
-            return true;
-        } catch (IllegalStateException stillOpening) {
-            return false;
-        }
+        return raft.logOpen();
     }
 
     /**
@@ -314,7 +275,7 @@ public final class Member implements TenureStateMachine.Listener {
             try {
                 String mine = clientEndpoint();
                 String known = stateMachine.read(s -> s.primitive(MemberEndpoints.class).endpoints().get(config.memberName()));
-                if (!mine.equals(known) && division().getInfo().getLeaderId() != null && !announcing) {
+                if (!mine.equals(known) && raft.leaderName() != null && !announcing) {
                     announcing = true;
                     proposer.propose(new MemberEndpoint(config.memberName(), mine))
                             .whenComplete((applied, error) -> announcing = false);
@@ -336,25 +297,25 @@ public final class Member implements TenureStateMachine.Listener {
         if (peerAddress == null || !peerAddress.matches("[^\\s:]+:\\d{1,5}")) {
             throw RequestRejected.invalid("peer_address", "peer_address must be host:port, got '" + peerAddress + "'");
         }
-        List<RaftPeer> current = new ArrayList<>(division().getGroup().getPeers());
-        for (RaftPeer peer : current) {
-            if (peer.getId().toString().equals(name)) {
+        List<Raft.Peer> current = new ArrayList<>(raft.peers());
+        for (Raft.Peer peer : current) {
+            if (peer.name().equals(name)) {
                 throw new RequestRejected(Result.Code.ALREADY_EXISTS, "name", "member '" + name + "' already exists");
             }
-            if (peerAddress.equals(peer.getAddress())) {
+            if (peerAddress.equals(peer.address())) {
                 throw new RequestRejected(Result.Code.ALREADY_EXISTS, "peer_address",
-                        "peer address " + peerAddress + " is already member '" + peer.getId() + "''s");
+                        "peer address " + peerAddress + " is already member '" + peer.name() + "''s");
             }
         }
-        current.add(RaftPeer.newBuilder().setId(name).setAddress(peerAddress).build());
+        current.add(new Raft.Peer(name, peerAddress));
         changeConfiguration(current, "add member '" + name + "'");
         return members();
     }
 
     /** Removes a member through a Raft configuration change. Blocking: call it off the request threads. */
     public List<io.tenure.proto.v1.Member> removeMember(String name) throws IOException {
-        List<RaftPeer> current = new ArrayList<>(division().getGroup().getPeers());
-        boolean removed = current.removeIf(peer -> peer.getId().toString().equals(name));
+        List<Raft.Peer> current = new ArrayList<>(raft.peers());
+        boolean removed = current.removeIf(peer -> peer.name().equals(name));
         if (!removed) {
             throw new RequestRejected(Result.Code.NOT_FOUND, "name", "member '" + name + "' is not a member");
         }
@@ -362,8 +323,7 @@ public final class Member implements TenureStateMachine.Listener {
             throw new RequestRejected(Result.Code.FAILED_PRECONDITION, "name",
                     "member '" + name + "' is the last voting member; a cluster cannot remove all its members");
         }
-        RaftPeerId leader = division().getInfo().getLeaderId();
-        if (leader != null && leader.toString().equals(name)) {
+        if (name.equals(raft.leaderName())) {
             handOverLeadership(name, current);
         }
         changeConfiguration(current, "remove member '" + name + "'");
@@ -377,47 +337,41 @@ public final class Member implements TenureStateMachine.Listener {
      * it leader until it was gone (the safety suite's F9 measured 10 s). If the hand-over fails,
      * the removal goes on anyway.
      */
-    private void handOverLeadership(String leaving, List<RaftPeer> staying) {
+    private void handOverLeadership(String leaving, List<Raft.Peer> staying) {
         long timeoutMs = 2 * config.electionTimeout().toMillis();
-        for (RaftPeer successor : staying) {
+        for (Raft.Peer successor : staying) {
             try {
-                RaftClientReply reply = admin.admin().transferLeadership(successor.getId(), timeoutMs);
-                if (reply.isSuccess()) {
-                    LOG.info("event=leadership_transferred from={} to={} reason=\"the leader is being removed\"", leaving, successor.getId());
+                if (raft.transferLeadership(successor.name(), timeoutMs)) {
+                    LOG.info("event=leadership_transferred from={} to={} reason=\"the leader is being removed\"", leaving, successor.name());
                     return;
                 }
             } catch (IOException | RuntimeException e) {
-                LOG.debug("leadership to {} before removing {} failed: {}", successor.getId(), leaving, e.toString());
+                LOG.debug("leadership to {} before removing {} failed: {}", successor.name(), leaving, e.toString());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
             }
         }
         LOG.warn("event=leadership_transfer_failed member={} reason=\"no remaining member took over; removing the leader anyway\"", leaving);
     }
 
-    private void changeConfiguration(List<RaftPeer> peers, String what) throws IOException {
-        RaftClientReply reply = admin.admin().setConfiguration(peers);
-        if (!reply.isSuccess()) {
-            throw new NotServingException("could not " + what + ": "
-                    + (reply.getException() == null ? "the configuration change failed" : reply.getException().getMessage()));
+    private void changeConfiguration(List<Raft.Peer> peers, String what) throws IOException {
+        try {
+            raft.changePeers(peers);
+        } catch (NotServingException e) {
+            throw new NotServingException("could not " + what + ": " + e.getMessage(), e);
         }
-        LOG.info("event=membership_changed change=\"{}\" members={}", what,
-                peers.stream().map(p -> p.getId().toString()).toList());
+        LOG.info("event=membership_changed change=\"{}\" members={}", what, peers.stream().map(Raft.Peer::name).toList());
     }
 
-    /** Whether the Raft server and this member's division are running (not failed, not closed). */
+    /** Whether the Raft server runs (not failed, not closed). */
     public boolean alive() {
-        if (raft.getLifeCycleState().isClosingOrClosed() || raft.getLifeCycleState() == org.apache.ratis.util.LifeCycle.State.EXCEPTION) {
-            return false;
-        }
-        try {
-            return division().getInfo().isAlive();
-        } catch (UncheckedIOException e) {
-            return false;
-        }
+        return raft.alive();
     }
 
     /** Whether this member is the leader and has applied an entry of its term. */
     public boolean leaderReady() {
-        return division().getInfo().isLeaderReady();
+        return raft.leaderReady();
     }
 
     /**

@@ -286,7 +286,7 @@ public record ServerConfig(
         return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
     }
 
-    static String hostOf(String address) {
+    public static String hostOf(String address) {
         return address.substring(0, address.lastIndexOf(':'));
     }
 }

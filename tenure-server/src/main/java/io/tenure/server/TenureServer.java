@@ -36,30 +36,12 @@ import io.tenure.server.latch.Latches;
 import io.tenure.server.election.Elections;
 import io.tenure.server.semaphore.Semaphores;
 import io.tenure.server.raft.AuditLog;
-import io.tenure.server.raft.LogBehindSnapshot;
-import io.tenure.server.raft.PeerTransport;
 import io.tenure.server.raft.Proposer;
+import io.tenure.server.raft.Raft;
+import io.tenure.server.raft.RatisRaft;
+import io.tenure.server.raft.RatisStateMachine;
 import io.tenure.server.raft.TenureStateMachine;
 import io.tenure.server.watch.WatchHub;
-import org.apache.ratis.client.RaftClient;
-import org.apache.ratis.client.RaftClientConfigKeys;
-import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.RaftConfigKeys;
-import org.apache.ratis.grpc.GrpcConfigKeys;
-import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
-import org.apache.ratis.protocol.ClientId;
-import org.apache.ratis.protocol.RaftClientReply;
-import org.apache.ratis.protocol.RaftGroup;
-import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.protocol.RaftPeer;
-import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.protocol.TransferLeadershipRequest;
-import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.server.RaftServerConfigKeys;
-import org.apache.ratis.retry.RetryPolicies;
-import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.util.SizeInBytes;
-import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -68,13 +50,9 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -88,7 +66,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -101,15 +78,8 @@ import java.util.function.BooleanSupplier;
  */
 public final class TenureServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TenureServer.class);
-    /**
-     * A forwarded entry is retried this often, this far apart, across a leader change (about 5 s
-     * with the 1 s attempt timeout): a failover must not use up a client's safe window.
-     */
-    private static final int FORWARD_ATTEMPTS = 40;
-    private static final long FORWARD_RETRY_SLEEP_MS = 100;
-
     private final ServerConfig config;
-    private final RaftServer raft;
+    private final Raft raft;
     private final Member member;
     private final Proposer proposer;
     /** The safety suite's audit log (ServerConfig.auditLog), or null: off. Closed after the Raft server. */
@@ -118,8 +88,6 @@ public final class TenureServer implements AutoCloseable {
     private final IdleSweeper idle;
     private final WatchHub watches;
     private final ServerMetrics metrics;
-    /** For membership changes (Ratis's blocking admin calls); the proposer has a forwarding client of its own. */
-    private final RaftClient raftAdmin;
     private final ScheduledExecutorService timer;
     private final ExecutorService delivery;
     /** Membership changes block until committed; they get their own thread. */
@@ -131,7 +99,6 @@ public final class TenureServer implements AutoCloseable {
     private volatile String failure;
     private volatile Server grpc;
     private volatile HttpFront http;
-    private final RaftGroupId groupId;
     /** Refuses new client calls while the member drains, and tracks the admitted ones. */
     private final CallGate gate;
     private final AtomicBoolean shutdownStarted = new AtomicBoolean();
@@ -139,20 +106,14 @@ public final class TenureServer implements AutoCloseable {
     private final CompletableFuture<Boolean> shutdownDone = new CompletableFuture<>();
     /** The step the graceful shutdown is in, named when it runs out of time. */
     private volatile String shutdownStep = "not started";
-    private final ClientId transferClient = ClientId.randomId();
-    private final AtomicLong transferCalls = new AtomicLong();
 
-    private TenureServer(ServerConfig config, RaftServer raft, TenureStateMachine stateMachine, RaftGroup group,
-                         RaftProperties properties, AuditLog audit) {
+    private TenureServer(ServerConfig config, Raft raft, TenureStateMachine stateMachine, AuditLog audit) {
         this.config = config;
         this.audit = audit;
         this.raft = raft;
-        this.groupId = group.getGroupId();
         this.timer = new ScheduledThreadPoolExecutor(1, daemon("tenure-timer"));
         this.delivery = Executors.newSingleThreadExecutor(daemon("tenure-watch"));
-        this.raftAdmin = raftClient(group, properties);
-        this.proposer = new Proposer(raft, group.getGroupId(), RaftPeerId.valueOf(config.memberName()),
-                () -> raftClient(group, properties));
+        this.proposer = new Proposer(raft);
         this.metrics = new ServerMetrics();
         stateMachine.setMetrics(metrics);
         proposer.onCommitLatency(metrics::committed);
@@ -168,8 +129,8 @@ public final class TenureServer implements AutoCloseable {
         DoubleBarriers doubleBarriers = new DoubleBarriers(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         Latches latches = new Latches(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         this.watches = new WatchHub(stateMachine, delivery);
-        this.member = new Member(config, raft, group.getGroupId(), stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, doubleBarriers, latches, watches, metrics,
-                MemberInfo.idOf(config.clusterName()), raftAdmin, this::raftStopped, this::logFailed);
+        this.member = new Member(config, raft, stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, doubleBarriers, latches, watches, metrics,
+                MemberInfo.idOf(config.clusterName()), this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
         metrics.barrierGauges(() -> stateMachine.read(s -> s.primitive(BarrierTable.class).barrierCount()),
                 () -> stateMachine.read(s -> s.primitive(BarrierTable.class).waiting()));
@@ -187,20 +148,15 @@ public final class TenureServer implements AutoCloseable {
                 () -> stateMachine.read(s -> s.primitive(SemaphoreTable.class).waiterCount()));
         metrics.gauges(() -> stateMachine.read(s -> s.primitive(LockTable.class).lockCount()), () -> stateMachine.read(TenureState::leaseCount),
                 () -> stateMachine.read(s -> s.primitive(LockTable.class).waiterCount()), watches::watcherCount, member::term,
-                member::commitIndex, () -> lastAppliedIndex(stateMachine));
+                member::commitIndex, stateMachine::appliedIndex);
         metrics.overloadGauges(lane -> proposer.waiting(lane(lane)),
                 lane -> proposer.oldestWaitNanos(lane(lane), System.nanoTime()) / 1e9, proposer::entriesInFlight,
-                () -> Math.max(0, member.commitIndex() - lastAppliedIndex(stateMachine)), waits::count);
+                () -> Math.max(0, member.commitIndex() - stateMachine.appliedIndex()), waits::count);
         this.gate = new CallGate(member::draining, shuttingDownStatus(config.memberName()));
     }
 
     private static Proposer.Lane lane(String name) {
         return name.equals("renewal") ? Proposer.Lane.RENEWAL : Proposer.Lane.WORK;
-    }
-
-    private static long lastAppliedIndex(TenureStateMachine stateMachine) {
-        var applied = stateMachine.getLastAppliedTermIndex();
-        return applied == null ? -1 : applied.getIndex();
     }
 
     /**
@@ -214,48 +170,25 @@ public final class TenureServer implements AutoCloseable {
      */
     public static TenureServer start(ServerConfig config) throws IOException {
         config.validate();
-        RaftGroupId groupId = RaftGroupId.valueOf(UUID.nameUUIDFromBytes(
-                ("tenure-cluster:" + config.clusterName()).getBytes(StandardCharsets.UTF_8)));
-        DataDirectory data = DataDirectory.open(config.dataDir(), config.clusterName(), config.memberName(), groupId.getUuid().toString());
+        DataDirectory data = DataDirectory.open(config.dataDir(), config.clusterName(), config.memberName(),
+                RatisRaft.groupUuid(config.clusterName()).toString());
         if (config.peerPort() == 0) {
             config = config.withPeerPort(freePort(config.host()));
         }
-        List<RaftPeer> peers = new ArrayList<>();
-        if (config.peers().isEmpty()) {
-            peers.add(RaftPeer.newBuilder().setId(config.memberName()).setAddress(config.peerAddress()).build());
-        } else {
-            config.peers().forEach((name, address) -> peers.add(RaftPeer.newBuilder().setId(name).setAddress(address).build()));
-        }
-        RaftGroup group = RaftGroup.valueOf(groupId, peers);
-        // A joining member starts with no configuration: Ratis then waits for the leader to add it
-        // instead of campaigning (which the members would answer by telling it to shut down, as
-        // they do a removed member). Its forwarding client still knows the running members.
-        RaftGroup initial = config.join() && !data.formatted() ? RaftGroup.valueOf(groupId) : group;
         TenureStateMachine stateMachine = new TenureStateMachine(System::nanoTime, TenureState.DEFAULT_EVENT_LOG_CAPACITY);
         // Open before the Raft server starts, so that it sees the snapshot load and the log's replay.
         AuditLog audit = config.auditLog() == null ? null : AuditLog.open(config.auditLog(), config.memberName());
         stateMachine.setAuditLog(audit);
-        RaftProperties properties = raftProperties(config, data);
-        if (data.formatted()) {
-            // A snapshot install interrupted by a crash leaves a log that ends before the snapshot (LogBehindSnapshot).
-            LogBehindSnapshot.repair(data.raftDir());
-        }
-        RaftServer raft;
+        Raft raft;
         try {
-            raft = RaftServer.newBuilder()
-                    .setServerId(RaftPeerId.valueOf(config.memberName()))
-                    .setGroup(initial)
-                    .setStateMachine(stateMachine)
-                    .setProperties(properties)
-                    .setOption(data.formatted() ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT)
-                    .build();
+            raft = RatisRaft.create(config, data.raftDir(), data.formatted(), new RatisStateMachine(stateMachine));
         } catch (IOException | RuntimeException e) {
             if (audit != null) {
                 audit.close();
             }
             throw e;
         }
-        TenureServer server = new TenureServer(config, raft, stateMachine, group, properties, audit);
+        TenureServer server = new TenureServer(config, raft, stateMachine, audit);
         // The HTTP front starts beside Raft (it answers /readyz 503 until the member serves): on
         // two cores, overlapping the two was about a fifth of a fresh member's start-up.
         ServerConfig settled = config;
@@ -304,7 +237,7 @@ public final class TenureServer implements AutoCloseable {
             }
         }, 1, 1, TimeUnit.SECONDS);
         LOG.info("event=serving member={} client={}:{} http={}:{} peer={} members={} data_dir={}", config.memberName(), config.host(),
-                server.clientPort(), config.host(), server.httpPort(), config.peerAddress(), peers.size(), config.dataDir().toAbsolutePath());
+                server.clientPort(), config.host(), server.httpPort(), config.peerAddress(), raft.peers().size(), config.dataDir().toAbsolutePath());
         return server;
     }
 
@@ -315,54 +248,6 @@ public final class TenureServer implements AutoCloseable {
         } catch (CompletionException | CancellationException ignored) {
             // it failed to start: nothing to close
         }
-    }
-
-    private static RaftProperties raftProperties(ServerConfig config, DataDirectory data) {
-        RaftProperties p = new RaftProperties();
-        RaftServerConfigKeys.setStorageDir(p, List.of(data.raftDir().toFile()));
-        // Ratis's gRPC transport, with a leader that sends its snapshot to a follower whose
-        // previous entry it purged (Ratis 3.2.2 loops instead; see PeerTransport).
-        RaftConfigKeys.Rpc.setType(p, new PeerTransport());
-        String peerAddress = config.peerAddress();
-        // Bind the peer port to this member's own address, not the wildcard (RATIS.md).
-        GrpcConfigKeys.Server.setHost(p, ServerConfig.hostOf(peerAddress));
-        GrpcConfigKeys.Server.setPort(p, config.peerBindPort());
-        // One forwarding attempt: a write to a dead or deposed leader fails fast and is retried.
-        RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(1, TimeUnit.SECONDS));
-        // Commands are small; Ratis's 64 MB default only enlarges what a bad peer can make us buffer.
-        GrpcConfigKeys.setMessageSizeMax(p, SizeInBytes.valueOf("8MB"));
-        long election = config.electionTimeout().toMillis();
-        RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(election, TimeUnit.MILLISECONDS));
-        RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(2 * election, TimeUnit.MILLISECONDS));
-        // A member alone has nobody to split a vote with: it campaigns at once. Members of a
-        // cluster wait 200-400 ms, so that those started together do not all campaign together.
-        long firstElection = config.clustered() ? Math.min(election, 200) : 1;
-        RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(p, TimeDuration.valueOf(firstElection, TimeUnit.MILLISECONDS));
-        RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(p, TimeDuration.valueOf(config.clustered() ? Math.min(2 * election, 400) : 10,
-                TimeUnit.MILLISECONDS));
-        // Tenure reads through a barrier in the log (Member.readBarrier); should anything read
-        // through Ratis, never from the local state alone.
-        RaftServerConfigKeys.Read.setOption(p, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
-        // Acknowledge only after fsync: both stay off (their defaults), set explicitly so no one flips them by accident.
-        RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, false);
-        RaftServerConfigKeys.Log.setAsyncFlushEnabled(p, false);
-        // A metadata entry per commit advance costs a second fsync per write (RATIS.md), but it is
-        // also how Ratis 3.2 tells followers the new commit index without waiting for the next
-        // heartbeat (an append with no entries is not sent): a follower would answer forwarded
-        // writes and linearizable reads half an election timeout late. So: off alone, on in a cluster.
-        RaftServerConfigKeys.Log.setLogMetadataEnabled(p, config.clustered());
-        RaftServerConfigKeys.Log.setCorruptionPolicy(p, RaftServerConfigKeys.Log.CorruptionPolicy.EXCEPTION);
-        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
-        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, config.snapshotEvery());
-        RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);
-        RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
-        // Ratis purges whole closed segments only: size them so that a snapshot threshold's worth
-        // of entries (a few hundred bytes each) spans several, or the log would never be purged.
-        long segmentBytes = Math.max(64 << 10, Math.min(8 << 20, config.snapshotEvery() * 256));
-        RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf(segmentBytes));
-        RaftServerConfigKeys.Log.setPreallocatedSize(p, SizeInBytes.valueOf(Math.min(segmentBytes, 4 << 20)));
-        RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.min(1024, config.snapshotEvery()));
-        return p;
     }
 
     private void awaitLeader() throws IOException {
@@ -543,9 +428,8 @@ public final class TenureServer implements AutoCloseable {
             awaitTerminated(deadline);
             return failure == null && terminated.getCount() == 0;
         }
-        RaftServer.Division division = divisionOrNull();
-        boolean leading = division != null && division.getInfo().isLeader();
-        int peers = division == null ? 0 : division.getGroup().getPeers().size();
+        boolean leading = raft.leader();
+        int peers = peersOrZero();
         LOG.info("event=shutdown_begin member={} role={} members={} timeout_ms={}", config.memberName(),
                 leading ? "leader" : "follower", peers, config.shutdownTimeout().toMillis());
 
@@ -560,10 +444,10 @@ public final class TenureServer implements AutoCloseable {
         LOG.info("event=shutdown_drained member={} lock_waits_handed_back={} unary_calls_unanswered={} streams_ended={} took_ms={}",
                 config.memberName(), parked, answered ? 0 : gate.unaryInFlight(), streams, millisSince(started));
 
-        if (division != null && peers > 1 && division.getInfo().isLeader()) {
+        if (peers > 1 && raft.leader()) {
             shutdownStep = "leadership_transfer";
             // Leave a quarter of the time for closing Raft, whatever the transfer takes.
-            transferLeadership(division, deadline - (deadline - started) / 4);
+            transferLeadership(deadline - (deadline - started) / 4);
         }
 
         shutdownStep = "raft_close";
@@ -585,10 +469,12 @@ public final class TenureServer implements AutoCloseable {
      * leads. Ratis replicates the rest of the log to it first (new writes wait meanwhile), then
      * tells it to start an election at once, which it wins: its log is as long as the leader's.
      */
-    private void transferLeadership(RaftServer.Division division, long deadline) {
+    private void transferLeadership(long deadline) {
         long began = System.nanoTime();
         String outcome = "no follower answered within the last election timeout";
-        for (RaftPeerId target : transferees(division)) {
+        // A follower not heard from within the last election timeout is down or shutting down
+        // too, and would only use up the time.
+        for (String target : raft.successors(config.electionTimeout().toMillis())) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
                 outcome = "out of time";
@@ -597,23 +483,20 @@ public final class TenureServer implements AutoCloseable {
             // A follower that cannot take over within two election timeouts is unlikely to; try the next.
             long attemptMillis = Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), 2 * config.electionTimeout().toMillis()));
             try {
-                RaftClientReply reply = raft.transferLeadershipAsync(new TransferLeadershipRequest(transferClient,
-                                RaftPeerId.valueOf(config.memberName()), groupId, transferCalls.incrementAndGet(), target, attemptMillis))
-                        .get(attemptMillis + 500, TimeUnit.MILLISECONDS);
-                if (reply.isSuccess()) {
+                if (raft.transferLeadership(target, attemptMillis)) {
                     LOG.info("event=leadership_transferred from={} to={} took_ms={}", config.memberName(), target, millisSince(began));
                     return;
                 }
-                outcome = String.valueOf(reply.getException());
-            } catch (IOException | ExecutionException | TimeoutException | RuntimeException e) {
+                outcome = "refused";
+            } catch (IOException | RuntimeException e) {
                 outcome = e.toString();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 outcome = "interrupted";
                 break;
             }
-            RaftPeerId leader = division.getInfo().getLeaderId();
-            if (leader != null && !leader.toString().equals(config.memberName())) {
+            String leader = raft.leaderName();
+            if (leader != null && !leader.equals(config.memberName())) {
                 // Another member leads already (an election overtook the transfer): as good.
                 LOG.info("event=leadership_transferred from={} to={} took_ms={}", config.memberName(), leader, millisSince(began));
                 return;
@@ -623,37 +506,11 @@ public final class TenureServer implements AutoCloseable {
                 + " election timeout passes)", config.memberName(), outcome, millisSince(began));
     }
 
-    /**
-     * The followers that answered within the last election timeout (one that did not is down or
-     * shutting down too, and would only use up the time), best successor first: the one with the
-     * most of the log, then the one heard from last.
-     */
-    private List<RaftPeerId> transferees(RaftServer.Division division) {
-        record Candidate(RaftPeerId id, long matchIndex, long silentMillis) {}
-        List<ServerRpcProto> followers = division.getInfo().getRoleInfoProto().getLeaderInfo().getFollowerInfoList();
-        long[] matches = division.getInfo().getFollowerMatchIndices();
-        // Both lists come from the leader's log appenders in the same order; should the set change
-        // between the two reads, rank without the match index (Ratis still waits for the target to catch up).
-        boolean aligned = matches != null && matches.length == followers.size();
-        long electionMillis = config.electionTimeout().toMillis();
-        List<Candidate> candidates = new ArrayList<>();
-        for (int i = 0; i < followers.size(); i++) {
-            ServerRpcProto f = followers.get(i);
-            candidates.add(new Candidate(RaftPeerId.valueOf(f.getId().getId()), aligned ? matches[i] : 0, f.getLastRpcElapsedTimeMs()));
-        }
-        return candidates.stream()
-                .filter(c -> c.silentMillis() < electionMillis)
-                .sorted(Comparator.comparing(Candidate::matchIndex, Comparator.reverseOrder())
-                        .thenComparingLong(Candidate::silentMillis))
-                .map(Candidate::id)
-                .toList();
-    }
-
-    private RaftServer.Division divisionOrNull() {
+    private int peersOrZero() {
         try {
-            return raft.getDivision(groupId);
-        } catch (IOException | RuntimeException e) {
-            return null;
+            return raft.peers().size();
+        } catch (RuntimeException e) {
+            return 0;
         }
     }
 
@@ -672,18 +529,6 @@ public final class TenureServer implements AutoCloseable {
     /** What a client is told by a member that shuts down. */
     static Status shuttingDownStatus(String memberName) {
         return Status.UNAVAILABLE.withDescription("member " + memberName + " shutting down, retry another member");
-    }
-
-    /** A client of this member's group, as a follower uses to reach the leader. */
-    private static RaftClient raftClient(RaftGroup group, RaftProperties properties) {
-        return RaftClient.newBuilder()
-                .setRaftGroup(group)
-                .setProperties(properties)
-                .setClientId(ClientId.randomId())
-                // Bounded: Ratis's default retries forever with no sleep and spins during a partition.
-                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(FORWARD_ATTEMPTS,
-                        TimeDuration.valueOf(FORWARD_RETRY_SLEEP_MS, TimeUnit.MILLISECONDS)))
-                .build();
     }
 
     /**
@@ -713,11 +558,6 @@ public final class TenureServer implements AutoCloseable {
             h.close();
         }
         watches.closeAll("the member is shutting down");
-        try {
-            raftAdmin.close();
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("event=raft_client_close_failed reason=\"{}\"", e.toString());
-        }
         try {
             raft.close();
         } catch (IOException | RuntimeException e) {

@@ -99,8 +99,7 @@ class CatchUpBySnapshotTest {
     }
 
     private static long appliedIndex(TenureServer server) {
-        org.apache.ratis.server.protocol.TermIndex applied = server.member().stateMachine().getLastAppliedTermIndex();
-        return applied == null ? -1 : applied.getIndex();
+        return server.member().stateMachine().appliedIndex();
     }
 
     private static StatusResponse statusOf(TenureServer server) {

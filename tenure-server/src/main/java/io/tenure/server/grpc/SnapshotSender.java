@@ -5,7 +5,6 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.tenure.proto.v1.ResponseHeader;
 import io.tenure.proto.v1.SnapshotChunk;
 import io.tenure.server.Member;
-import org.apache.ratis.server.protocol.TermIndex;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,7 +57,7 @@ final class SnapshotSender {
             SnapshotChunk.Builder description = member.stateMachine().read(state -> {
                 // Under the read lock: no entry is applied while the state is written, so the copy,
                 // its revision and the applied index all describe the same moment.
-                TermIndex applied = member.stateMachine().getLastAppliedTermIndex();
+                var applied = member.stateMachine().applied();
                 try (OutputStream out = new DigestOutputStream(new BufferedOutputStream(Files.newOutputStream(target), 1 << 16), sha256)) {
                     state.writeSnapshot(out);
                 } catch (IOException e) {
@@ -66,8 +65,8 @@ final class SnapshotSender {
                 }
                 return SnapshotChunk.newBuilder()
                         .setRevision(state.revision())
-                        .setAppliedIndex(applied == null ? -1 : applied.getIndex())
-                        .setAppliedTerm(applied == null ? 0 : applied.getTerm());
+                        .setAppliedIndex(applied == null ? -1 : applied.index())
+                        .setAppliedTerm(applied == null ? 0 : applied.term());
             });
             description.setHeader(header.toBuilder().setRevision(description.getRevision()))
                     .setTotalBytes(Files.size(copy))

@@ -6,23 +6,8 @@ import io.tenure.core.kernel.ReadBarrier;
 import io.tenure.server.Admission;
 import io.tenure.server.Causes;
 import io.tenure.server.NotServingException;
-import org.apache.ratis.client.RaftClient;
-import org.apache.ratis.protocol.ClientId;
-import org.apache.ratis.protocol.Message;
-import org.apache.ratis.protocol.RaftClientAsynchronousProtocol;
-import org.apache.ratis.protocol.RaftClientReply;
-import org.apache.ratis.protocol.RaftClientRequest;
-import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
-import org.apache.ratis.protocol.exceptions.RaftRetryFailureException;
-import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
 import java.security.SecureRandom;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -30,13 +15,12 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Submits commands to Raft, coalescing into one log entry every command that arrives while
- * earlier entries are in flight: Ratis's cost is per entry (RATIS.md), so under load many
- * commands share one append and one fsync. On the leader an entry is submitted in-process; a
- * follower forwards it to the leader through a Ratis client, which follows leader changes.
+ * earlier entries are in flight: a Raft library's cost is per entry (RATIS.md), so under load many
+ * commands share one append and one fsync. {@link Raft#append} submits an entry in-process on the
+ * leader, and forwards it to the leader from a follower.
  *
  * <p>A caller is answered with the command's {@link Applied} outcome once the entry is committed
  * (on a majority's disks, fsynced) and applied <em>on this member</em>, so a caller then reads its
@@ -51,7 +35,6 @@ import java.util.concurrent.atomic.AtomicLong;
  * its callers' bytes one after the other, and its size is known exactly.
  */
 public final class Proposer implements Admission.Backlog {
-    private static final Logger LOG = LoggerFactory.getLogger(Proposer.class);
     /** How long a read barrier may take before the read fails as unavailable. */
     static final long READ_BARRIER_TIMEOUT_MS = 3_000;
     /** Entries in flight at once: enough to overlap one entry's fsync with the next one's append. */
@@ -98,25 +81,13 @@ public final class Proposer implements Admission.Backlog {
         }
     }
 
-    private final RaftServer server;
-    private final RaftGroupId groupId;
-    private final RaftPeerId self;
-    /** Builds the client that forwards a follower's entries to the leader. */
-    private final java.util.function.Supplier<RaftClient> newForwarder;
-    /**
-     * The forwarding client in use. Replaced when it breaks for good: once its retries run out
-     * (the leader unreachable for a few seconds), Ratis 3.2.2's ordered client fails every later
-     * request with AlreadyClosedException, so this member could never forward again.
-     */
-    private volatile RaftClient forwarder;
+    private final Raft raft;
     /** The index of the last snapshot this member installed: entries at or below it were never applied here. */
     private volatile long reloadedThrough;
     /** Batches committed (their reply came) but not yet applied here: batch → log index. */
     private final ConcurrentHashMap<Long, Long> committedNotApplied = new ConcurrentHashMap<>();
     /** Random per process start, so entries replayed from a previous run never complete new callers. */
     private final long incarnation = new SecureRandom().nextLong();
-    private final ClientId clientId = ClientId.randomId();
-    private final AtomicLong callIds = new AtomicLong();
     private final ConcurrentHashMap<Long, List<Pending>> inFlightBatches = new ConcurrentHashMap<>();
 
     private final Object lock = new Object();
@@ -130,12 +101,8 @@ public final class Proposer implements Admission.Backlog {
     /** Told how long each of this member's entries took from submission to commit (append, replicate, fsync). */
     private volatile java.util.function.LongConsumer commitLatency = nanos -> { };
 
-    public Proposer(RaftServer server, RaftGroupId groupId, RaftPeerId self, java.util.function.Supplier<RaftClient> newForwarder) {
-        this.server = server;
-        this.groupId = groupId;
-        this.self = self;
-        this.newForwarder = newForwarder;
-        this.forwarder = newForwarder.get();
+    public Proposer(Raft raft) {
+        this.raft = raft;
     }
 
     public void onCommitLatency(java.util.function.LongConsumer observer) {
@@ -278,15 +245,10 @@ public final class Proposer implements Admission.Backlog {
         });
     }
 
-    /** Fails everything queued or in flight; later proposals fail at once. Closes the forwarding client. */
+    /** Fails everything queued or in flight; later proposals fail at once. */
     public void close() {
         synchronized (lock) {
             closed = true;
-        }
-        try {
-            forwarder.close();
-        } catch (IOException | RuntimeException e) {
-            LOG.debug("closing the forwarding client: {}", e.toString());
         }
         List<Pending> dropped;
         synchronized (lock) {
@@ -341,36 +303,32 @@ public final class Proposer implements Admission.Backlog {
         batch.forEach(p -> commands.add(p.command));
         inFlightBatches.put(seq, batch);
         long submitted = System.nanoTime();
-        CompletableFuture<RaftClientReply> reply;
+        CompletableFuture<Long> committed;
         try {
-            RaftServer.Division division = server.getDivision(groupId);
-            long term = division.getInfo().getCurrentTerm();
-            Message message = Message.valueOf(UnsafeByteOperations.unsafeWrap(
-                    EntryCodec.encode(incarnation, seq, term, commands)));
-            reply = division.getInfo().isLeader() ? submitHere(division, message) : forward(message);
-        } catch (Exception e) {
-            reply = CompletableFuture.failedFuture(e);
+            committed = raft.append(EntryCodec.encode(incarnation, seq, raft.term(), commands));
+        } catch (RuntimeException e) {
+            committed = CompletableFuture.failedFuture(e);
         }
-        reply.whenComplete((r, error) -> {
+        committed.whenComplete((index, error) -> {
             synchronized (lock) {
                 inFlight--;
             }
-            if (error == null && r.isSuccess()) {
+            if (error == null) {
                 commitLatency.accept(System.nanoTime() - submitted);
                 if (inFlightBatches.containsKey(seq)) {
                     // Committed; it completes when this member applies it (a follower lags a little).
-                    committedNotApplied.put(seq, r.getLogIndex());
+                    committedNotApplied.put(seq, index);
                     // Not "applied index >= log index": that is set just before the apply
                     // completes the batch, and would fail a batch that is being applied.
                     long reloaded = reloadedThrough;
-                    if (reloaded >= r.getLogIndex()) {
+                    if (reloaded >= index) {
                         skippedUpTo(reloaded);
                     }
                 }
             } else {
                 List<Pending> unapplied = inFlightBatches.remove(seq);
                 if (unapplied != null) {
-                    NotServingException failure = failureOf(r, error);
+                    NotServingException failure = failureOf(error);
                     unapplied.forEach(p -> p.fail(failure));
                 }
             }
@@ -378,84 +336,9 @@ public final class Proposer implements Admission.Backlog {
         });
     }
 
-    /** In-process on the leader; if it stopped leading meanwhile, through the forwarding client. */
-    private CompletableFuture<RaftClientReply> submitHere(RaftServer.Division division, Message message) throws IOException {
-        RaftClientRequest request = RaftClientRequest.newBuilder()
-                .setClientId(clientId)
-                .setServerId(self)
-                .setGroupId(groupId)
-                .setCallId(callIds.incrementAndGet())
-                .setMessage(message)
-                .setType(RaftClientRequest.writeRequestType())
-                .build();
-        // Straight to the division, on this thread: RaftServer's own entry point hands each
-        // request to a Ratis thread pool and blocks this thread until the append is done, which
-        // costs two context switches per entry and saves nothing. (Ratis 3.2.2's division is a
-        // RaftClientAsynchronousProtocol; the server's entry point stays as the fallback.)
-        CompletableFuture<RaftClientReply> submitted = division instanceof RaftClientAsynchronousProtocol here
-                ? here.submitClientRequestAsync(request)
-                : server.submitClientRequestAsync(request);
-        // Stepping down (a leadership transfer, as in a graceful shutdown): the forwarding client
-        // retries until the new leader takes the entry, instead of failing the callers.
-        return submitted.thenCompose(r ->
-                r.getNotLeaderException() != null || r.getLeaderNotReadyException() != null
-                        || r.getLeaderSteppingDownException() != null
-                        ? forward(message)
-                        : CompletableFuture.completedFuture(r));
-    }
-
-    /** To the leader through the forwarding client, replacing that client if it broke for good. */
-    private CompletableFuture<RaftClientReply> forward(Message message) {
-        RaftClient client = forwarder;
-        CompletableFuture<RaftClientReply> reply;
-        try {
-            reply = client.async().send(message);
-        } catch (RuntimeException e) {
-            reply = CompletableFuture.failedFuture(e);
-        }
-        return reply.whenComplete((r, error) -> {
-            if (error != null && brokeForGood(error)) {
-                replaceForwarder(client, error);
-            }
-        });
-    }
-
-    private static boolean brokeForGood(Throwable error) {
-        for (Throwable t = error; t != null; t = t.getCause()) {
-            if (t instanceof AlreadyClosedException || t instanceof RaftRetryFailureException) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private void replaceForwarder(RaftClient broken, Throwable why) {
-        synchronized (lock) {
-            if (closed || forwarder != broken) {
-                return;
-            }
-            forwarder = newForwarder.get();
-        }
-        LOG.info("event=forwarder_replaced reason=\"{}\"", why.toString());
-        try {
-            broken.close();
-        } catch (IOException | RuntimeException e) {
-            LOG.debug("closing the broken forwarding client: {}", e.toString());
-        }
-    }
-
-    private static NotServingException failureOf(RaftClientReply reply, Throwable error) {
-        if (error != null) {
-            return new NotServingException("the command was not committed: " + error.getMessage(), error);
-        }
-        if (reply.getNotLeaderException() != null) {
-            RaftPeerId leader = reply.getNotLeaderException().getSuggestedLeader() == null
-                    ? null : reply.getNotLeaderException().getSuggestedLeader().getId();
-            return new NotServingException("this member is not the leader" + (leader == null ? "" : " (leader: " + leader + ")"));
-        }
-        if (reply.getException() != null) {
-            return new NotServingException("the command was not committed: " + reply.getException().getMessage(), reply.getException());
-        }
-        return new NotServingException("the command was not applied by this member");
+    private static NotServingException failureOf(Throwable error) {
+        Throwable cause = Causes.unwrap(error);
+        return cause instanceof NotServingException notServing ? notServing
+                : new NotServingException("the command was not committed: " + cause.getMessage(), cause);
     }
 }

@@ -1,59 +1,33 @@
 package io.tenure.server.raft;
 
-import io.tenure.core.kernel.LeaseExpire;
-import io.tenure.core.kernel.LeaseResult;
+import io.tenure.core.TenureState;
 import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.Command;
+import io.tenure.core.kernel.LeaseExpire;
+import io.tenure.core.kernel.LeaseResult;
 import io.tenure.core.kernel.LeaseView;
 import io.tenure.core.kernel.Result;
-import io.tenure.core.TenureState;
+import io.tenure.core.lease.LeaseDeadlines;
 import io.tenure.core.lock.LockTable;
 import io.tenure.core.member.MemberEndpoints;
 import io.tenure.server.metrics.ServerMetrics;
-import io.tenure.core.lease.LeaseDeadlines;
-import org.apache.ratis.proto.RaftProtos.LogEntryProto;
-import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
-import org.apache.ratis.protocol.Message;
-import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.protocol.RaftGroupMemberId;
-import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.server.protocol.TermIndex;
-import org.apache.ratis.server.storage.FileInfo;
-import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.statemachine.TransactionContext;
-import org.apache.ratis.statemachine.impl.BaseStateMachine;
-import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
-import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
-import org.apache.ratis.util.LifeCycle;
-import org.apache.ratis.util.MD5FileUtil;
-import org.apache.ratis.io.MD5Hash;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.BufferedInputStream;
-import java.io.File;
-import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
+import java.io.OutputStream;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
-import java.util.regex.Pattern;
 
 /**
- * The Ratis adapter: applies committed entries to the pure {@link TenureState}, writes and loads
- * snapshots, and tells the server about leadership.
+ * Tenure's replicated state machine, whatever Raft library carries the log: applies committed
+ * entries to the pure {@link TenureState}, writes and loads its snapshots, and tells the server
+ * about leadership. The Raft adapter ({@link RatisStateMachine}) calls it on the library's apply
+ * thread.
  *
  * <p>Apply is deterministic and never throws for a business error (those are {@link Result}s);
  * it throws only for an entry it cannot read, which stops the member rather than let it diverge.
@@ -62,9 +36,8 @@ import java.util.regex.Pattern;
  * <p>Outside the replicated state, every member records in {@link LeaseDeadlines} the monotonic
  * time at which it applied each lease's grant or renewal; the leader's expiry loop reads it.
  */
-public final class TenureStateMachine extends BaseStateMachine {
+public final class TenureStateMachine {
     private static final Logger LOG = LoggerFactory.getLogger(TenureStateMachine.class);
-    private static final Pattern SNAPSHOT_FILE = Pattern.compile("snapshot\\.\\d+_\\d+");
 
     /** What the server does with applied entries and leadership changes; called on the apply thread. */
     public interface Listener {
@@ -83,7 +56,10 @@ public final class TenureStateMachine extends BaseStateMachine {
         void reloaded(long index);
     }
 
-    private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
+    /** A place in the Raft log: the term and index of an entry. */
+    public record LogPosition(long term, long index) {
+    }
+
     /** Set once at start-up, before the first apply. */
     private volatile ServerMetrics metrics;
     private final ReentrantReadWriteLock guard = new ReentrantReadWriteLock();
@@ -91,10 +67,12 @@ public final class TenureStateMachine extends BaseStateMachine {
     private final LongSupplier nanoClock;
     private final int eventLogCapacity;
     private volatile TenureState state;
+    /** The last entry applied (or covered by the loaded snapshot); null before any. */
+    private volatile LogPosition applied;
     /** The state's revision after the latest applied entry, for response headers without a lock. */
     private volatile long revision;
-    /** The leader Ratis last named, or null. */
-    private volatile RaftPeerId leader;
+    /** The name of the leader the Raft library last named, or null. */
+    private volatile String leader;
     /** That leader's client endpoint as announced in the state, or "": for response headers without a lock. */
     private volatile String leaderEndpoint = "";
     private volatile Listener listener;
@@ -116,6 +94,19 @@ public final class TenureStateMachine extends BaseStateMachine {
         this.audit = audit;
     }
 
+    /** Where apply, snapshot and leader-change figures go; set once at start-up. */
+    public void setMetrics(ServerMetrics metrics) {
+        this.metrics = metrics;
+    }
+
+    ServerMetrics metrics() {
+        return metrics;
+    }
+
+    AuditLog audit() {
+        return audit;
+    }
+
     /** Runs {@code reader} against the applied state, excluding apply while it runs. */
     public <T> T read(Function<TenureState, T> reader) {
         guard.readLock().lock();
@@ -131,6 +122,17 @@ public final class TenureStateMachine extends BaseStateMachine {
         return revision;
     }
 
+    /** The last entry applied here, or covered by the snapshot loaded; null before any. */
+    public LogPosition applied() {
+        return applied;
+    }
+
+    /** The index of {@link #applied()}, or -1 before any. */
+    public long appliedIndex() {
+        LogPosition a = applied;
+        return a == null ? -1 : a.index();
+    }
+
     /**
      * The client endpoint of the leader this member knows, as the leader announced it in the
      * state; "" while there is no leader or it has not announced one. Kept current when the
@@ -142,10 +144,10 @@ public final class TenureStateMachine extends BaseStateMachine {
 
     /** Caller holds the guard (either lock); the state's map is read, written only if it changed. */
     private void updateLeaderEndpoint() {
-        RaftPeerId known = leader;
+        String known = leader;
         TenureState current = state;
         String endpoint = known == null || current == null ? ""
-                : current.primitive(MemberEndpoints.class).endpoints().getOrDefault(known.toString(), "");
+                : current.primitive(MemberEndpoints.class).endpoints().getOrDefault(known, "");
         if (!endpoint.equals(leaderEndpoint)) {
             leaderEndpoint = endpoint;
         }
@@ -156,74 +158,21 @@ public final class TenureStateMachine extends BaseStateMachine {
         return deadlines;
     }
 
-    @Override
-    public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
-        super.initialize(server, groupId, raftStorage);
-        getLifeCycle().startAndTransition(() -> {
-            storage.init(raftStorage);
-            loadLatestSnapshot("loaded");
-        }, IOException.class);
-    }
-
     /**
-     * Ratis pauses the state machine before it installs a snapshot from the leader and checks
-     * that it did ({@code BaseStateMachine.pause()} does nothing, which stops the member).
+     * Applies the Tenure entry committed at {@code index} in {@code term}; an index at or below the
+     * last applied one is skipped (a replay). Throws {@link IllegalStateException} for an entry it
+     * cannot read: the Raft library then stops the member, which is what we want.
      */
-    @Override
-    public synchronized void pause() {
-        getLifeCycle().transition(LifeCycle.State.PAUSING);
-        getLifeCycle().transition(LifeCycle.State.PAUSED);
-    }
-
-    @Override
-    public synchronized void reinitialize() throws IOException {
-        // After a snapshot was installed from the leader.
-        loadLatestSnapshot("installed");
-        if (getLifeCycleState() == LifeCycle.State.PAUSED) {
-            getLifeCycle().transition(LifeCycle.State.STARTING);
-            getLifeCycle().transition(LifeCycle.State.RUNNING);
-        }
-        Listener l = listener;
-        TermIndex last = getLastAppliedTermIndex();
-        if (l != null && last != null) {
-            l.reloaded(last.getIndex());
-        }
-    }
-
-    /**
-     * Ratis's read path, which Tenure does not use: its reads pass a barrier through the log
-     * ({@code Member.readBarrier}), because Ratis 3.2.2's ReadIndex can be answered by a leader
-     * cut off from the majority. Answers nothing.
-     */
-    @Override
-    public CompletableFuture<Message> query(Message request) {
-        return CompletableFuture.completedFuture(Message.EMPTY);
-    }
-
-    /** Where apply, snapshot and leader-change figures go; set once at start-up. */
-    public void setMetrics(ServerMetrics metrics) {
-        this.metrics = metrics;
-    }
-
-    @Override
-    public SimpleStateMachineStorage getStateMachineStorage() {
-        return storage;
-    }
-
-    @Override
-    public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
-        LogEntryProto log = trx.getLogEntry();
-        long index = log.getIndex();
-        TermIndex last = getLastAppliedTermIndex();
-        if (last != null && index <= last.getIndex()) {
-            return CompletableFuture.completedFuture(Message.EMPTY);
+    public void apply(long term, long index, byte[] data) {
+        LogPosition last = applied;
+        if (last != null && index <= last.index()) {
+            return;
         }
         Entry entry;
         try {
-            entry = EntryCodec.decode(log.getStateMachineLogEntry().getLogData().toByteArray());
+            entry = EntryCodec.decode(data);
         } catch (IOException e) {
             LOG.error("event=apply_failed index={} reason=\"{}\": this member stops instead of diverging", index, e.getMessage());
-            // Thrown, not returned: Ratis stops a member whose apply throws, which is what we want.
             throw new IllegalStateException("cannot apply log entry " + index + ": " + e.getMessage(), e);
         }
         List<Command> commands = entry.commands();
@@ -233,16 +182,16 @@ public final class TenureStateMachine extends BaseStateMachine {
         try {
             for (int slot = 0; slot < commands.size(); slot++) {
                 Command command = commands.get(slot);
-                if (skippedByTerm(command, entry, log.getTerm())) {
+                if (skippedByTerm(command, entry, term)) {
                     // Proposed by a leader of an earlier term and carried into this one: its view of
                     // the lease's deadline is not this term's leader's.
                     results.add(new Applied(new Result.Skipped("expiry proposed in term " + entry.proposerTerm()
-                            + " committed in term " + log.getTerm()), List.of()));
+                            + " committed in term " + term), List.of()));
                     continue;
                 }
                 results.add(state.apply(Entry.position(index, slot), command));
             }
-            updateLastAppliedTermIndex(log.getTerm(), index);
+            applied = new LogPosition(term, index);
             revision = state.revision();
             updateLeaderEndpoint();
             recordLeaseTimes(index, results);
@@ -256,16 +205,28 @@ public final class TenureStateMachine extends BaseStateMachine {
         AuditLog a = audit;
         if (a != null) {
             for (int slot = 0; slot < commands.size(); slot++) {
-                a.applied(index, log.getTerm(), slot, commands.size(), commands.get(slot), results.get(slot),
-                        skippedByTerm(commands.get(slot), entry, log.getTerm()));
+                a.applied(index, term, slot, commands.size(), commands.get(slot), results.get(slot),
+                        skippedByTerm(commands.get(slot), entry, term));
             }
-            auditDigest(a, index, log.getTerm());
+            auditDigest(a, index, term);
         }
         Listener l = listener;
         if (l != null) {
             l.applied(entry, index, results);
         }
-        return CompletableFuture.completedFuture(Message.EMPTY);
+    }
+
+    /** An entry of the Raft library's own (a configuration or a no-op): nothing of Tenure's, but the audit log covers every index. */
+    public void indexApplied(long term, long index) {
+        LogPosition last = applied;
+        if (last == null || index > last.index()) {
+            applied = new LogPosition(term, index);
+        }
+        AuditLog a = audit;
+        if (a != null) {
+            a.indexApplied(index, term);
+            auditDigest(a, index, term);
+        }
     }
 
     /**
@@ -274,17 +235,6 @@ public final class TenureStateMachine extends BaseStateMachine {
      */
     private static boolean skippedByTerm(Command command, Entry entry, long term) {
         return command instanceof LeaseExpire && entry.proposerTerm() != term;
-    }
-
-    /** A Raft configuration or metadata entry: nothing of Tenure's to apply, but the audit log covers every index. */
-    @Override
-    public void notifyTermIndexUpdated(long term, long index) {
-        super.notifyTermIndexUpdated(term, index);
-        AuditLog a = audit;
-        if (a != null) {
-            a.indexApplied(index, term);
-            auditDigest(a, index, term);
-        }
     }
 
     /** Every {@link AuditLog#DIGEST_EVERY} indexes, the state's digest, so replicas can be compared at one index. */
@@ -321,98 +271,41 @@ public final class TenureStateMachine extends BaseStateMachine {
         }
     }
 
-    @Override
-    public long takeSnapshot() throws IOException {
-        long started = System.nanoTime();
+    /**
+     * Writes the applied state to {@code out}, with no entry applied meanwhile, and returns the
+     * position it covers (null when nothing was applied yet: the state is then the empty one).
+     * Every index the snapshot covers is in the audit file first: a member killed later and
+     * restarted from the snapshot cannot leave those indexes unlogged.
+     */
+    public LogPosition writeSnapshot(OutputStream out) throws IOException {
         AuditLog a = audit;
         if (a != null) {
-            // Every index this snapshot covers is in the audit file before the snapshot exists: a
-            // member killed later and restarted from it cannot leave those indexes unlogged.
             a.flush();
         }
-        TermIndex last;
-        File file;
-        File tmp;
         guard.readLock().lock();
         try {
-            last = getLastAppliedTermIndex();
-            if (last == null || last.getIndex() < 0) {
-                return -1;
-            }
-            file = storage.getSnapshotFile(last.getTerm(), last.getIndex());
-            tmp = new File(file.getParentFile(), file.getName() + ".tmp");
-            try (FileOutputStream out = new FileOutputStream(tmp)) {
-                state.writeSnapshot(out);
-                out.getChannel().force(true);
-            }
+            state.writeSnapshot(out);
+            return applied;
         } finally {
             guard.readLock().unlock();
-        }
-        Files.move(tmp.toPath(), file.toPath(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(file);
-        syncDirectory(file.getParentFile().toPath());
-        storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), last));
-        ServerMetrics m = metrics;
-        if (m != null) {
-            m.snapshotTaken(System.nanoTime() - started);
-        }
-        LOG.info("event=snapshot index={} file={} took_ms={}", last.getIndex(), file.getName(),
-                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-        return last.getIndex();
-    }
-
-    private static void syncDirectory(Path dir) throws IOException {
-        try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
-            channel.force(true);
         }
     }
 
     /**
-     * Loads the newest snapshot, refusing to start on one that is unreadable: a corrupt or
-     * truncated snapshot is reported, never silently replaced by an empty state.
+     * Replaces the state with the snapshot in {@code in}, which covers the log up to {@code term}
+     * and {@code index}. {@code cause} says why (loaded at start, installed from the leader) in the
+     * audit log. Leases restart their countdown now: no member knows when they were last renewed.
      */
-    private void loadLatestSnapshot(String cause) throws IOException {
-        File dir = storage.getSnapshotFile(0, 0).getParentFile();
-        boolean anySnapshot = false;
-        File[] files = dir.listFiles();
-        if (files != null) {
-            for (File f : files) {
-                anySnapshot |= SNAPSHOT_FILE.matcher(f.getName()).matches();
-            }
-        }
-        SingleFileSnapshotInfo snapshot = storage.loadLatestSnapshot();
-        if (snapshot == null) {
-            if (anySnapshot) {
-                throw new IOException("the snapshot in " + dir + " cannot be read (missing or unreadable .md5 file);"
-                        + " the data directory is damaged");
-            }
-            return;
-        }
-        Path path = snapshot.getFile().getPath();
-        MD5Hash md5 = snapshot.getFile().getFileDigest();
-        if (md5 == null) {
-            throw new IOException("snapshot " + path + " has no checksum file; the data directory is damaged");
-        }
-        try {
-            MD5FileUtil.verifySavedMD5(path.toFile(), md5);
-        } catch (IOException e) {
-            throw new IOException("snapshot " + path + " is corrupt (checksum mismatch); the data directory is damaged", e);
-        }
-        TenureState loaded;
-        try (InputStream in = new BufferedInputStream(Files.newInputStream(path))) {
-            loaded = TenureState.readSnapshot(in, eventLogCapacity);
-        } catch (IOException e) {
-            throw new IOException("snapshot " + path + " cannot be read: " + e.getMessage(), e);
-        }
+    public void loadSnapshot(InputStream in, long term, long index, String cause) throws IOException {
+        TenureState loaded = TenureState.readSnapshot(in, eventLogCapacity);
         long now = nanoClock.getAsLong();
         guard.writeLock().lock();
         try {
             state = loaded;
             revision = loaded.revision();
+            applied = new LogPosition(term, index);
             updateLeaderEndpoint();
-            setLastAppliedTermIndex(snapshot.getTermIndex());
             synchronized (deadlines) {
-                // Restarted: no member knows when these leases were last renewed; count from now.
                 for (LeaseView lease : loaded.leases()) {
                     deadlines.renewed(lease.leaseId(), lease.ttlMillis(), lease.renewedAt(), now);
                 }
@@ -422,10 +315,19 @@ public final class TenureStateMachine extends BaseStateMachine {
         }
         AuditLog a = audit;
         if (a != null) {
-            a.snapshot(snapshot.getIndex(), snapshot.getTerm(), cause);
+            a.snapshot(index, term, cause);
         }
-        LOG.info("event=snapshot_loaded index={} leases={} locks={}", snapshot.getIndex(), loaded.leaseCount(),
+        LOG.info("event=snapshot_loaded index={} leases={} locks={}", index, loaded.leaseCount(),
                 loaded.primitive(LockTable.class).lockCount());
+    }
+
+    /** The state was replaced by a snapshot installed from the leader: the server learns it. */
+    public void reloaded() {
+        Listener l = listener;
+        LogPosition last = applied;
+        if (l != null && last != null) {
+            l.reloaded(last.index());
+        }
     }
 
     /** Leases this member has no deadline for start counting now (a new leader's rule, RATIS.md). */
@@ -441,8 +343,8 @@ public final class TenureStateMachine extends BaseStateMachine {
         }
     }
 
-    @Override
-    public void notifyLeaderReady() {
+    /** This member leads and has applied an entry of its term. */
+    public void leaderReady() {
         countUnknownLeasesFromNow();
         Listener l = listener;
         if (l != null) {
@@ -450,17 +352,17 @@ public final class TenureStateMachine extends BaseStateMachine {
         }
     }
 
-    @Override
-    public void notifyNotLeader(Collection<TransactionContext> pendingEntries) {
+    /** This member stopped leading. */
+    public void notLeader() {
         Listener l = listener;
         if (l != null) {
             l.leadership(false);
         }
     }
 
-    @Override
-    public void notifyLeaderChanged(RaftGroupMemberId groupMemberId, RaftPeerId newLeaderId) {
-        leader = newLeaderId;
+    /** The Raft library names {@code newLeader} (null: none known) as leader; {@code self} when it is this member. */
+    public void leaderChanged(String newLeader, boolean self) {
+        leader = newLeader;
         guard.readLock().lock();
         try {
             updateLeaderEndpoint();
@@ -471,23 +373,22 @@ public final class TenureStateMachine extends BaseStateMachine {
         if (m != null) {
             m.leaderChanged();
         }
-        Listener l = listener;
-        if (l != null && !groupMemberId.getPeerId().equals(newLeaderId)) {
-            l.leadership(false);
+        if (!self) {
+            notLeader();
         }
     }
 
-    @Override
-    public void notifyLogFailed(Throwable cause, LogEntryProto failedEntry) {
-        LOG.error("event=log_failed index={} reason=\"{}\"", failedEntry == null ? -1 : failedEntry.getIndex(), String.valueOf(cause));
+    /** The log could not be written at {@code index} (-1 when unknown): the member must stop. */
+    public void logFailed(Throwable cause, long index) {
+        LOG.error("event=log_failed index={} reason=\"{}\"", index, String.valueOf(cause));
         Listener l = listener;
         if (l != null) {
             l.logFailed(cause);
         }
     }
 
-    @Override
-    public void notifyServerShutdown(RoleInfoProto roleInfo, boolean allServer) {
+    /** The Raft server shut down. */
+    public void serverShutdown() {
         Listener l = listener;
         if (l != null) {
             l.shutdown();
