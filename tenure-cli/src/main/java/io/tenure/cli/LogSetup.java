@@ -69,6 +69,10 @@ public final class LogSetup extends ContextAwareBase implements Configurator {
         context.getLogger("io.tenure").setLevel(Level.INFO);
         context.getLogger("org.apache.ratis").setLevel(Level.WARN);
         context.getLogger("io.grpc").setLevel(Level.WARN);
+        // bolt (JRaft's peer transport) logs its routine start and stop at WARN; its errors stay.
+        context.getLogger("com.alipay.sofa.common.log").setLevel(Level.ERROR);
+        // "No data for snapshot reader": every fresh JRaft member has no snapshot yet.
+        context.getLogger("com.alipay.sofa.jraft.storage.snapshot.local.LocalSnapshotStorage").setLevel(Level.ERROR);
         return ExecutionStatus.DO_NOT_INVOKE_NEXT_IF_ANY;
     }
 

@@ -1,5 +1,6 @@
 package io.tenure.cli;
 
+import io.tenure.server.RaftEngine;
 import io.tenure.server.ServerConfig;
 import io.tenure.server.ServerLimits;
 import io.tenure.server.TenureServer;
@@ -65,6 +66,7 @@ final class ServerCommand implements Callable<Integer> {
             "peers", "--peers",
             "snapshot threshold", "--snapshot-every",
             "election timeout", "--election-timeout",
+            "raft engine", "--raft-engine",
             "shutdown timeout", "--shutdown-timeout",
             "max connections", "--max-connections",
             "max leases per client", "--max-leases-per-client",
@@ -172,6 +174,12 @@ final class ServerCommand implements Callable<Integer> {
                     + "expiry, cancelled wait, membership change), debug (adds one line per acquire and release) "
                     + "or trace (default: info).")
     String logLevel;
+
+    @Option(names = "--raft-engine", paramLabel = "ENGINE", defaultValue = "ratis",
+            description = "The Raft library that runs the member's group: ratis or jraft (SOFAJRaft: several times "
+                    + "Ratis's rate on three members; every member of a cluster must use the same one). A data directory "
+                    + "keeps the engine it was made with (default: ratis).")
+    String raftEngine;
 
     @Option(names = "--election-timeout", paramLabel = "DURATION", defaultValue = ELECTION_TIMEOUT,
             converter = DurationConverter.class,
@@ -307,6 +315,14 @@ final class ServerCommand implements Callable<Integer> {
         }
     }
 
+    private static RaftEngine raftEngine(String name) {
+        return switch (name.toLowerCase(java.util.Locale.ROOT)) {
+            case "ratis" -> RaftEngine.RATIS;
+            case "jraft" -> RaftEngine.JRAFT;
+            default -> throw new IllegalArgumentException("raft engine must be ratis or jraft, got '" + name + "'");
+        };
+    }
+
     /**
      * The defaults overridden by the options given (as flags, environment variables or config-file
      * lines, see {@link SettingSources}). Checked completely before anything starts (so before the
@@ -340,6 +356,11 @@ final class ServerCommand implements Callable<Integer> {
                         .withMaxLocksPerLease(maxLocksPerLease)
                         .withIdleTime(idleTime))
                 .withAuditLog(auditLog);
+        try {
+            config = config.withRaftEngine(raftEngine(raftEngine));
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), from("--raft-engine") + "Invalid value for option '--raft-engine': " + e.getMessage());
+        }
         if (peers != null) {
             try {
                 // After the member name: this member's entry sets the peer port.

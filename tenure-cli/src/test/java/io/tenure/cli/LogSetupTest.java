@@ -35,6 +35,7 @@ class LogSetupTest {
         assertThat(context.getLogger("io.tenure").getLevel()).isEqualTo(Level.INFO);
         assertThat(context.getLogger("org.apache.ratis").getLevel()).isEqualTo(Level.WARN);
         assertThat(context.getLogger("io.grpc").getLevel()).isEqualTo(Level.WARN);
+        assertThat(context.getLogger("com.alipay.sofa.common.log").getLevel()).isEqualTo(Level.ERROR);
 
         AsyncAppender async = (AsyncAppender) root.getAppender("ASYNC");
         assertThat(async.isStarted()).isTrue();

@@ -2,6 +2,7 @@ package io.tenure.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tenure.server.RaftEngine;
 import io.tenure.server.ServerConfig;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -101,6 +102,15 @@ class ServerOptionsTest {
 
         assertThat(run("server", "--help")).isZero();
         assertThat(out.toString()).doesNotContain("--audit-log").doesNotContain("audit");
+    }
+
+    @Test
+    void theRaftEngineIsRatisByDefaultAndJraftOnRequest() {
+        assertThat(config().raftEngine()).isEqualTo(RaftEngine.RATIS);
+        assertThat(config("--raft-engine", "jraft").raftEngine()).isEqualTo(RaftEngine.JRAFT);
+        assertThat(config("--raft-engine", "RATIS").raftEngine()).isEqualTo(RaftEngine.RATIS);
+        assertThat(run("server", "--raft-engine", "etcd")).isEqualTo(2);
+        assertThat(err.toString()).contains("Invalid value for option '--raft-engine': raft engine must be ratis or jraft, got 'etcd'");
     }
 
     @Test

@@ -221,6 +221,11 @@ public final class Cluster implements AutoCloseable {
         if (options.electionTimeout != null) {
             args.addAll(List.of("--election-timeout", options.electionTimeout.toMillis() + "ms"));
         }
+        // -Dtenure.it.raftEngine=jraft runs every process-level test's members on SOFAJRaft.
+        String engine = System.getProperty("tenure.it.raftEngine", "");
+        if (!engine.isEmpty()) {
+            args.addAll(List.of("--raft-engine", engine));
+        }
         args.addAll(options.extraArgs);
         args.addAll(options.memberArgs.apply(name));
         if (join) {

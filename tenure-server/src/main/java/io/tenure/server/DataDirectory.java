@@ -25,22 +25,32 @@ final class DataDirectory {
     private final Path dir;
     private final boolean formatted;
     private final Properties identity;
+    private final RaftEngine engine;
 
-    private DataDirectory(Path dir, boolean formatted, Properties identity) {
+    private DataDirectory(Path dir, boolean formatted, Properties identity, RaftEngine engine) {
         this.dir = dir;
         this.formatted = formatted;
         this.identity = identity;
+        this.engine = engine;
+    }
+
+    /** The property naming the Raft engine; absent in directories made before there was a choice (Ratis). */
+    private static final String ENGINE = "engine";
+
+    private static Path storageOf(Path dir, RaftEngine engine) {
+        return dir.resolve(engine == RaftEngine.JRAFT ? "jraft" : "raft");
     }
 
     /**
      * Opens (creating when new) the data directory of {@code member} of {@code cluster}, whose
-     * Raft group has id {@code groupUuid}.
+     * Raft group has id {@code groupUuid}, run by {@code engine}.
      *
-     * @throws IOException naming the problem when the directory is another member's or cluster's, or damaged
+     * @throws IOException naming the problem when the directory is another member's or cluster's, or
+     *                     damaged, or was made with another Raft engine
      */
-    static DataDirectory open(Path dir, String cluster, String member, String groupUuid) throws IOException {
+    static DataDirectory open(Path dir, String cluster, String member, String groupUuid, RaftEngine engine) throws IOException {
         Path file = dir.resolve(IDENTITY);
-        Path raft = dir.resolve("raft");
+        Path raft = storageOf(dir, engine);
         if (Files.exists(dir) && !Files.isDirectory(dir)) {
             throw new IOException("data directory " + dir.toAbsolutePath() + " is a file, not a directory");
         }
@@ -55,8 +65,9 @@ final class DataDirectory {
             p.setProperty("member", member);
             p.setProperty("layout", Integer.toString(LAYOUT_VERSION));
             p.setProperty("initialized", "false");
+            p.setProperty(ENGINE, engine.name().toLowerCase(java.util.Locale.ROOT));
             write(file, p);
-            return new DataDirectory(dir, false, p);
+            return new DataDirectory(dir, false, p, engine);
         }
         Properties p = new Properties();
         try (InputStream in = Files.newInputStream(file)) {
@@ -75,17 +86,25 @@ final class DataDirectory {
             throw new IOException("data directory " + dir.toAbsolutePath() + " belongs to member '" + p.getProperty("member")
                     + "', not '" + member + "'");
         }
-        boolean formatted = Files.exists(raft.resolve(groupUuid).resolve("current").resolve("raft-meta"));
+        String made = p.getProperty(ENGINE, "ratis");
+        if (!made.equalsIgnoreCase(engine.name())) {
+            throw new IOException("data directory " + dir.toAbsolutePath() + " was made with the " + made
+                    + " Raft engine, and this member is set to " + engine.name().toLowerCase(java.util.Locale.ROOT)
+                    + " (--raft-engine); start it with --raft-engine " + made + ", or give it a new data directory");
+        }
+        boolean formatted = engine == RaftEngine.JRAFT
+                ? Files.exists(raft.resolve("meta").resolve("raft_meta"))
+                : Files.exists(raft.resolve(groupUuid).resolve("current").resolve("raft-meta"));
         if ("true".equals(p.getProperty("initialized"))) {
             if (!formatted) {
                 throw new IOException("data directory " + dir.toAbsolutePath() + " is damaged: its Raft storage ("
                         + raft.resolve(groupUuid) + ") is missing");
             }
         } else if (!formatted) {
-            // The first start stopped before Ratis had formatted its storage: nothing was written yet.
+            // The first start stopped before the engine had formatted its storage: nothing was written yet.
             deleteTree(raft);
         }
-        return new DataDirectory(dir, formatted, p);
+        return new DataDirectory(dir, formatted, p, engine);
     }
 
     /**
@@ -108,8 +127,9 @@ final class DataDirectory {
         return formatted;
     }
 
+    /** Where the Raft engine keeps its log, metadata and snapshots. */
     Path raftDir() {
-        return dir.resolve("raft");
+        return storageOf(dir, engine);
     }
 
     /** Records that Ratis storage was created: from now on the directory is recovered, never re-created. */

@@ -36,6 +36,7 @@ import io.tenure.server.latch.Latches;
 import io.tenure.server.election.Elections;
 import io.tenure.server.semaphore.Semaphores;
 import io.tenure.server.raft.AuditLog;
+import io.tenure.server.raft.JRaftRaft;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.Raft;
 import io.tenure.server.raft.RatisRaft;
@@ -171,7 +172,7 @@ public final class TenureServer implements AutoCloseable {
     public static TenureServer start(ServerConfig config) throws IOException {
         config.validate();
         DataDirectory data = DataDirectory.open(config.dataDir(), config.clusterName(), config.memberName(),
-                RatisRaft.groupUuid(config.clusterName()).toString());
+                RatisRaft.groupUuid(config.clusterName()).toString(), config.raftEngine());
         if (config.peerPort() == 0) {
             config = config.withPeerPort(freePort(config.host()));
         }
@@ -181,7 +182,9 @@ public final class TenureServer implements AutoCloseable {
         stateMachine.setAuditLog(audit);
         Raft raft;
         try {
-            raft = RatisRaft.create(config, data.raftDir(), data.formatted(), new RatisStateMachine(stateMachine));
+            raft = config.raftEngine() == RaftEngine.JRAFT
+                    ? JRaftRaft.create(config, data.raftDir(), data.formatted(), stateMachine)
+                    : RatisRaft.create(config, data.raftDir(), data.formatted(), new RatisStateMachine(stateMachine));
         } catch (IOException | RuntimeException e) {
             if (audit != null) {
                 audit.close();

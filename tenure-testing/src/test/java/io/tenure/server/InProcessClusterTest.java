@@ -46,9 +46,15 @@ class InProcessClusterTest {
     /** The members this test still counts: running, and not removed from the configuration. */
     final Set<String> members = new LinkedHashSet<>();
 
+    /** The Raft engine the members run on; a subclass runs every test on another. */
+    protected RaftEngine engine() {
+        return RaftEngine.RATIS;
+    }
+
     @BeforeEach
     void start() {
-        cluster = TenureCluster.builder().members(3).dataDir(dir).electionTimeout(ServerConfig.DEFAULT_ELECTION_TIMEOUT).start();
+        cluster = TenureCluster.builder().members(3).dataDir(dir).electionTimeout(ServerConfig.DEFAULT_ELECTION_TIMEOUT)
+                .config(c -> c.withRaftEngine(engine())).start();
         members.addAll(List.of("n1", "n2", "n3"));
         Await.until("a leader whose endpoint every member knows", Duration.ofSeconds(30), () -> members.stream()
                 .allMatch(n -> !statusOf(n).getLeaderEndpoint().isEmpty()));
