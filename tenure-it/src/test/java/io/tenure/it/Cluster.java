@@ -41,6 +41,10 @@ public final class Cluster implements AutoCloseable {
     private static final Pattern SNAPSHOT_FILE = Pattern.compile("snapshot\\.(\\d+)_(\\d+)");
     private static final Pattern CLOSED_SEGMENT = Pattern.compile("log_(\\d+)-(\\d+)");
     private static final Pattern OPEN_SEGMENT = Pattern.compile("log_inprogress_(\\d+)");
+    /** A SOFAJRaft snapshot directory (jraft/snapshot/snapshot_INDEX); its log is in RocksDB, without segment files. */
+    private static final Pattern JRAFT_SNAPSHOT = Pattern.compile("snapshot_(\\d+)");
+    /** Per JRaft member, the snapshot indexes seen here, to tell where its log starts (see {@link #firstLogIndex}). */
+    private final Map<String, java.util.TreeSet<Long>> jraftSnapshotsSeen = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** How to start the members. */
     public static final class Options {
@@ -410,11 +414,34 @@ public final class Cluster implements AutoCloseable {
 
     /** The highest index of a snapshot in the member's data directory, or -1 when it has none. */
     public long snapshotIndex(String name) {
-        return scan(member(name).dataDir(), SNAPSHOT_FILE, 2).stream().mapToLong(Long::longValue).max().orElse(-1);
+        Path dir = member(name).dataDir();
+        if (Files.isDirectory(dir.resolve("jraft"))) {
+            long latest = scan(dir.resolve("jraft"), JRAFT_SNAPSHOT, 1).stream().mapToLong(Long::longValue).max().orElse(-1);
+            if (latest >= 0) {
+                java.util.TreeSet<Long> seen = jraftSnapshotsSeen.computeIfAbsent(name, n -> new java.util.TreeSet<>());
+                synchronized (seen) {
+                    seen.add(latest);
+                }
+            }
+            return latest;
+        }
+        return scan(dir, SNAPSHOT_FILE, 2).stream().mapToLong(Long::longValue).max().orElse(-1);
     }
 
-    /** The first index still in the member's log (the lowest segment start), or empty when it has no segment. */
+    /**
+     * The first index still in the member's log (the lowest segment start), or empty when it has no
+     * segment. A JRaft member's log is in RocksDB: JRaft cuts it, when it takes a snapshot, up to
+     * the snapshot before; so its log starts after the second newest snapshot {@link #snapshotIndex}
+     * has seen (or earlier, when one was taken between two looks).
+     */
     public OptionalLong firstLogIndex(String name) {
+        if (Files.isDirectory(member(name).dataDir().resolve("jraft"))) {
+            snapshotIndex(name);
+            java.util.TreeSet<Long> seen = jraftSnapshotsSeen.getOrDefault(name, new java.util.TreeSet<>());
+            synchronized (seen) {
+                return seen.size() < 2 ? OptionalLong.empty() : OptionalLong.of(seen.lower(seen.last()) + 1);
+            }
+        }
         List<Long> starts = new ArrayList<>(scan(member(name).dataDir(), CLOSED_SEGMENT, 1));
         starts.addAll(scan(member(name).dataDir(), OPEN_SEGMENT, 1));
         return starts.stream().mapToLong(Long::longValue).min();

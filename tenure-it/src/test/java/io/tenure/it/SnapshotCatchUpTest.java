@@ -72,7 +72,9 @@ class SnapshotCatchUpTest {
             // it can only catch up by installing a snapshot. (Checked at the end, so that a failure
             // here still shows how the catch-up went.)
             String purgeProblem = null;
-            try {
+            // A trickle of writes meanwhile: a member on JRaft cuts its log, when it takes a
+            // snapshot, only up to the snapshot before, so it needs one more past the victim's end.
+            try (LockCycler trickle = new LockCycler(cluster.endpoints(survivors.toArray(String[]::new)), "snap/purge").start(1)) {
                 Await.PROCESSES.until(() -> "the survivors " + survivors + " snapshot and purge their logs past index " + victimLogEnd
                         + " (now " + purgeState(cluster, survivors) + ")", Duration.ofSeconds(60),
                         () -> survivors.stream().allMatch(m -> cluster.snapshotIndex(m) > victimLogEnd

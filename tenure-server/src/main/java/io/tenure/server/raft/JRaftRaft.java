@@ -50,9 +50,9 @@ import java.util.concurrent.TimeUnit;
  * is committed and applied there; across a leader change the follower retries for a few seconds.
  * Membership changes go through JRaft's CLI service, which finds the leader.
  *
- * <p>JRaft names members by peer address. Names come from {@code --peers} (and this member's own);
- * a member added later is known by name to the member that added it and by its address to the
- * others.
+ * <p>JRaft names members by peer address. Names come from {@code --peers}, this member's own, and
+ * for a member added later, from that member itself: asked once over the peer port
+ * ({@link MemberNameRequest}) the first time its address is seen.
  */
 public final class JRaftRaft implements Raft {
     private static final Logger LOG = LoggerFactory.getLogger(JRaftRaft.class);
@@ -113,8 +113,28 @@ public final class JRaftRaft implements Raft {
         }
     }
 
+    /** Asks a member for its name. */
+    public static final class MemberNameRequest implements Serializable {
+        private static final long serialVersionUID = 1L;
+    }
+
+    /** A member's name, in answer to {@link MemberNameRequest}. */
+    public static final class MemberNameReply implements Serializable {
+        private static final long serialVersionUID = 1L;
+        private String name;
+
+        public MemberNameReply() {
+        }
+
+        MemberNameReply(String name) {
+            this.name = name;
+        }
+    }
+
     private final ServerConfig config;
     private final PeerId self;
+    /** Addresses whose member's name was asked for and not answered yet. */
+    private final java.util.Set<String> askingNames = ConcurrentHashMap.newKeySet();
     private final Map<String, String> namesByAddress = new ConcurrentHashMap<>();
     private final Map<String, String> addressesByName = new ConcurrentHashMap<>();
     private final JRaftStateMachine stateMachine;
@@ -170,6 +190,7 @@ public final class JRaftRaft implements Raft {
                 config.peerBindPort(), true));
         RaftRpcServerFactory.addRaftRequestProcessors(rpcServer);
         rpcServer.registerProcessor(new ForwardProcessor());
+        rpcServer.registerProcessor(new MemberNameProcessor());
         this.service = new RaftGroupService(GROUP, self, options, rpcServer);
         this.forwarder = RpcFactoryHelper.rpcFactory().createRpcClient();
         this.forwarder.init(new RpcOptions());
@@ -204,12 +225,51 @@ public final class JRaftRaft implements Raft {
         addressesByName.put(name, normal);
     }
 
+    /** The member's name at {@code peer}; its address (and the name asked of it) while unknown. */
     private String nameOf(PeerId peer) {
         if (peer == null || peer.isEmpty()) {
             return null;
         }
         String address = peer.getEndpoint().toString();
-        return namesByAddress.getOrDefault(address, address);
+        String name = namesByAddress.get(address);
+        if (name == null) {
+            askName(peer.getEndpoint());
+            return address;
+        }
+        return name;
+    }
+
+    private void askName(Endpoint endpoint) {
+        String address = endpoint.toString();
+        if (closed || !askingNames.add(address)) {
+            return;
+        }
+        try {
+            forwarder.invokeAsync(endpoint, new MemberNameRequest(), (result, error) -> {
+                askingNames.remove(address);
+                if (error == null && result instanceof MemberNameReply reply && reply.name != null) {
+                    know(reply.name, address);
+                }
+            }, FORWARD_ATTEMPT_MS);
+        } catch (InterruptedException e) {
+            askingNames.remove(address);
+            Thread.currentThread().interrupt();
+        } catch (com.alipay.sofa.jraft.error.RemotingException | RuntimeException e) {
+            askingNames.remove(address);
+        }
+    }
+
+    /** Answers another member's {@link MemberNameRequest} with this member's name. */
+    private final class MemberNameProcessor implements RpcProcessor<MemberNameRequest> {
+        @Override
+        public void handleRequest(RpcContext context, MemberNameRequest request) {
+            context.sendResponse(new MemberNameReply(config.memberName()));
+        }
+
+        @Override
+        public String interest() {
+            return MemberNameRequest.class.getName();
+        }
     }
 
     @Override

@@ -112,6 +112,13 @@ final class JRaftStateMachine extends StateMachineAdapter {
             if (entryTerm > term) {
                 term = entryTerm;
             }
+            // JRaft applies its own entries (a new leader's configuration entry, membership
+            // changes) without showing them here: they are the indexes skipped since the last
+            // one. Recorded with this entry's term, which every member computes alike, so the
+            // audit log covers every index.
+            for (long skipped = Math.max(1, tenure.appliedIndex() + 1); skipped < index; skipped++) {
+                tenure.indexApplied(entryTerm, skipped);
+            }
             // A view, never the buffer itself: on the leader it is the one JRaft's replicators send
             // later to a lagging follower, which then got an empty entry when it was read here.
             ByteBuffer data = entries.getData();
