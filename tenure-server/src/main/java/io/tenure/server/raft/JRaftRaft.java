@@ -300,6 +300,7 @@ public final class JRaftRaft implements Raft {
         if (snapshotEvery > 0) {
             retries.scheduleWithFixedDelay(this::snapshotWhenDue, 1, 1, TimeUnit.SECONDS);
         }
+        retries.scheduleWithFixedDelay(this::dropDeadPeerConnections, 1, 1, TimeUnit.SECONDS);
     }
 
     /** The applied index at the last snapshot this member asked for; read by {@link #logStartIndex}. */
@@ -319,6 +320,45 @@ public final class JRaftRaft implements Raft {
                     LOG.warn("event=snapshot_failed reason=\"{}\"", status);
                 }
             });
+        }
+    }
+
+    /** Per peer address, how many checks in a row found no usable connection to it. */
+    private final Map<String, Integer> deadLinkChecks = new ConcurrentHashMap<>();
+
+    /**
+     * Drops a peer's connection pool once it has held no usable connection for two checks. bolt
+     * 1.6.4 can keep a pool whose only connection closed as it was made (a proxy or balancer that
+     * accepts and then closes while the member behind it is down): it never heals such a pool and
+     * answers "Connection is null when do check!" to every later attempt, so JRaft could not reach
+     * the member again after it came back (the safety suite's F10 behind peer proxies). Without
+     * the pool, the next attempt connects afresh.
+     */
+    private void dropDeadPeerConnections() {
+        Node n = node;
+        if (n == null || closed) {
+            return;
+        }
+        try {
+            if (!(((com.alipay.sofa.jraft.core.NodeImpl) n).getRpcService() instanceof com.alipay.sofa.jraft.rpc.impl.AbstractClientService clients)) {
+                return;
+            }
+            for (PeerId peer : currentConf(n).listPeers()) {
+                if (peer.equals(self)) {
+                    continue;
+                }
+                Endpoint endpoint = peer.getEndpoint();
+                String address = endpoint.toString();
+                if (clients.isConnected(endpoint)) {
+                    deadLinkChecks.remove(address);
+                } else if (deadLinkChecks.merge(address, 1, Integer::sum) >= 2) {
+                    deadLinkChecks.remove(address);
+                    clients.disconnect(endpoint);
+                    forwarder.closeConnection(endpoint);
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.debug("checking peer connections: {}", e.toString());
         }
     }
 
