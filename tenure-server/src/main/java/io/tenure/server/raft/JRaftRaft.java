@@ -150,11 +150,7 @@ public final class JRaftRaft implements Raft {
     private JRaftRaft(ServerConfig config, Path dir, boolean formatted, TenureStateMachine tenure) throws IOException {
         this.config = config;
         this.self = peerId(config.peerAddress());
-        if (config.peers().isEmpty()) {
-            know(config.memberName(), config.peerAddress());
-        } else {
-            config.peers().forEach(this::know);
-        }
+        config.peers().forEach(this::know);
         know(config.memberName(), config.peerAddress());
         this.stateMachine = new JRaftStateMachine(tenure, config.memberName(), this::nameOf);
         this.snapshotEvery = config.snapshotEvery();
@@ -174,7 +170,8 @@ public final class JRaftRaft implements Raft {
         options.setLogUri(dir.resolve("log").toString());
         options.setRaftMetaUri(dir.resolve("meta").toString());
         options.setSnapshotUri(dir.resolve("snapshot").toString());
-        // Tenure takes snapshots by entries applied (--snapshot-every), checked below; JRaft's own timer stays far off.
+        // Tenure takes snapshots by entries applied (--snapshot-every, checked every second by
+        // snapshotWhenDue); JRaft's own timer is off.
         options.setSnapshotIntervalSecs(0);
         options.setEnableMetrics(false);
         RaftOptions raft = new RaftOptions();
@@ -200,7 +197,8 @@ public final class JRaftRaft implements Raft {
         cliOptions.setMaxRetry(3);
         this.cli.init(cliOptions);
         this.retries = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "tenure-jraft-forward");
+            // Forwarding retries, snapshots when due, and the check of peer connections.
+            Thread t = new Thread(r, "tenure-jraft-timer");
             t.setDaemon(true);
             return t;
         });
