@@ -197,9 +197,19 @@ public final class SafetyRun {
             // F11 slows a member's peer links through a proxy in front of its peer port.
             options.peerProxies();
         }
+        // The members run on JRaft unless -Dtenure.it.raftEngine names an engine (Cluster then
+        // passes that one). On Ratis, F10 intermittently finds the restarted follower never sent
+        // the leader's snapshot, and the run fails as a harness error (docs/safety.md).
+        List<String> engine = System.getProperty("tenure.it.raftEngine", "").isEmpty() ? List.of("--raft-engine", "jraft") : List.of();
         if (config.auditLog()) {
             // The member's applied-command log, which the checker reads (server option --audit-log).
-            options.memberArgs(name -> List.of("--audit-log", runDir.resolve("members").resolve(name).resolve("audit.jsonl").toString()));
+            options.memberArgs(name -> {
+                List<String> args = new java.util.ArrayList<>(engine);
+                args.addAll(List.of("--audit-log", runDir.resolve("members").resolve(name).resolve("audit.jsonl").toString()));
+                return args;
+            });
+        } else {
+            options.memberArgs(name -> engine);
         }
         return options;
     }
