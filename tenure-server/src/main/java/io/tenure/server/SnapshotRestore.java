@@ -16,12 +16,10 @@ import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.util.UUID;
 import java.util.stream.Stream;
 
 /**
@@ -97,7 +95,7 @@ public final class SnapshotRestore {
         checkEmpty(dataDir);
         Files.createDirectories(dataDir);
         try {
-            writeStorage(backup, contents, dataDir.resolve("raft").resolve(groupUuid(clusterName)));
+            writeStorage(backup, contents, dataDir.resolve("raft").resolve(io.tenure.server.raft.RatisRaft.groupUuid(clusterName).toString()));
             // Last: until the identity exists, a member refuses the directory.
             DataDirectory.writeIdentity(dataDir, clusterName, memberName);
         } catch (IOException | RuntimeException e) {
@@ -146,14 +144,6 @@ public final class SnapshotRestore {
         } catch (IOException | RuntimeException e) {
             // Best effort: the error that stopped the restore is the one to report.
         }
-    }
-
-    /**
-     * The Raft group's id of cluster {@code clusterName}: the directory under {@code raft/} that
-     * {@link TenureServer#start} opens (both derive it from the cluster name the same way).
-     */
-    static String groupUuid(String clusterName) {
-        return UUID.nameUUIDFromBytes(("tenure-cluster:" + clusterName).getBytes(StandardCharsets.UTF_8)).toString();
     }
 
     private static void checkEmpty(Path dataDir) throws IOException {
