@@ -181,6 +181,21 @@ final class ServerCommand implements Callable<Integer> {
                     + "keeps the engine it was made with (default: ratis).")
     String raftEngine;
 
+    @Option(names = "--peer-cert-file", paramLabel = "FILE",
+            description = "Mutual TLS between members (jraft engine): this member's certificate, PEM, with any "
+                    + "intermediates. Needs --peer-key-file and --peer-trusted-ca-file; every member of the cluster "
+                    + "then speaks TLS 1.2 or later on its peer port and accepts only members whose certificate that CA "
+                    + "signed (default: plain TCP).")
+    Path peerCertFile;
+
+    @Option(names = "--peer-key-file", paramLabel = "FILE",
+            description = "The private key of --peer-cert-file, PEM (PKCS#8, or PKCS#1 RSA), not encrypted.")
+    Path peerKeyFile;
+
+    @Option(names = "--peer-trusted-ca-file", paramLabel = "FILE",
+            description = "The CA certificate(s), PEM, that sign the members' peer certificates.")
+    Path peerTrustedCaFile;
+
     @Option(names = "--election-timeout", paramLabel = "DURATION", defaultValue = ELECTION_TIMEOUT,
             converter = DurationConverter.class,
             description = "Raft election timeout, 100ms to 60s; a follower starts an election one to four "
@@ -360,6 +375,23 @@ final class ServerCommand implements Callable<Integer> {
             config = config.withRaftEngine(raftEngine(raftEngine));
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), from("--raft-engine") + "Invalid value for option '--raft-engine': " + e.getMessage());
+        }
+        if (peerCertFile != null || peerKeyFile != null || peerTrustedCaFile != null) {
+            java.util.List<String> missing = new java.util.ArrayList<>();
+            if (peerCertFile == null) {
+                missing.add("--peer-cert-file");
+            }
+            if (peerKeyFile == null) {
+                missing.add("--peer-key-file");
+            }
+            if (peerTrustedCaFile == null) {
+                missing.add("--peer-trusted-ca-file");
+            }
+            if (!missing.isEmpty()) {
+                throw new ParameterException(spec.commandLine(), "Peer TLS needs --peer-cert-file, --peer-key-file and "
+                        + "--peer-trusted-ca-file together; missing: " + String.join(", ", missing));
+            }
+            config = config.withPeerTls(new io.tenure.server.PeerTls(peerCertFile, peerKeyFile, peerTrustedCaFile));
         }
         if (peers != null) {
             try {

@@ -114,6 +114,25 @@ class ServerOptionsTest {
     }
 
     @Test
+    void peerTlsNeedsItsThreeFilesAndTheJraftEngine() {
+        assertThat(run("server", "--raft-engine", "jraft", "--peer-cert-file", "member.pem")).isEqualTo(2);
+        assertThat(err.toString()).contains("Peer TLS needs --peer-cert-file, --peer-key-file and --peer-trusted-ca-file together; "
+                + "missing: --peer-key-file, --peer-trusted-ca-file");
+        String[] files = {"--peer-cert-file", "no-such-member.pem", "--peer-key-file", "no-such-member.key",
+            "--peer-trusted-ca-file", "no-such-ca.pem"};
+        assertThat(run(concat(new String[] {"server", "--raft-engine", "jraft"}, files))).isEqualTo(2);
+        assertThat(err.toString()).contains("--peer-cert-file: file no-such-member.pem does not exist");
+        assertThat(run(concat(new String[] {"server", "--raft-engine", "ratis"}, files))).isEqualTo(2);
+        assertThat(err.toString()).contains("peer TLS needs the jraft Raft engine (--raft-engine jraft)");
+    }
+
+    private static String[] concat(String[] a, String[] b) {
+        String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
+    }
+
+    @Test
     void aMalformedPeersListIsAUsageErrorNamingPeers() {
         for (String bad : new String[] {"", "n1", "n1=127.0.0.1", "n1=127.0.0.1:port", "n1=127.0.0.1:7071,,n2=127.0.0.1:7171",
                 "n1=127.0.0.1:7071,n1=127.0.0.1:7171", "n1=127.0.0.1:99999", "bad name=127.0.0.1:7071"}) {

@@ -35,6 +35,9 @@ import java.util.regex.Pattern;
  * @param peerListenPort  the port the peer server binds when the other members reach this one at a
  *                        different port (its entry in {@code peers}), as through a proxy or NAT; 0: the
  *                        peer port itself (the default)
+ * @param raftEngine      the Raft library that runs the member's group (Ratis by default)
+ * @param peerTls         mutual TLS on the peer port and on this member's connections to the others;
+ *                        {@code null} (the default): plain TCP
  */
 public record ServerConfig(
         String memberName,
@@ -52,7 +55,8 @@ public record ServerConfig(
         ServerLimits limits,
         Path auditLog,
         int peerListenPort,
-        RaftEngine raftEngine) {
+        RaftEngine raftEngine,
+        PeerTls peerTls) {
 
     public static final String DEFAULT_MEMBER = "n1";
     public static final Path DEFAULT_DATA_DIR = Path.of("tenure-data");
@@ -109,29 +113,29 @@ public record ServerConfig(
     public static ServerConfig defaults() {
         return new ServerConfig(DEFAULT_MEMBER, DEFAULT_DATA_DIR, DEFAULT_HOST, DEFAULT_CLIENT_PORT,
                 DEFAULT_PEER_PORT, DEFAULT_SNAPSHOT_EVERY, DEFAULT_ELECTION_TIMEOUT, DEFAULT_CLUSTER, Map.of(), false,
-                DEFAULT_HTTP_PORT, DEFAULT_SHUTDOWN_TIMEOUT, ServerLimits.defaults(), null, 0, RaftEngine.RATIS);
+                DEFAULT_HTTP_PORT, DEFAULT_SHUTDOWN_TIMEOUT, ServerLimits.defaults(), null, 0, RaftEngine.RATIS, null);
     }
 
-    public ServerConfig withMemberName(String v) { return new ServerConfig(v, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine); }
-    public ServerConfig withDataDir(Path v) { return new ServerConfig(memberName, v, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine); }
-    public ServerConfig withHost(String v) { return new ServerConfig(memberName, dataDir, v, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine); }
-    public ServerConfig withClientPort(int v) { return new ServerConfig(memberName, dataDir, host, v, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine); }
-    public ServerConfig withPeerPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, v, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine); }
-    public ServerConfig withSnapshotEvery(long v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, v, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine); }
-    public ServerConfig withElectionTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, v, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine); }
-    public ServerConfig withClusterName(String v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, v, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine); }
-    public ServerConfig withJoin(boolean v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, v, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine); }
-    public ServerConfig withHttpPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, v, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine); }
-    public ServerConfig withShutdownTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, v, limits, auditLog, peerListenPort, raftEngine); }
-    public ServerConfig withLimits(ServerLimits v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, v, auditLog, peerListenPort, raftEngine); }
+    public ServerConfig withMemberName(String v) { return new ServerConfig(v, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
+    public ServerConfig withDataDir(Path v) { return new ServerConfig(memberName, v, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
+    public ServerConfig withHost(String v) { return new ServerConfig(memberName, dataDir, v, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
+    public ServerConfig withClientPort(int v) { return new ServerConfig(memberName, dataDir, host, v, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
+    public ServerConfig withPeerPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, v, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
+    public ServerConfig withSnapshotEvery(long v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, v, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
+    public ServerConfig withElectionTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, v, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
+    public ServerConfig withClusterName(String v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, v, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
+    public ServerConfig withJoin(boolean v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, v, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
+    public ServerConfig withHttpPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, v, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
+    public ServerConfig withShutdownTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, v, limits, auditLog, peerListenPort, raftEngine, peerTls); }
+    public ServerConfig withLimits(ServerLimits v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, v, auditLog, peerListenPort, raftEngine, peerTls); }
     /** Turns the audit log on ({@code null}: off, the default). A test aid; see {@link #auditLog()}. */
-    public ServerConfig withAuditLog(Path v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, v, peerListenPort, raftEngine); }
+    public ServerConfig withAuditLog(Path v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, v, peerListenPort, raftEngine, peerTls); }
 
     /** The initial members; this member's peer port becomes the port of its own entry. */
     public ServerConfig withPeers(Map<String, String> v) {
         String own = v.get(memberName);
         int port = own == null ? peerPort : portOf(own);
-        return new ServerConfig(memberName, dataDir, host, clientPort, port, snapshotEvery, electionTimeout, clusterName, v, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine);
+        return new ServerConfig(memberName, dataDir, host, clientPort, port, snapshotEvery, electionTimeout, clusterName, v, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls);
     }
 
     /**
@@ -161,9 +165,12 @@ public record ServerConfig(
     }
 
     /** Binds the peer server to {@code v} while the others reach this member at its peer port (0: the peer port). */
-    public ServerConfig withPeerListenPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, v, raftEngine); }
+    public ServerConfig withPeerListenPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, v, raftEngine, peerTls); }
     /** Which Raft library runs the member's group; a data directory keeps the one it was made with. */
-    public ServerConfig withRaftEngine(RaftEngine v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, v); }
+    public ServerConfig withRaftEngine(RaftEngine v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, v, peerTls); }
+
+    /** Mutual TLS between members ({@code null}: none). */
+    public ServerConfig withPeerTls(PeerTls v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, v); }
 
     /** The port the peer server binds: {@link #peerListenPort()} when set, else the peer port. */
     public int peerBindPort() {
@@ -227,6 +234,12 @@ public record ServerConfig(
         }
         if (electionTimeout.toMillis() < 100 || electionTimeout.toSeconds() > 60) {
             throw new IllegalArgumentException("election timeout must be between 100ms and 60s, got " + electionTimeout);
+        }
+        if (peerTls != null) {
+            if (raftEngine != RaftEngine.JRAFT) {
+                throw new IllegalArgumentException("peer TLS needs the jraft Raft engine (--raft-engine jraft); the ratis engine has no TLS between members yet");
+            }
+            peerTls.validate();
         }
         if (join && peers.keySet().stream().noneMatch(name -> !name.equals(memberName))) {
             throw new IllegalArgumentException("peers must list the running members (and this one) to join a cluster");

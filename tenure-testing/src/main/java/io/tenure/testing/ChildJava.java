@@ -16,6 +16,9 @@ import java.util.List;
  * {@code -Dtenure.it.childJvmArgs}, and Tenure's own jars copied aside.
  */
 public final class ChildJava {
+    /** Lets JRaft's transport (bolt, through Hessian) read {@code java.lang} classes' fields, as {@code ./tenure} does. */
+    public static final String OPEN_JAVA_LANG = "--add-opens=java.base/java.lang=ALL-UNNAMED";
+
     /** Heap of each child JVM: members, helpers and the test JVM share a 2-core machine. */
     public static final String CHILD_HEAP = System.getProperty("tenure.it.childHeap", "-Xmx256m");
     /** Extra options of each child JVM, space separated ({@code -Dtenure.it.childJvmArgs=...}). */
@@ -42,6 +45,8 @@ public final class ChildJava {
     public static List<String> command(List<String> jvmOptions, String classPath, String mainClass) {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>(List.of(java));
+        // As the tenure launcher does: bolt's Hessian reads StackTraceElement's fields, and prints a stack trace per field otherwise.
+        command.add(OPEN_JAVA_LANG);
         command.addAll(jvmOptions);
         command.addAll(List.of("-cp", classPath, mainClass));
         return command;

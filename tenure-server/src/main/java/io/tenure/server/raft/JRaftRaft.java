@@ -18,6 +18,7 @@ import com.alipay.sofa.jraft.rpc.RpcClient;
 import com.alipay.sofa.jraft.rpc.RpcContext;
 import com.alipay.sofa.jraft.rpc.RpcProcessor;
 import com.alipay.sofa.jraft.rpc.RpcServer;
+import com.alipay.sofa.jraft.rpc.impl.BoltRpcClient;
 import com.alipay.sofa.jraft.rpc.impl.BoltRpcServer;
 import com.alipay.sofa.jraft.util.Endpoint;
 import com.alipay.sofa.jraft.util.RpcFactoryHelper;
@@ -146,6 +147,9 @@ public final class JRaftRaft implements Raft {
     private final long snapshotEvery;
     private volatile Node node;
     private volatile boolean closed;
+    /** The peer TLS key store bolt reads; {@code null} without peer TLS. */
+    private final PeerRpcFactory.KeyStoreFile peerKeyStore;
+    private static final String PEER_KEY_STORE = "peer-tls.p12";
 
     private JRaftRaft(ServerConfig config, Path dir, boolean formatted, TenureStateMachine tenure) throws IOException {
         this.config = config;
@@ -155,7 +159,8 @@ public final class JRaftRaft implements Raft {
         this.stateMachine = new JRaftStateMachine(tenure, config.memberName(), this::nameOf);
         this.snapshotEvery = config.snapshotEvery();
         Files.createDirectories(dir);
-        NodeOptions options = new NodeOptions();
+        this.peerKeyStore = config.peerTls() == null ? null : writePeerKeyStore(config, dir);
+        NodeOptions options = peerKeyStore == null ? new NodeOptions() : new PeerRpcFactory.TlsNodeOptions(peerKeyStore);
         int election = (int) config.electionTimeout().toMillis();
         options.setElectionTimeoutMs(election);
         // A joining member starts with no configuration and waits for the leader to add it.
@@ -183,16 +188,21 @@ public final class JRaftRaft implements Raft {
         raft.setOpenStatistics(false);
         options.setRaftOptions(raft);
         // JRaft's own factory binds the wildcard address; this binds the peer address only (RATIS.md's rule, here too).
-        this.rpcServer = new BoltRpcServer(new com.alipay.remoting.rpc.RpcServer(ServerConfig.hostOf(config.peerAddress()),
-                config.peerBindPort(), true));
+        com.alipay.remoting.rpc.RpcServer bolt = new com.alipay.remoting.rpc.RpcServer(ServerConfig.hostOf(config.peerAddress()),
+                config.peerBindPort(), true);
+        if (peerKeyStore != null) {
+            PeerRpcFactory.secure(bolt, peerKeyStore);
+        }
+        this.rpcServer = new BoltRpcServer(bolt);
         RaftRpcServerFactory.addRaftRequestProcessors(rpcServer);
         rpcServer.registerProcessor(new ForwardProcessor());
         rpcServer.registerProcessor(new MemberNameProcessor());
         this.service = new RaftGroupService(GROUP, self, options, rpcServer);
-        this.forwarder = RpcFactoryHelper.rpcFactory().createRpcClient();
+        this.forwarder = RpcFactoryHelper.rpcFactory().createRpcClient(peerKeyStore == null ? null
+                : client -> PeerRpcFactory.secure(((BoltRpcClient) client).getRpcClient(), peerKeyStore));
         this.forwarder.init(new RpcOptions());
         this.cli = new CliServiceImpl();
-        CliOptions cliOptions = new CliOptions();
+        CliOptions cliOptions = peerKeyStore == null ? new CliOptions() : new PeerRpcFactory.TlsCliOptions(peerKeyStore);
         cliOptions.setTimeoutMs((int) Math.max(5_000, 10L * election));
         cliOptions.setMaxRetry(3);
         this.cli.init(cliOptions);
@@ -202,6 +212,33 @@ public final class JRaftRaft implements Raft {
             t.setDaemon(true);
             return t;
         });
+    }
+
+    /**
+     * The member's PEM files as the PKCS#12 key store bolt reads (it takes a file and a password):
+     * written afresh at every start, readable by the member's user only, under a random password
+     * that lives in memory alone; deleted when the member closes.
+     */
+    private static PeerRpcFactory.KeyStoreFile writePeerKeyStore(ServerConfig config, Path dir) throws IOException {
+        char[] password = new char[32];
+        java.security.SecureRandom random = new java.security.SecureRandom();
+        String letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        for (int i = 0; i < password.length; i++) {
+            password[i] = letters.charAt(random.nextInt(letters.length()));
+        }
+        byte[] store = config.peerTls().keyStore(password);
+        Path file = dir.resolve(PEER_KEY_STORE);
+        Path tmp = dir.resolve(PEER_KEY_STORE + ".tmp");
+        Files.deleteIfExists(tmp);
+        try {
+            Files.createFile(tmp, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                    java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+        } catch (UnsupportedOperationException e) {
+            Files.createFile(tmp);
+        }
+        Files.write(tmp, store);
+        Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        return new PeerRpcFactory.KeyStoreFile(file, password);
     }
 
     /** Builds (does not start) the member's JRaft node with its data under {@code dir}. */
@@ -548,6 +585,11 @@ public final class JRaftRaft implements Raft {
             next.addPeer(peerId(peer.address()));
         }
         Status status = cli.changePeers(GROUP, now, next);
+        if (status.getRaftError() == RaftError.ECATCHUP) {
+            throw new NotServingException("the configuration change failed: a new member did not catch up with the leader ("
+                    + status.getErrorMsg() + "); check that it runs, is reachable at its peer address, uses the same "
+                    + "--raft-engine and, with peer TLS, has a certificate the cluster's CA signed");
+        }
         if (!status.isOk()) {
             throw new NotServingException("the configuration change failed: " + status.getErrorMsg());
         }
@@ -618,5 +660,8 @@ public final class JRaftRaft implements Raft {
         }
         cli.shutdown();
         forwarder.shutdown();
+        if (peerKeyStore != null) {
+            Files.deleteIfExists(peerKeyStore.path());
+        }
     }
 }

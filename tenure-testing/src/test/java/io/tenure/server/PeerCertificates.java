@@ -1,0 +1,107 @@
+package io.tenure.server;
+
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x509.BasicConstraints;
+import org.bouncycastle.asn1.x509.Extension;
+import org.bouncycastle.asn1.x509.GeneralName;
+import org.bouncycastle.asn1.x509.GeneralNames;
+import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
+import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
+import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
+
+import java.io.IOException;
+import java.math.BigInteger;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.Date;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** A test CA that signs member certificates, written as the PEM files {@code --peer-...-file} take. */
+final class PeerCertificates {
+    private static final AtomicLong SERIAL = new AtomicLong(System.nanoTime());
+
+    private final Path dir;
+    private final String name;
+    private final KeyPair caKey;
+    private final X509Certificate ca;
+
+    /** A self-signed CA named {@code name}; its files go to {@code dir}. */
+    PeerCertificates(Path dir, String name) {
+        try {
+            this.dir = Files.createDirectories(dir);
+            this.name = name;
+            this.caKey = ecKey();
+            X500Name subject = new X500Name("CN=" + name);
+            JcaX509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(subject, serial(), notBefore(),
+                    notAfter(Duration.ofDays(1)), subject, caKey.getPublic());
+            builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(true));
+            this.ca = sign(builder, caKey);
+            Files.writeString(caFile(), pem("CERTIFICATE", ca.getEncoded()));
+        } catch (IOException | GeneralSecurityException | org.bouncycastle.operator.OperatorCreationException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    Path caFile() {
+        return dir.resolve(name + "-ca.pem");
+    }
+
+    /** A certificate for {@code member} (CN and a SAN of 127.0.0.1), valid from an hour ago for {@code validFor}. */
+    PeerTls member(String member, Duration validFor) {
+        try {
+            KeyPair key = ecKey();
+            JcaX509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(new X500Name("CN=" + name),
+                    serial(), notBefore(), notAfter(validFor), new X500Name("CN=" + member), key.getPublic());
+            builder.addExtension(Extension.subjectAlternativeName, false,
+                    new GeneralNames(new GeneralName(GeneralName.iPAddress, "127.0.0.1")));
+            X509Certificate cert = sign(builder, caKey);
+            Path certFile = dir.resolve(name + "-" + member + ".pem");
+            Path keyFile = dir.resolve(name + "-" + member + ".key");
+            Files.writeString(certFile, pem("CERTIFICATE", cert.getEncoded()));
+            Files.writeString(keyFile, pem("PRIVATE KEY", key.getPrivate().getEncoded()));
+            return new PeerTls(certFile, keyFile, caFile());
+        } catch (IOException | GeneralSecurityException | org.bouncycastle.operator.OperatorCreationException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    PeerTls member(String member) {
+        return member(member, Duration.ofDays(1));
+    }
+
+    private static KeyPair ecKey() throws GeneralSecurityException {
+        KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
+        generator.initialize(256);
+        return generator.generateKeyPair();
+    }
+
+    private static X509Certificate sign(JcaX509v3CertificateBuilder builder, KeyPair signer)
+            throws GeneralSecurityException, org.bouncycastle.operator.OperatorCreationException {
+        return new JcaX509CertificateConverter().getCertificate(
+                builder.build(new JcaContentSignerBuilder("SHA256withECDSA").build(signer.getPrivate())));
+    }
+
+    private static BigInteger serial() {
+        return BigInteger.valueOf(SERIAL.incrementAndGet());
+    }
+
+    private static Date notBefore() {
+        return Date.from(Instant.now().minus(Duration.ofHours(1)));
+    }
+
+    private static Date notAfter(Duration validFor) {
+        return Date.from(Instant.now().minus(Duration.ofHours(1)).plus(validFor));
+    }
+
+    static String pem(String type, byte[] der) {
+        return "-----BEGIN " + type + "-----\n" + Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(der)
+                + "\n-----END " + type + "-----\n";
+    }
+}
