@@ -175,10 +175,12 @@ final class ServerCommand implements Callable<Integer> {
                     + "or trace (default: info).")
     String logLevel;
 
-    @Option(names = "--raft-engine", paramLabel = "ENGINE", defaultValue = "ratis",
-            description = "The Raft library that runs the member's group: ratis or jraft (SOFAJRaft: several times "
-                    + "Ratis's rate on three members; every member of a cluster must use the same one). A data directory "
-                    + "keeps the engine it was made with (default: ratis).")
+    @Option(names = "--raft-engine", paramLabel = "ENGINE", defaultValue = "auto",
+            description = "The Raft library that runs the member's group: jraft (SOFAJRaft: several times Ratis's rate "
+                    + "on three members), ratis (Apache Ratis) or auto. Every member of a cluster must use the same one, and "
+                    + "a data directory keeps the one it was made with. auto takes the data directory's; for a new one, "
+                    + "jraft when --peers names several members or peer TLS is on, the running members' engine with "
+                    + "--join, and ratis for a member alone (default: auto).")
     String raftEngine;
 
     @Option(names = "--peer-cert-file", paramLabel = "FILE",
@@ -189,11 +191,11 @@ final class ServerCommand implements Callable<Integer> {
     Path peerCertFile;
 
     @Option(names = "--peer-key-file", paramLabel = "FILE",
-            description = "The private key of --peer-cert-file, PEM (PKCS#8, or PKCS#1 RSA), not encrypted.")
+            description = "The private key of --peer-cert-file, PEM (PKCS#8, or PKCS#1 RSA), not encrypted (default: none).")
     Path peerKeyFile;
 
     @Option(names = "--peer-trusted-ca-file", paramLabel = "FILE",
-            description = "The CA certificate(s), PEM, that sign the members' peer certificates.")
+            description = "The CA certificate(s), PEM, that sign the members' peer certificates (default: none).")
     Path peerTrustedCaFile;
 
     @Option(names = "--election-timeout", paramLabel = "DURATION", defaultValue = ELECTION_TIMEOUT,
@@ -291,7 +293,7 @@ final class ServerCommand implements Callable<Integer> {
         }
         Thread stopOnSignal = new Thread(() -> stopGracefully(server), "tenure-server-shutdown");
         Runtime.getRuntime().addShutdownHook(stopOnSignal);
-        spec.commandLine().getOut().println(servingLine(config, server.clientPort()));
+        spec.commandLine().getOut().println(servingLine(config.withRaftEngine(server.raftEngine()), server.clientPort()));
         spec.commandLine().getOut().flush();
         server.awaitTermination();
         try {
@@ -334,7 +336,8 @@ final class ServerCommand implements Callable<Integer> {
         return switch (name.toLowerCase(java.util.Locale.ROOT)) {
             case "ratis" -> RaftEngine.RATIS;
             case "jraft" -> RaftEngine.JRAFT;
-            default -> throw new IllegalArgumentException("raft engine must be ratis or jraft, got '" + name + "'");
+            case "auto" -> RaftEngine.AUTO;
+            default -> throw new IllegalArgumentException("raft engine must be jraft, ratis or auto, got '" + name + "'");
         };
     }
 
@@ -425,6 +428,9 @@ final class ServerCommand implements Callable<Integer> {
     /** The line that says the member is up ("serving clients on" is what scripts and tests wait for). */
     static String servingLine(ServerConfig config, int clientPort) {
         String data = "data in " + config.dataDir().toAbsolutePath().normalize();
+        if (config.raftEngine() != RaftEngine.AUTO) {
+            data = config.raftEngine().flag() + ", " + data;
+        }
         if (!config.clustered()) {
             return String.format("tenure: member %s serving clients on %s:%d (Raft peers on port %d, %s)",
                     config.memberName(), config.host(), clientPort, config.peerPort(), data);

@@ -39,6 +39,7 @@ final class StatusCommand implements Callable<Integer> {
         out.println("applied_index: " + status.getAppliedIndex());
         out.println("commit_index: " + status.getCommitIndex());
         out.println("version: " + status.getVersion());
+        out.println("raft_engine: " + status.getRaftEngine());
         for (Member member : status.getMembersList()) {
             out.println("member: " + member.getName() + " id=" + Long.toUnsignedString(member.getId())
                     + " peer=" + member.getPeerAddress() + " client=" + member.getClientEndpoint()

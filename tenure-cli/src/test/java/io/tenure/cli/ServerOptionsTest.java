@@ -105,12 +105,13 @@ class ServerOptionsTest {
     }
 
     @Test
-    void theRaftEngineIsRatisByDefaultAndJraftOnRequest() {
-        assertThat(config().raftEngine()).isEqualTo(RaftEngine.RATIS);
+    void theRaftEngineIsAutoByDefaultAndJraftOrRatisOnRequest() {
+        assertThat(config().raftEngine()).isEqualTo(RaftEngine.AUTO);
         assertThat(config("--raft-engine", "jraft").raftEngine()).isEqualTo(RaftEngine.JRAFT);
         assertThat(config("--raft-engine", "RATIS").raftEngine()).isEqualTo(RaftEngine.RATIS);
+        assertThat(config("--raft-engine", "auto").raftEngine()).isEqualTo(RaftEngine.AUTO);
         assertThat(run("server", "--raft-engine", "etcd")).isEqualTo(2);
-        assertThat(err.toString()).contains("Invalid value for option '--raft-engine': raft engine must be ratis or jraft, got 'etcd'");
+        assertThat(err.toString()).contains("Invalid value for option '--raft-engine': raft engine must be jraft, ratis or auto, got 'etcd'");
     }
 
     @Test
@@ -123,7 +124,7 @@ class ServerOptionsTest {
         assertThat(run(concat(new String[] {"server", "--raft-engine", "jraft"}, files))).isEqualTo(2);
         assertThat(err.toString()).contains("--peer-cert-file: file no-such-member.pem does not exist");
         assertThat(run(concat(new String[] {"server", "--raft-engine", "ratis"}, files))).isEqualTo(2);
-        assertThat(err.toString()).contains("peer TLS needs the jraft Raft engine (--raft-engine jraft)");
+        assertThat(err.toString()).contains("peer TLS needs the jraft Raft engine (--raft-engine jraft or auto");
     }
 
     private static String[] concat(String[] a, String[] b) {

@@ -42,6 +42,22 @@ final class DataDirectory {
     }
 
     /**
+     * The Raft engine the data directory at {@code dir} was made with; {@code null} when it has no
+     * identity yet (a new directory).
+     */
+    static RaftEngine recordedEngine(Path dir) throws IOException {
+        Path file = dir.resolve(IDENTITY);
+        if (!Files.isRegularFile(file)) {
+            return null;
+        }
+        Properties p = new Properties();
+        try (InputStream in = Files.newInputStream(file)) {
+            p.load(in);
+        }
+        return p.getProperty(ENGINE, "ratis").equalsIgnoreCase("jraft") ? RaftEngine.JRAFT : RaftEngine.RATIS;
+    }
+
+    /**
      * Opens (creating when new) the data directory of {@code member} of {@code cluster}, whose
      * Raft group has id {@code groupUuid}, run by {@code engine}.
      *

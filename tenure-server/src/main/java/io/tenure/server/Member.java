@@ -249,6 +249,7 @@ public final class Member implements TenureStateMachine.Listener {
                 .setAppliedIndex(Math.max(0, stateMachine.appliedIndex()))
                 .setCommitIndex(committed)
                 .setVersion(VERSION)
+                .setRaftEngine(config.raftEngine().flag())
                 .addAllMembers(members);
         for (io.tenure.proto.v1.Member m : members) {
             if (m.getLeader()) {

@@ -8,5 +8,17 @@ public enum RaftEngine {
     /** Apache Ratis 3.2.2, the log in segment files (the data directory's {@code raft/}). */
     RATIS,
     /** SOFAJRaft 1.3.14, the log in RocksDB (the data directory's {@code jraft/}). */
-    JRAFT
+    JRAFT,
+    /**
+     * The default: chosen when the member starts ({@link TenureServer#engineFor}). A data directory
+     * that exists keeps its own; a new one gets SOFAJRaft when the member starts a cluster of
+     * several members or has peer TLS, the engine the running members speak when it joins, and
+     * Ratis when it runs alone.
+     */
+    AUTO;
+
+    /** The name as {@code --raft-engine} takes it. */
+    public String flag() {
+        return name().toLowerCase(java.util.Locale.ROOT);
+    }
 }

@@ -35,7 +35,8 @@ import java.util.regex.Pattern;
  * @param peerListenPort  the port the peer server binds when the other members reach this one at a
  *                        different port (its entry in {@code peers}), as through a proxy or NAT; 0: the
  *                        peer port itself (the default)
- * @param raftEngine      the Raft library that runs the member's group (Ratis by default)
+ * @param raftEngine      the Raft library that runs the member's group ({@link RaftEngine#AUTO} by default:
+ *                        see {@link TenureServer#engineFor})
  * @param peerTls         mutual TLS on the peer port and on this member's connections to the others;
  *                        {@code null} (the default): plain TCP
  */
@@ -113,7 +114,7 @@ public record ServerConfig(
     public static ServerConfig defaults() {
         return new ServerConfig(DEFAULT_MEMBER, DEFAULT_DATA_DIR, DEFAULT_HOST, DEFAULT_CLIENT_PORT,
                 DEFAULT_PEER_PORT, DEFAULT_SNAPSHOT_EVERY, DEFAULT_ELECTION_TIMEOUT, DEFAULT_CLUSTER, Map.of(), false,
-                DEFAULT_HTTP_PORT, DEFAULT_SHUTDOWN_TIMEOUT, ServerLimits.defaults(), null, 0, RaftEngine.RATIS, null);
+                DEFAULT_HTTP_PORT, DEFAULT_SHUTDOWN_TIMEOUT, ServerLimits.defaults(), null, 0, RaftEngine.AUTO, null);
     }
 
     public ServerConfig withMemberName(String v) { return new ServerConfig(v, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
@@ -236,8 +237,9 @@ public record ServerConfig(
             throw new IllegalArgumentException("election timeout must be between 100ms and 60s, got " + electionTimeout);
         }
         if (peerTls != null) {
-            if (raftEngine != RaftEngine.JRAFT) {
-                throw new IllegalArgumentException("peer TLS needs the jraft Raft engine (--raft-engine jraft); the ratis engine has no TLS between members yet");
+            if (raftEngine == RaftEngine.RATIS) {
+                throw new IllegalArgumentException("peer TLS needs the jraft Raft engine (--raft-engine jraft or auto, "
+                        + "on a new data directory or one made with jraft); the ratis engine has no TLS between members yet");
             }
             peerTls.validate();
         }

@@ -160,6 +160,42 @@ public final class TenureServer implements AutoCloseable {
         return name.equals("renewal") ? Proposer.Lane.RENEWAL : Proposer.Lane.WORK;
     }
 
+    /** How long a joining member waits for each running member's peer port to tell its Raft engine. */
+    private static final Duration ENGINE_PROBE_TIMEOUT = Duration.ofSeconds(2);
+
+    /**
+     * The Raft engine this member runs: the one {@code --raft-engine} names; else ({@link RaftEngine#AUTO})
+     * the one its data directory was made with; else, for a new directory, SOFAJRaft for a member
+     * of a cluster of several (its several times Ratis's rate there, docs/benchmarks.md) or with
+     * peer TLS, the engine the running members speak for a member that joins, and Ratis for a
+     * member alone (level with SOFAJRaft there, and quicker to start).
+     *
+     * @throws IOException when a joining member cannot reach any running member to ask
+     */
+    static RaftEngine engineFor(ServerConfig config) throws IOException {
+        if (config.raftEngine() != RaftEngine.AUTO) {
+            return config.raftEngine();
+        }
+        RaftEngine recorded = DataDirectory.recordedEngine(config.dataDir());
+        if (recorded != null) {
+            return recorded;
+        }
+        if (config.peerTls() != null) {
+            return RaftEngine.JRAFT;
+        }
+        if (config.join()) {
+            java.util.List<String> others = config.peers().entrySet().stream()
+                    .filter(e -> !e.getKey().equals(config.memberName())).map(java.util.Map.Entry::getValue).toList();
+            return io.tenure.server.raft.EngineProbe.ofRunningMembers(others, ENGINE_PROBE_TIMEOUT);
+        }
+        return config.peers().size() > 1 ? RaftEngine.JRAFT : RaftEngine.RATIS;
+    }
+
+    /** The Raft engine this member runs (never {@link RaftEngine#AUTO}). */
+    public RaftEngine raftEngine() {
+        return config.raftEngine();
+    }
+
     /**
      * Starts a member and returns once it serves clients. A single member first becomes leader;
      * a member of a cluster serves at once and answers UNAVAILABLE until it knows a leader.
@@ -171,6 +207,7 @@ public final class TenureServer implements AutoCloseable {
      */
     public static TenureServer start(ServerConfig config) throws IOException {
         config.validate();
+        config = config.withRaftEngine(engineFor(config)).validate();
         DataDirectory data = DataDirectory.open(config.dataDir(), config.clusterName(), config.memberName(),
                 RatisRaft.groupUuid(config.clusterName()).toString(), config.raftEngine());
         if (config.peerPort() == 0) {

@@ -99,8 +99,9 @@ class PeerTlsFilesTest {
     @Test
     void peerTlsOnTheRatisEngineIsRefused() {
         PeerTls tls = new PeerCertificates(dir, "ca").member("n1");
-        assertThatThrownBy(() -> ServerConfig.defaults().withPeerTls(tls).validate())
-                .hasMessageContaining("peer TLS needs the jraft Raft engine (--raft-engine jraft)");
+        assertThatThrownBy(() -> ServerConfig.defaults().withRaftEngine(RaftEngine.RATIS).withPeerTls(tls).validate())
+                .hasMessageContaining("peer TLS needs the jraft Raft engine (--raft-engine jraft or auto");
+        assertThat(ServerConfig.defaults().withPeerTls(tls).validate().raftEngine()).isEqualTo(RaftEngine.AUTO);
         assertThat(ServerConfig.defaults().withRaftEngine(RaftEngine.JRAFT).withPeerTls(tls).validate().peerTls()).isEqualTo(tls);
     }
 }

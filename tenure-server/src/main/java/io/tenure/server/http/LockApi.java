@@ -436,6 +436,7 @@ final class LockApi {
             body.put("applied_index", status.getAppliedIndex());
             body.put("commit_index", status.getCommitIndex());
             body.put("version", status.getVersion());
+            body.put("raft_engine", status.getRaftEngine());
             ArrayNode members = body.putArray("members");
             for (io.tenure.proto.v1.Member m : status.getMembersList()) {
                 members.addObject()
