@@ -320,16 +320,33 @@ public final class JRaftRaft implements Raft {
         }
         node = started;
         stateMachine.started();
+        // Where a stored one-peer configuration becomes this member alone: the only place that
+        // resets a configuration, and never one that names another member.
         List<PeerId> stored = currentConf(started).listPeers();
-        if (config.peers().isEmpty() && !config.join() && stored.size() == 1 && !stored.get(0).equals(self)) {
-            // A member alone that restarted on another peer address (its peer port is its own to
-            // choose): JRaft knows members by address, so it would wait forever for the old one.
-            // Alone, it is safe to make its configuration this address.
-            LOG.info("event=peer_address_changed from={} to={}", stored.get(0), self);
+        // A backup restored by 'tenure snapshot restore' (JRaftRestoredStorage) names a placeholder
+        // that is no member: the member's address was not known then. Started as the seed of a
+        // new cluster (no --peers, or --peers naming only itself), it becomes this member alone.
+        // With --join it waits to be added, as a joining member does (one that joined and stopped
+        // right after installing that snapshot from the leader has it too).
+        boolean restored = !config.join() && stored.equals(List.of(JRaftRestoredStorage.PLACEHOLDER));
+        if (restored && config.peers().keySet().stream().anyMatch(name -> !name.equals(config.memberName()))) {
+            throw new IOException("the data directory holds a restored backup, not yet started: start this member alone "
+                    + "first (without --peers, or with --peers naming only itself), then add members with 'tenure server "
+                    + "--join' and 'tenure member add' (a member that stopped while it was joining: start it with --join)");
+        }
+        // A member alone that restarted on another peer address (its peer port is its own to
+        // choose): JRaft knows members by address, so it would wait forever for the old one.
+        // Alone, it is safe to make its configuration this address.
+        boolean moved = config.peers().isEmpty() && !config.join() && stored.size() == 1 && !stored.get(0).equals(self);
+        if (restored || moved) {
+            LOG.info(restored ? "event=restored_configuration from={} to={}" : "event=peer_address_changed from={} to={}",
+                    stored.get(0), self);
             Status reset = started.resetPeers(new Configuration(List.of(self)));
             if (!reset.isOk()) {
-                throw new IOException("the member's peer address changed from " + stored.get(0) + " to " + self
-                        + " and its Raft configuration could not follow: " + reset.getErrorMsg());
+                String what = restored ? "the restored member's Raft configuration could not be set to " + self
+                        : "the member's peer address changed from " + stored.get(0) + " to " + self
+                        + " and its Raft configuration could not follow";
+                throw new IOException(what + ": " + reset.getErrorMsg());
             }
         }
         if (snapshotEvery > 0) {
