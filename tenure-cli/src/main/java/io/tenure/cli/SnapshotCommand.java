@@ -1,5 +1,6 @@
 package io.tenure.cli;
 
+import io.tenure.server.RaftEngine;
 import io.tenure.server.ServerConfig;
 import io.tenure.server.SnapshotRestore;
 import java.io.IOException;
@@ -7,6 +8,7 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -23,8 +25,8 @@ import picocli.CommandLine.Spec;
             "'save' copies the state of a running cluster into a file; 'restore' makes a data directory from such a "
                     + "file: the way back after losing a majority of the members (or every one).",
             "  tenure snapshot save backup.snap --endpoints ...",
-            "  tenure snapshot restore backup.snap --data-dir DIR",
-            "  tenure server --data-dir DIR ...          (alone; then grow it with --join and 'tenure member add')"
+            "  tenure snapshot restore backup.snap --data-dir DIR [--raft-engine ratis|jraft]",
+            "  tenure server --data-dir DIR ...          (alone, on that engine; then grow it with --join and 'tenure member add')"
         },
         subcommands = {SnapshotCommand.Save.class, SnapshotCommand.Restore.class},
         exitCodeListHeading = "%nExit codes:%n",
@@ -95,6 +97,9 @@ final class SnapshotCommand {
                         + "tokens above every one in the backup.",
                 "FILE is checked first (format, version, CRC); a damaged file is refused. DIR must not exist or be "
                         + "empty; it is never overwritten. Nothing is read from the environment.",
+                "DIR is made for the Raft engine --raft-engine names, which the member must then start with too "
+                        + "('tenure server --raft-engine ENGINE'), as every member that joins it; a backup from a "
+                        + "cluster on one engine restores into either.",
                 "Start the restored member alone, as a single member or with --peers naming only itself; then add "
                         + "members one at a time (new, empty data directories): 'tenure server --join ...' and 'tenure "
                         + "member add'. The leader brings each up to date. Do not start it next to members of the old "
@@ -123,18 +128,40 @@ final class SnapshotCommand {
                 description = "The new cluster's name: its members' --cluster (default: ${DEFAULT-VALUE}).")
         String cluster;
 
+        /** No default here: absent, it is {@code tenure server}'s default engine ({@link #engine()}). */
+        @Option(names = "--raft-engine", paramLabel = "ENGINE",
+                description = "The Raft engine DIR is made for: ratis or jraft; start the member with the same "
+                        + "--raft-engine (default: the default of 'tenure server --raft-engine').")
+        String raftEngine;
+
+        /** The engine named by --raft-engine; without it, the one a member starts with by default. */
+        RaftEngine engine() {
+            if (raftEngine == null) {
+                return ServerConfig.defaults().raftEngine();
+            }
+            return switch (raftEngine.toLowerCase(Locale.ROOT)) {
+                case "ratis" -> RaftEngine.RATIS;
+                case "jraft" -> RaftEngine.JRAFT;
+                default -> throw new ParameterException(spec.commandLine(), "Invalid value for option '--raft-engine': "
+                        + "raft engine must be ratis or jraft, got '" + raftEngine + "'");
+            };
+        }
+
         @Override
         public Integer call() throws IOException {
+            RaftEngine engine = engine();
             SnapshotRestore.Backup restored;
             try {
-                restored = SnapshotRestore.restore(file, dataDir, cluster, member);
+                restored = SnapshotRestore.restore(file, dataDir, cluster, member, engine);
             } catch (IllegalArgumentException e) {
                 throw new ParameterException(spec.commandLine(), ServerCommand.describe(e.getMessage(), false));
             }
+            String engineName = engine.name().toLowerCase(Locale.ROOT);
             PrintWriter out = spec.commandLine().getOut();
             out.println("data_dir: " + dataDir.toAbsolutePath().normalize());
             out.println("member: " + member);
             out.println("cluster: " + cluster);
+            out.println("raft_engine: " + engineName);
             out.println("revision: " + restored.revision());
             out.println("log_continues_after_index: " + restored.index());
             out.println("leases: " + restored.leases());
@@ -143,8 +170,8 @@ final class SnapshotCommand {
             out.flush();
             PrintWriter err = spec.commandLine().getErr();
             err.println("tenure snapshot restore: start it with 'tenure server --data-dir " + dataDir + " --id " + member
-                    + " --cluster " + cluster + " ...', alone; then add members with 'tenure server --join' and "
-                    + "'tenure member add'");
+                    + " --cluster " + cluster + " --raft-engine " + engineName + " ...', alone; then add members with "
+                    + "'tenure server --join --raft-engine " + engineName + "' and 'tenure member add'");
             err.flush();
             return TenureCli.EXIT_OK;
         }

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tenure.bench.BenchSettings;
 import io.tenure.client.LockMode;
+import io.tenure.server.RaftEngine;
+import io.tenure.server.ServerConfig;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -486,6 +488,13 @@ class CommandLineTest {
         SnapshotCommand.Restore defaults = parsedSub(SnapshotCommand.Restore.class, "snapshot", "restore", "b.snap", "--data-dir", "d");
         assertThat(defaults.member).isEqualTo("n1");
         assertThat(defaults.cluster).isEqualTo("tenure");
+        assertThat(defaults.engine()).as("tenure server's default engine").isEqualTo(ServerConfig.defaults().raftEngine());
+        assertThat(parsedSub(SnapshotCommand.Restore.class, "snapshot", "restore", "b.snap", "--data-dir", "d",
+                "--raft-engine", "jraft").engine()).isEqualTo(RaftEngine.JRAFT);
+        assertThat(parsedSub(SnapshotCommand.Restore.class, "snapshot", "restore", "b.snap", "--data-dir", "d",
+                "--raft-engine", "RATIS").engine()).isEqualTo(RaftEngine.RATIS);
+        assertThat(run("snapshot", "restore", "b.snap", "--data-dir", "d", "--raft-engine", "raft")).isEqualTo(2);
+        assertThat(err.toString()).contains("Invalid value for option '--raft-engine'").contains("'raft'");
 
         assertThat(run("snapshot", "save")).isEqualTo(2);
         assertThat(err.toString()).contains("FILE");

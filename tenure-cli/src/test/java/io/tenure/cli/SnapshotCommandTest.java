@@ -2,6 +2,7 @@ package io.tenure.cli;
 
 import static io.tenure.cli.ClientCommandsTest.field;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
@@ -12,25 +13,33 @@ import io.tenure.proto.v1.LeaseSummary;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockServiceGrpc;
+import io.tenure.server.RaftEngine;
+import io.tenure.server.ServerConfig;
 import io.tenure.server.TenureServer;
+import io.tenure.testing.FreePorts;
 import io.tenure.testing.Waiters;
 import io.tenure.testing.TenureCluster;
 import io.tenure.testing.TenureExtension;
 import java.io.IOException;
 import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code tenure snapshot save} from a real member in this JVM, and {@code tenure snapshot restore}
@@ -75,8 +84,20 @@ class SnapshotCommandTest {
         Waiters.queue(channel, name, lease, Duration.ofSeconds(30));
     }
 
-    @Test
-    void aSavedBackupRestoresIntoADirectoryAMemberStartsFromWithTheLocksWaitersLeasesAndLargerTokens() throws Exception {
+    /** {@code --raft-engine ENGINE} for restore, or none (the default engine) when {@code engine} is empty. */
+    static List<String> engineArgs(String engine) {
+        return engine.isEmpty() ? List.of() : List.of("--raft-engine", engine);
+    }
+
+    /** The engine that {@code engineArgs(engine)} names. */
+    static RaftEngine engineOf(String engine) {
+        return engine.isEmpty() ? ServerConfig.defaults().raftEngine() : RaftEngine.valueOf(engine.toUpperCase(Locale.ROOT));
+    }
+
+    @ParameterizedTest(name = "--raft-engine ''{0}''")
+    @ValueSource(strings = {"", "jraft", "ratis"})
+    void aSavedBackupRestoresIntoADirectoryAMemberStartsFromWithTheLocksWaitersLeasesAndLargerTokens(String engineName) throws Exception {
+        RaftEngine engine = engineOf(engineName);
         long alice = lease("alice");
         long bob = lease("bob");
         long carol = lease("carol");
@@ -95,7 +116,8 @@ class SnapshotCommandTest {
 
         long revision = Long.parseLong(field(out.toString(), "revision"));
         assertThat(revision).isGreaterThanOrEqualTo(Math.max(tokenA, tokenB));
-        assertThat(Long.parseLong(field(out.toString(), "applied_index"))).isBetween(revision >> 16, server.member().commitIndex());
+        long appliedIndex = Long.parseLong(field(out.toString(), "applied_index"));
+        assertThat(appliedIndex).isBetween(revision >> 16, server.member().commitIndex());
         assertThat(field(out.toString(), "size")).isEqualTo(Long.toString(Files.size(backup)));
         assertThat(field(out.toString(), "sha256")).isEqualTo(sha256(backup));
         assertThat(field(out.toString(), "member")).isEqualTo("n1");
@@ -105,16 +127,31 @@ class SnapshotCommandTest {
         }
 
         Path restored = dir.resolve("restored");
-        assertThat(run("snapshot", "restore", backup.toString(), "--data-dir", restored.toString(),
-                "--id", "r1", "--cluster", "recovered")).as(err.toString()).isZero();
+        List<String> restore = new java.util.ArrayList<>(List.of("snapshot", "restore", backup.toString(), "--data-dir",
+                restored.toString(), "--id", "r1", "--cluster", "recovered"));
+        restore.addAll(engineArgs(engineName));
+        assertThat(run(restore.toArray(String[]::new))).as(err.toString()).isZero();
         assertThat(field(out.toString(), "revision")).isEqualTo(Long.toString(revision));
         assertThat(field(out.toString(), "leases")).isEqualTo("4");
         assertThat(field(out.toString(), "locks")).isEqualTo("2");
         assertThat(field(out.toString(), "waiters")).isEqualTo("2");
-        assertThat(err.toString()).contains("tenure server --data-dir " + restored + " --id r1 --cluster recovered");
+        String flag = engine.name().toLowerCase(Locale.ROOT);
+        assertThat(field(out.toString(), "raft_engine")).isEqualTo(flag);
+        long index = Long.parseLong(field(out.toString(), "log_continues_after_index"));
+        // The backup's own last applied position: its last command, at or before the index it was saved at.
+        assertThat(index).as("the log continues after the backup's last command").isBetween(revision >>> 16, appliedIndex);
+        assertThat(err.toString()).contains("tenure server --data-dir " + restored + " --id r1 --cluster recovered --raft-engine " + flag);
+        assertThat(identity(restored)).containsEntry("engine", flag).containsEntry("initialized", "true")
+                .containsEntry("member", "r1").containsEntry("cluster", "recovered");
+        if (engine == RaftEngine.JRAFT) {
+            assertJRaftLayout(restored, backup, index);
+        } else {
+            assertThat(restored.resolve("jraft")).doesNotExist();
+            assertThat(restored.resolve("raft")).isDirectory();
+        }
 
         try (TenureCluster second = TenureCluster.builder()
-                .config(c -> c.withDataDir(restored).withMemberName("r1").withClusterName("recovered")).start();
+                .config(c -> c.withDataDir(restored).withMemberName("r1").withClusterName("recovered").withRaftEngine(engine)).start();
              TenureClient client = TenureClient.connect(second.endpoints())) {
             List<LockDescription> after = client.locks("", 100);
             assertThat(after).hasSize(2);
@@ -179,6 +216,24 @@ class SnapshotCommandTest {
         }
         assertThat(Files.readString(occupied.resolve("keep.txt"))).isEqualTo("mine");
 
+        assertThat(run("snapshot", "restore", backup.toString(), "--data-dir", occupied.toString(), "--raft-engine", "jraft"))
+                .isEqualTo(1);
+        assertThat(err.toString()).contains("is not empty");
+        try (Stream<Path> files = Files.list(occupied)) {
+            assertThat(files).containsExactly(occupied.resolve("keep.txt"));
+        }
+
+        assertThat(run("snapshot", "restore", backup.toString(), "--data-dir", dir.resolve("r-bad-engine").toString(),
+                "--raft-engine", "etcd")).isEqualTo(2);
+        assertThat(err.toString()).contains("Invalid value for option '--raft-engine'").contains("'etcd'")
+                .contains("ratis or jraft");
+        assertThat(dir.resolve("r-bad-engine")).doesNotExist();
+        Path corruptJRaft = dir.resolve("r-corrupt-jraft");
+        assertThat(run("snapshot", "restore", corrupt.toString(), "--data-dir", corruptJRaft.toString(), "--raft-engine", "jraft"))
+                .isEqualTo(1);
+        assertThat(err.toString()).contains("is not a usable Tenure snapshot");
+        assertThat(corruptJRaft).doesNotExist();
+
         Path empty = Files.createDirectories(dir.resolve("empty"));
         assertThat(run("snapshot", "restore", backup.toString(), "--data-dir", empty.toString())).as(err.toString()).isZero();
         assertThat(empty.resolve("member.properties")).exists();
@@ -209,6 +264,87 @@ class SnapshotCommandTest {
         assertThat(ClientCommandsTest.runWith(Map.of(), out, err, "snapshot", "save", backup.toString(), "--endpoints", "nope"))
                 .isEqualTo(2);
         assertThat(err.toString()).contains("--endpoints");
+    }
+
+    /** The data directory's {@code member.properties}. */
+    static Map<String, String> identity(Path dataDir) throws IOException {
+        Properties p = new Properties();
+        try (var in = Files.newInputStream(dataDir.resolve("member.properties"))) {
+            p.load(in);
+        }
+        Map<String, String> m = new java.util.HashMap<>();
+        p.forEach((k, v) -> m.put((String) k, (String) v));
+        return m;
+    }
+
+    /**
+     * A restored JRaft directory: {@code jraft/} alone, its term and vote, and one snapshot at
+     * {@code index} holding the backup byte for byte, its SHA-256 and JRaft's own metadata.
+     */
+    static void assertJRaftLayout(Path restored, Path backup, long index) throws Exception {
+        try (Stream<Path> files = Files.list(restored)) {
+            assertThat(files.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder("member.properties", "jraft");
+        }
+        assertThat(restored.resolve("jraft/meta/raft_meta")).isRegularFile();
+        Path snapshots = restored.resolve("jraft/snapshot");
+        try (Stream<Path> files = Files.list(snapshots)) {
+            assertThat(files.map(p -> p.getFileName().toString())).containsExactly("snapshot_" + index);
+        }
+        Path snapshot = snapshots.resolve("snapshot_" + index);
+        try (Stream<Path> files = Files.list(snapshot)) {
+            assertThat(files.map(p -> p.getFileName().toString()))
+                    .containsExactlyInAnyOrder("tenure.snapshot", "tenure.snapshot.sha256", "__raft_snapshot_meta");
+        }
+        assertThat(Files.readAllBytes(snapshot.resolve("tenure.snapshot"))).isEqualTo(Files.readAllBytes(backup));
+        assertThat(Files.readString(snapshot.resolve("tenure.snapshot.sha256")).trim()).isEqualTo(sha256(backup));
+    }
+
+    @Test
+    void aJRaftRestoreStartsWithPeersNamingOnlyItselfAndRefusesPeersNamingOthersUntouched() throws Exception {
+        long holder = lease("holder");
+        long token = lock("jobs/x", holder).getFencingToken();
+        Path backup = dir.resolve("b.snap");
+        assertThat(run("snapshot", "save", backup.toString())).as(err.toString()).isZero();
+
+        // --peers naming another member: refused, and the directory stays as restore left it.
+        Path refused = dir.resolve("refused");
+        assertThat(run("snapshot", "restore", backup.toString(), "--data-dir", refused.toString(), "--id", "r1",
+                "--cluster", "recovered", "--raft-engine", "jraft")).as(err.toString()).isZero();
+        long index = Long.parseLong(field(out.toString(), "log_continues_after_index"));
+        int[] ports = FreePorts.take(2);
+        Map<String, String> others = new java.util.LinkedHashMap<>();
+        others.put("r1", "127.0.0.1:" + ports[0]);
+        others.put("r2", "127.0.0.1:" + ports[1]);
+        assertThatThrownBy(() -> TenureCluster.builder().config(c -> c.withDataDir(refused).withMemberName("r1")
+                .withClusterName("recovered").withRaftEngine(RaftEngine.JRAFT).withPeers(others)).start())
+                .isInstanceOf(UncheckedIOException.class).cause().isInstanceOf(IOException.class)
+                .hasMessageContaining("holds a restored backup").hasMessageContaining("--peers naming only itself");
+        assertJRaftSnapshot(refused, backup, index);
+
+        // --peers naming only itself: it becomes the only member, with the backup's state.
+        Map<String, String> itself = Map.of("r1", "127.0.0.1:" + ports[0]);
+        try (TenureCluster alone = TenureCluster.builder().config(c -> c.withDataDir(refused).withMemberName("r1")
+                .withClusterName("recovered").withRaftEngine(RaftEngine.JRAFT).withPeers(itself)).start();
+             TenureClient client = TenureClient.connect(alone.endpoints())) {
+            assertThat(client.describe("jobs/x").leaseId()).isEqualTo(holder);
+            assertThat(alone.server(0).member().members()).extracting(io.tenure.proto.v1.Member::getName).containsExactly("r1");
+            long fresh = client.grantDetachedLease(Duration.ofSeconds(60), "after-restore");
+            LockResponse next = alone.blocking(0).lock(LockRequest.newBuilder().setName("jobs/y").setLeaseId(fresh).build());
+            assertThat(next.getFencingToken()).isGreaterThan(token).isGreaterThan(index << 16);
+        }
+        // Restarted, it takes its configuration from its log: itself.
+        try (TenureCluster again = TenureCluster.builder().config(c -> c.withDataDir(refused).withMemberName("r1")
+                .withClusterName("recovered").withRaftEngine(RaftEngine.JRAFT).withPeers(itself)).start();
+             TenureClient client = TenureClient.connect(again.endpoints())) {
+            assertThat(client.describe("jobs/y").held()).isTrue();
+        }
+    }
+
+    /** The restored snapshot at {@code index} is there, unchanged. */
+    private static void assertJRaftSnapshot(Path restored, Path backup, long index) throws Exception {
+        Path snapshot = restored.resolve("jraft/snapshot/snapshot_" + index);
+        assertThat(Files.readAllBytes(snapshot.resolve("tenure.snapshot"))).isEqualTo(Files.readAllBytes(backup));
+        assertThat(Files.readString(snapshot.resolve("tenure.snapshot.sha256")).trim()).isEqualTo(sha256(backup));
     }
 
     private static String sha256(Path file) throws Exception {

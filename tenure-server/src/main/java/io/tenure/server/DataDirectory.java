@@ -72,7 +72,7 @@ final class DataDirectory {
         }
         if (!Files.exists(file)) {
             if (Files.exists(raft)) {
-                throw new IOException("data directory " + dir.toAbsolutePath() + " has a raft/ directory but no "
+                throw new IOException("data directory " + dir.toAbsolutePath() + " has a " + raft.getFileName() + "/ directory but no "
                         + IDENTITY + ": it is damaged or not Tenure's; refusing to start");
             }
             Files.createDirectories(dir);
@@ -114,7 +114,7 @@ final class DataDirectory {
         if ("true".equals(p.getProperty("initialized"))) {
             if (!formatted) {
                 throw new IOException("data directory " + dir.toAbsolutePath() + " is damaged: its Raft storage ("
-                        + raft.resolve(groupUuid) + ") is missing");
+                        + (engine == RaftEngine.JRAFT ? raft.resolve("meta") : raft.resolve(groupUuid)) + ") is missing");
             }
         } else if (!formatted) {
             // The first start stopped before the engine had formatted its storage: nothing was written yet.
@@ -125,16 +125,17 @@ final class DataDirectory {
 
     /**
      * Writes the identity of a data directory whose Raft storage was created outside a running
-     * member ({@link SnapshotRestore}), already marked initialized. Written last: until it exists,
-     * {@link #open} refuses the directory (a raft/ directory without an identity), so a restore
-     * cut short is never mistaken for a member's data.
+     * member ({@link SnapshotRestore}) for {@code engine}, already marked initialized. Written
+     * last: until it exists, {@link #open} refuses the directory (Raft storage without an
+     * identity), so a restore cut short is never mistaken for a member's data.
      */
-    static void writeIdentity(Path dir, String cluster, String member) throws IOException {
+    static void writeIdentity(Path dir, String cluster, String member, RaftEngine engine) throws IOException {
         Properties p = new Properties();
         p.setProperty("cluster", cluster);
         p.setProperty("member", member);
         p.setProperty("layout", Integer.toString(LAYOUT_VERSION));
         p.setProperty("initialized", "true");
+        p.setProperty(ENGINE, engine.name().toLowerCase(java.util.Locale.ROOT));
         write(dir.resolve(IDENTITY), p);
     }
 

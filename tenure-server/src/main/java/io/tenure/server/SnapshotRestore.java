@@ -3,6 +3,7 @@ package io.tenure.server;
 import io.tenure.core.TenureState;
 import io.tenure.core.lock.LockTable;
 import io.tenure.server.raft.Entry;
+import io.tenure.server.raft.JRaftRestoredStorage;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServerConfigKeys;
@@ -27,18 +28,28 @@ import java.util.stream.Stream;
  * which {@code tenure server --data-dir DIR} starts with the backed-up state, as the first member
  * of a new cluster; the way back after losing a majority.
  *
- * <p>The directory is what a member leaves after it took a snapshot and purged its whole log:
- * formatted Raft storage ({@code raft/<group>/current/raft-meta}) and the backup as the only
- * snapshot ({@code raft/<group>/sm/snapshot.<term>_<index>} with its MD5), which the state machine
- * loads on start; Ratis then starts the log right after the snapshot's index.
+ * <p>The directory is what a member on the chosen {@link RaftEngine} leaves after it took a
+ * snapshot and purged its whole log, with the backup as that snapshot, which the state machine
+ * loads on start; the engine then starts the log right after the snapshot's index.
+ * <ul>
+ *   <li>Ratis: formatted Raft storage ({@code raft/<group>/current/raft-meta}) and the backup as
+ *       the only snapshot ({@code raft/<group>/sm/snapshot.<term>_<index>} with its MD5);</li>
+ *   <li>JRaft: {@code jraft/meta/raft_meta} and the backup as the only snapshot
+ *       ({@code jraft/snapshot/snapshot_<index>/}, with its SHA-256 and JRaft's own metadata),
+ *       see {@link JRaftRestoredStorage}.</li>
+ * </ul>
+ * The identity ({@code member.properties}) records the engine, and is written last.
  *
  * <p><b>Fencing tokens stay above the backup's.</b> A token is a log position, {@code index * 2^16
  * + slot}. The snapshot's index is taken from the backup's own last applied position, so the first
  * entry of the new log has a position above every position (and so every token and revision)
  * in the backup, and the core stamps {@code max(position, last + 1)} in any case.
  *
- * <p>The Raft configuration is not in the directory: the member takes it from its flags when it
- * starts, so it can seed a single member or the first member of a new cluster.
+ * <p>The Raft configuration comes from the member's flags when it starts, so it can seed a single
+ * member or the first member of a new cluster. Ratis keeps none in the directory. JRaft's snapshot
+ * must name one: it names a placeholder, which the member replaces with itself alone when it
+ * starts without {@code --peers} or with {@code --peers} naming only itself (and refuses to start
+ * otherwise).
  */
 public final class SnapshotRestore {
     /** The term the restored snapshot and storage start at: a new Raft history begins. */
@@ -81,29 +92,58 @@ public final class SnapshotRestore {
     }
 
     /**
-     * Checks {@code backup} ({@link #check}) and creates data directory
-     * {@code dataDir} of member {@code memberName} of cluster {@code clusterName} holding it.
+     * Checks {@code backup} ({@link #check}) and creates data directory {@code dataDir} of member
+     * {@code memberName} of cluster {@code clusterName} on Raft engine {@code engine}, holding it.
      *
+     * @return what the backup holds; its {@linkplain Backup#index index} is the one the restored
+     *         log continues after (on JRaft at least 1: JRaft has no snapshot at index 0)
      * @throws IllegalArgumentException for an invalid member or cluster name
      * @throws IOException              when the backup cannot be read or is not a valid snapshot,
      *                                  when {@code dataDir} exists and is not an empty directory
      *                                  (it is never changed then), or when writing fails
      */
-    public static Backup restore(Path backup, Path dataDir, String clusterName, String memberName) throws IOException {
+    public static Backup restore(Path backup, Path dataDir, String clusterName, String memberName, RaftEngine engine)
+            throws IOException {
+        java.util.Objects.requireNonNull(engine, "engine");
         ServerConfig.defaults().withMemberName(memberName).withClusterName(clusterName).validate();
         Backup contents = check(backup);
         checkEmpty(dataDir);
         Files.createDirectories(dataDir);
+        Backup restored;
         try {
-            writeStorage(backup, contents, dataDir.resolve("raft").resolve(io.tenure.server.raft.RatisRaft.groupUuid(clusterName).toString()));
+            // Exhaustive on purpose: an engine added to RaftEngine must say how a backup is restored into it.
+            restored = switch (engine) {
+                case RATIS -> {
+                    writeStorage(backup, contents,
+                            dataDir.resolve("raft").resolve(io.tenure.server.raft.RatisRaft.groupUuid(clusterName).toString()));
+                    yield contents;
+                }
+                case JRAFT -> writeJRaftStorage(backup, contents, dataDir.resolve("jraft"));
+            };
             // Last: until the identity exists, a member refuses the directory.
-            DataDirectory.writeIdentity(dataDir, clusterName, memberName);
+            DataDirectory.writeIdentity(dataDir, clusterName, memberName, engine);
         } catch (IOException | RuntimeException e) {
             // The directory was empty: take back what was written, so that the restore can simply be run again.
             clear(dataDir);
             throw e;
         }
-        return contents;
+        return restored;
+    }
+
+    /**
+     * JRaft storage at {@code storage} with the backup as its only snapshot, at
+     * {@code contents.index()} (at least 1); returns what was restored, with that index.
+     */
+    private static Backup writeJRaftStorage(Path backup, Backup contents, Path storage) throws IOException {
+        long index = Math.max(1, contents.index());
+        JRaftRestoredStorage.write(storage, RESTORED_TERM, index, file -> {
+            Files.copy(backup, file);
+            // What is placed is what was checked, even should the file change meanwhile.
+            if (!check(file).equals(contents)) {
+                throw new IOException("backup " + backup + " changed while it was being restored");
+            }
+        });
+        return new Backup(contents.revision(), index, contents.leases(), contents.locks(), contents.waiters());
     }
 
     /** Formatted Raft storage at {@code group} with the backup as its only snapshot, at {@code contents.index()}. */
