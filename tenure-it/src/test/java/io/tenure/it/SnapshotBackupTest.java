@@ -9,6 +9,7 @@ import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
 import io.tenure.proto.v1.LockState;
 import io.tenure.proto.v1.UnlockRequest;
+import io.tenure.server.ServerConfig;
 import io.tenure.testing.Await;
 import io.tenure.testing.ChildJava;
 import io.tenure.testing.FreePorts;
@@ -27,6 +28,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
@@ -168,9 +170,35 @@ class SnapshotBackupTest {
         }
     }
 
+    /** {@code --raft-engine ENGINE}, or nothing (the default engine) for {@code null}. */
+    private static List<String> engine(String engine) {
+        return engine == null ? List.of() : List.of("--raft-engine", engine);
+    }
+
+    /** {@code args} followed by {@code more}. */
+    private static String[] args(List<String> more, String... args) {
+        List<String> all = new ArrayList<>(List.of(args));
+        all.addAll(more);
+        return all.toArray(String[]::new);
+    }
+
     @Test
     @Timeout(value = 10, unit = TimeUnit.MINUTES)
     void aBackupRestoredIntoANewMemberKeepsLocksHoldersWaitersAndLeasesAndItsTokensStayLarger() throws Exception {
+        restoreIntoANewMemberAlone(null);
+    }
+
+    @Test
+    @Timeout(value = 10, unit = TimeUnit.MINUTES)
+    void aBackupRestoredIntoANewJRaftMemberKeepsLocksHoldersWaitersAndLeasesAndItsTokensStayLarger() throws Exception {
+        restoreIntoANewMemberAlone("jraft");
+    }
+
+    /**
+     * Restores a backup with {@code tenure snapshot restore [--raft-engine ENGINE]} and starts a
+     * member alone (no {@code --peers}) on it, on that engine: the backup's state, larger tokens.
+     */
+    private void restoreIntoANewMemberAlone(String engineName) throws Exception {
         Backup backup = backUpAMemberWithLocksThenLoseIt();
         long alice = backup.alice();
         long bob = backup.bob();
@@ -179,13 +207,18 @@ class SnapshotBackupTest {
         Map<String, LockState> before = backup.locks();
 
         Path restoredDir = work.resolve("restored");
-        Run restored = tenure("snapshot", "restore", backup.file().toString(), "--data-dir", restoredDir.toString());
+        Run restored = tenure(args(engine(engineName), "snapshot", "restore", backup.file().toString(), "--data-dir",
+                restoredDir.toString()));
         assertThat(restored.exit()).as(restored.err()).isZero();
         assertThat(restored.field("locks")).isEqualTo("2");
         assertThat(restored.field("waiters")).isEqualTo("3");
         assertThat(restored.field("leases")).isEqualTo("4");
+        String made = engineName != null ? engineName : ServerConfig.defaults().raftEngine().name().toLowerCase(Locale.ROOT);
+        assertThat(restored.field("raft_engine")).isEqualTo(made);
+        assertThat(Files.readString(restoredDir.resolve("member.properties"))).contains("engine=" + made);
+        assertThat(restoredDir.resolve(made.equals("jraft") ? "jraft" : "raft")).isDirectory();
 
-        try (MemberProcess member = ItLogs.single(restoredDir).start()) {
+        try (MemberProcess member = ItLogs.member("n1", restoredDir).args(engine(engineName)).build().start()) {
             assertHoldsTheBackup(member, backup);
             Run described = tenure("describe", "jobs/report", "--endpoints", member.endpoint());
             assertThat(described.exit()).as(described.err()).isZero();
@@ -211,17 +244,34 @@ class SnapshotBackupTest {
     @Test
     @Timeout(value = 10, unit = TimeUnit.MINUTES)
     void aRestoredMemberGrowsIntoANewClusterThatOutlivesIt() throws Exception {
+        restoreAndGrowIntoANewCluster(null);
+    }
+
+    @Test
+    @Timeout(value = 10, unit = TimeUnit.MINUTES)
+    void aRestoredJRaftMemberGrowsIntoANewClusterThatOutlivesIt() throws Exception {
+        restoreAndGrowIntoANewCluster("jraft");
+    }
+
+    /**
+     * Restores a backup with {@code tenure snapshot restore [--raft-engine ENGINE]}, starts it with
+     * {@code --peers} naming only itself, adds two new members ({@code --join}, {@code tenure member
+     * add}), all on that engine, and kills the seed: the other two have the backup and go on.
+     */
+    private void restoreAndGrowIntoANewCluster(String engineName) throws Exception {
         Backup backup = backUpAMemberWithLocksThenLoseIt();
         Path restoredDir = work.resolve("n1");
-        Run restored = tenure("snapshot", "restore", backup.file().toString(), "--data-dir", restoredDir.toString(),
-                "--id", "n1", "--cluster", "recovered");
+        Run restored = tenure(args(engine(engineName), "snapshot", "restore", backup.file().toString(), "--data-dir",
+                restoredDir.toString(), "--id", "n1", "--cluster", "recovered"));
         assertThat(restored.exit()).as(restored.err()).isZero();
+        List<String> cluster = new ArrayList<>(List.of("--cluster", "recovered"));
+        cluster.addAll(engine(engineName));
 
         List<MemberProcess> started = new ArrayList<>();
         try {
             int[] p1 = FreePorts.take(3);
             MemberProcess n1 = ItLogs.member("n1", restoredDir).logFile(work.resolve("n1.log")).clientPort(p1[0]).peerPort(p1[1])
-                    .httpPort(p1[2]).peers("n1=127.0.0.1:" + p1[1]).args(List.of("--cluster", "recovered")).build();
+                    .httpPort(p1[2]).peers("n1=127.0.0.1:" + p1[1]).args(cluster).build();
             started.add(n1);
             n1.start();
             // Members are added one at a time, each new and empty, joining and brought up to date by the leader.
@@ -230,7 +280,7 @@ class SnapshotBackupTest {
                 int[] p = FreePorts.take(3);
                 peers += "," + name + "=127.0.0.1:" + p[1];
                 MemberProcess joining = ItLogs.member(name, work.resolve(name)).logFile(work.resolve(name + ".log")).clientPort(p[0])
-                        .peerPort(p[1]).httpPort(p[2]).peers(peers).args(List.of("--cluster", "recovered", "--join")).build();
+                        .peerPort(p[1]).httpPort(p[2]).peers(peers).args(cluster).args(List.of("--join")).build();
                 started.add(joining);
                 joining.launch();
                 joining.awaitServing(Cluster.START_LIMIT, false);
