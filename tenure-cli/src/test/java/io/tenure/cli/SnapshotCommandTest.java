@@ -340,6 +340,27 @@ class SnapshotCommandTest {
         }
     }
 
+    @Test
+    void aJRaftRestoreOfAStateThatAppliedNothingPlacesItAtIndexOne() throws Exception {
+        // JRaft has no snapshot at index 0.
+        Path empty = dir.resolve("empty.snap");
+        try (var out = Files.newOutputStream(empty)) {
+            new io.tenure.core.TenureState().writeSnapshot(out);
+        }
+        Path restored = dir.resolve("from-empty");
+        assertThat(run("snapshot", "restore", empty.toString(), "--data-dir", restored.toString(), "--id", "r1",
+                "--cluster", "recovered", "--raft-engine", "jraft")).as(err.toString()).isZero();
+        assertThat(field(out.toString(), "log_continues_after_index")).isEqualTo("1");
+        assertJRaftLayout(restored, empty, 1);
+        try (TenureCluster member = TenureCluster.builder().config(c -> c.withDataDir(restored).withMemberName("r1")
+                .withClusterName("recovered").withRaftEngine(RaftEngine.JRAFT)).start();
+             TenureClient client = TenureClient.connect(member.endpoints())) {
+            long lease = client.grantDetachedLease(Duration.ofSeconds(60), "first");
+            assertThat(member.blocking(0).lock(LockRequest.newBuilder().setName("a").setLeaseId(lease).build()).getFencingToken())
+                    .isGreaterThan(1L << 16);
+        }
+    }
+
     /** The restored snapshot at {@code index} is there, unchanged. */
     private static void assertJRaftSnapshot(Path restored, Path backup, long index) throws Exception {
         Path snapshot = restored.resolve("jraft/snapshot/snapshot_" + index);
