@@ -128,22 +128,24 @@ final class SnapshotCommand {
                 description = "The new cluster's name: its members' --cluster (default: ${DEFAULT-VALUE}).")
         String cluster;
 
-        /** No default here: absent, it is {@code tenure server}'s default engine ({@link #engine()}). */
+        /** No default here: absent, it is {@link SnapshotRestore#DEFAULT_ENGINE} ({@link #engine()}). */
         @Option(names = "--raft-engine", paramLabel = "ENGINE",
-                description = "The Raft engine DIR is made for: ratis or jraft; start the member with the same "
-                        + "--raft-engine (default: the default of 'tenure server --raft-engine').")
+                description = "The Raft engine DIR is made for: jraft, ratis, or auto (jraft, the engine of a new cluster "
+                        + "of several members); the member then runs on it, and members that join it learn it "
+                        + "(default: jraft).")
         String raftEngine;
 
-        /** The engine named by --raft-engine; without it, the one a member starts with by default. */
+        /** The engine named by --raft-engine; without it (or with auto), {@link SnapshotRestore#DEFAULT_ENGINE}. */
         RaftEngine engine() {
             if (raftEngine == null) {
-                return ServerConfig.defaults().raftEngine();
+                return SnapshotRestore.DEFAULT_ENGINE;
             }
             return switch (raftEngine.toLowerCase(Locale.ROOT)) {
                 case "ratis" -> RaftEngine.RATIS;
                 case "jraft" -> RaftEngine.JRAFT;
+                case "auto" -> SnapshotRestore.DEFAULT_ENGINE;
                 default -> throw new ParameterException(spec.commandLine(), "Invalid value for option '--raft-engine': "
-                        + "raft engine must be ratis or jraft, got '" + raftEngine + "'");
+                        + "raft engine must be jraft, ratis or auto, got '" + raftEngine + "'");
             };
         }
 

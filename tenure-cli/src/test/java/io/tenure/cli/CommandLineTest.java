@@ -488,7 +488,9 @@ class CommandLineTest {
         SnapshotCommand.Restore defaults = parsedSub(SnapshotCommand.Restore.class, "snapshot", "restore", "b.snap", "--data-dir", "d");
         assertThat(defaults.member).isEqualTo("n1");
         assertThat(defaults.cluster).isEqualTo("tenure");
-        assertThat(defaults.engine()).as("tenure server's default engine").isEqualTo(ServerConfig.defaults().raftEngine());
+        assertThat(defaults.engine()).as("jraft, a new cluster's engine").isEqualTo(RaftEngine.JRAFT);
+        assertThat(parsedSub(SnapshotCommand.Restore.class, "snapshot", "restore", "b.snap", "--data-dir", "d",
+                "--raft-engine", "auto").engine()).isEqualTo(RaftEngine.JRAFT);
         assertThat(parsedSub(SnapshotCommand.Restore.class, "snapshot", "restore", "b.snap", "--data-dir", "d",
                 "--raft-engine", "jraft").engine()).isEqualTo(RaftEngine.JRAFT);
         assertThat(parsedSub(SnapshotCommand.Restore.class, "snapshot", "restore", "b.snap", "--data-dir", "d",

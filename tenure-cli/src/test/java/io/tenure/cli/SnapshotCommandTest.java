@@ -91,7 +91,7 @@ class SnapshotCommandTest {
 
     /** The engine that {@code engineArgs(engine)} names. */
     static RaftEngine engineOf(String engine) {
-        return engine.isEmpty() ? ServerConfig.defaults().raftEngine() : RaftEngine.valueOf(engine.toUpperCase(Locale.ROOT));
+        return engine.isEmpty() ? io.tenure.server.SnapshotRestore.DEFAULT_ENGINE : RaftEngine.valueOf(engine.toUpperCase(Locale.ROOT));
     }
 
     @ParameterizedTest(name = "--raft-engine ''{0}''")
@@ -226,7 +226,7 @@ class SnapshotCommandTest {
         assertThat(run("snapshot", "restore", backup.toString(), "--data-dir", dir.resolve("r-bad-engine").toString(),
                 "--raft-engine", "etcd")).isEqualTo(2);
         assertThat(err.toString()).contains("Invalid value for option '--raft-engine'").contains("'etcd'")
-                .contains("ratis or jraft");
+                .contains("jraft, ratis or auto");
         assertThat(dir.resolve("r-bad-engine")).doesNotExist();
         Path corruptJRaft = dir.resolve("r-corrupt-jraft");
         assertThat(run("snapshot", "restore", corrupt.toString(), "--data-dir", corruptJRaft.toString(), "--raft-engine", "jraft"))

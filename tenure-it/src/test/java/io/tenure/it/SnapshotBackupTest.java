@@ -213,7 +213,7 @@ class SnapshotBackupTest {
         assertThat(restored.field("locks")).isEqualTo("2");
         assertThat(restored.field("waiters")).isEqualTo("3");
         assertThat(restored.field("leases")).isEqualTo("4");
-        String made = engineName != null ? engineName : ServerConfig.defaults().raftEngine().name().toLowerCase(Locale.ROOT);
+        String made = engineName != null ? engineName : io.tenure.server.SnapshotRestore.DEFAULT_ENGINE.flag();
         assertThat(restored.field("raft_engine")).isEqualTo(made);
         assertThat(Files.readString(restoredDir.resolve("member.properties"))).contains("engine=" + made);
         assertThat(restoredDir.resolve(made.equals("jraft") ? "jraft" : "raft")).isDirectory();

@@ -92,6 +92,13 @@ public final class SnapshotRestore {
     }
 
     /**
+     * The engine a backup is restored for when {@code --raft-engine} is not given ({@link RaftEngine#AUTO}):
+     * SOFAJRaft, the engine of a new cluster of several members, since a restored directory seeds a
+     * new cluster (its joining members learn the engine from it).
+     */
+    public static final RaftEngine DEFAULT_ENGINE = RaftEngine.JRAFT;
+
+    /**
      * Checks {@code backup} ({@link #check}) and creates data directory {@code dataDir} of member
      * {@code memberName} of cluster {@code clusterName} on Raft engine {@code engine}, holding it.
      *
@@ -105,6 +112,7 @@ public final class SnapshotRestore {
     public static Backup restore(Path backup, Path dataDir, String clusterName, String memberName, RaftEngine engine)
             throws IOException {
         java.util.Objects.requireNonNull(engine, "engine");
+        RaftEngine made = engine == RaftEngine.AUTO ? DEFAULT_ENGINE : engine;
         ServerConfig.defaults().withMemberName(memberName).withClusterName(clusterName).validate();
         Backup contents = check(backup);
         checkEmpty(dataDir);
@@ -112,16 +120,17 @@ public final class SnapshotRestore {
         Backup restored;
         try {
             // Exhaustive on purpose: an engine added to RaftEngine must say how a backup is restored into it.
-            restored = switch (engine) {
+            restored = switch (made) {
                 case RATIS -> {
                     writeStorage(backup, contents,
                             dataDir.resolve("raft").resolve(io.tenure.server.raft.RatisRaft.groupUuid(clusterName).toString()));
                     yield contents;
                 }
                 case JRAFT -> writeJRaftStorage(backup, contents, dataDir.resolve("jraft"));
+                case AUTO -> throw new IllegalStateException("auto was resolved to " + DEFAULT_ENGINE + " above");
             };
             // Last: until the identity exists, a member refuses the directory.
-            DataDirectory.writeIdentity(dataDir, clusterName, memberName, engine);
+            DataDirectory.writeIdentity(dataDir, clusterName, memberName, made);
         } catch (IOException | RuntimeException e) {
             // The directory was empty: take back what was written, so that the restore can simply be run again.
             clear(dataDir);
