@@ -332,15 +332,6 @@ final class ServerCommand implements Callable<Integer> {
         }
     }
 
-    private static RaftEngine raftEngine(String name) {
-        return switch (name.toLowerCase(java.util.Locale.ROOT)) {
-            case "ratis" -> RaftEngine.RATIS;
-            case "jraft" -> RaftEngine.JRAFT;
-            case "auto" -> RaftEngine.AUTO;
-            default -> throw new IllegalArgumentException("raft engine must be jraft, ratis or auto, got '" + name + "'");
-        };
-    }
-
     /**
      * The defaults overridden by the options given (as flags, environment variables or config-file
      * lines, see {@link SettingSources}). Checked completely before anything starts (so before the
@@ -375,7 +366,7 @@ final class ServerCommand implements Callable<Integer> {
                         .withIdleTime(idleTime))
                 .withAuditLog(auditLog);
         try {
-            config = config.withRaftEngine(raftEngine(raftEngine));
+            config = config.withRaftEngine(RaftEngine.parse(raftEngine));
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), from("--raft-engine") + "Invalid value for option '--raft-engine': " + e.getMessage());
         }

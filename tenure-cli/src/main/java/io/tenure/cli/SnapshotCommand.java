@@ -8,7 +8,6 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -140,13 +139,13 @@ final class SnapshotCommand {
             if (raftEngine == null) {
                 return SnapshotRestore.DEFAULT_ENGINE;
             }
-            return switch (raftEngine.toLowerCase(Locale.ROOT)) {
-                case "ratis" -> RaftEngine.RATIS;
-                case "jraft" -> RaftEngine.JRAFT;
-                case "auto" -> SnapshotRestore.DEFAULT_ENGINE;
-                default -> throw new ParameterException(spec.commandLine(), "Invalid value for option '--raft-engine': "
-                        + "raft engine must be jraft, ratis or auto, got '" + raftEngine + "'");
-            };
+            RaftEngine named;
+            try {
+                named = RaftEngine.parse(raftEngine);
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), "Invalid value for option '--raft-engine': " + e.getMessage());
+            }
+            return named == RaftEngine.AUTO ? SnapshotRestore.DEFAULT_ENGINE : named;
         }
 
         @Override
@@ -158,7 +157,7 @@ final class SnapshotCommand {
             } catch (IllegalArgumentException e) {
                 throw new ParameterException(spec.commandLine(), ServerCommand.describe(e.getMessage(), false));
             }
-            String engineName = engine.name().toLowerCase(Locale.ROOT);
+            String engineName = engine.flag();
             PrintWriter out = spec.commandLine().getOut();
             out.println("data_dir: " + dataDir.toAbsolutePath().normalize());
             out.println("member: " + member);

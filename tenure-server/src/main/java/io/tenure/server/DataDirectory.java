@@ -50,11 +50,20 @@ final class DataDirectory {
         if (!Files.isRegularFile(file)) {
             return null;
         }
+        return engineOf(readIdentity(file));
+    }
+
+    private static Properties readIdentity(Path file) throws IOException {
         Properties p = new Properties();
         try (InputStream in = Files.newInputStream(file)) {
             p.load(in);
         }
-        return p.getProperty(ENGINE, "ratis").equalsIgnoreCase("jraft") ? RaftEngine.JRAFT : RaftEngine.RATIS;
+        return p;
+    }
+
+    /** The engine an identity records: Ratis when it records none (directories made before there was a choice). */
+    private static RaftEngine engineOf(Properties identity) {
+        return RaftEngine.parse(identity.getProperty(ENGINE, RaftEngine.RATIS.flag()));
     }
 
     /**
@@ -81,14 +90,11 @@ final class DataDirectory {
             p.setProperty("member", member);
             p.setProperty("layout", Integer.toString(LAYOUT_VERSION));
             p.setProperty("initialized", "false");
-            p.setProperty(ENGINE, engine.name().toLowerCase(java.util.Locale.ROOT));
+            p.setProperty(ENGINE, engine.flag());
             write(file, p);
             return new DataDirectory(dir, false, p, engine);
         }
-        Properties p = new Properties();
-        try (InputStream in = Files.newInputStream(file)) {
-            p.load(in);
-        }
+        Properties p = readIdentity(file);
         String layout = p.getProperty("layout", "");
         if (!layout.equals(Integer.toString(LAYOUT_VERSION))) {
             throw new IOException("data directory " + dir.toAbsolutePath() + " has layout version '" + layout
@@ -102,11 +108,11 @@ final class DataDirectory {
             throw new IOException("data directory " + dir.toAbsolutePath() + " belongs to member '" + p.getProperty("member")
                     + "', not '" + member + "'");
         }
-        String made = p.getProperty(ENGINE, "ratis");
-        if (!made.equalsIgnoreCase(engine.name())) {
-            throw new IOException("data directory " + dir.toAbsolutePath() + " was made with the " + made
-                    + " Raft engine, and this member is set to " + engine.name().toLowerCase(java.util.Locale.ROOT)
-                    + " (--raft-engine); start it with --raft-engine " + made + ", or give it a new data directory");
+        RaftEngine made = engineOf(p);
+        if (made != engine) {
+            throw new IOException("data directory " + dir.toAbsolutePath() + " was made with the " + made.flag()
+                    + " Raft engine, and this member is set to " + engine.flag()
+                    + " (--raft-engine); start it with --raft-engine " + made.flag() + ", or give it a new data directory");
         }
         boolean formatted = engine == RaftEngine.JRAFT
                 ? Files.exists(raft.resolve("meta").resolve("raft_meta"))
@@ -135,7 +141,7 @@ final class DataDirectory {
         p.setProperty("member", member);
         p.setProperty("layout", Integer.toString(LAYOUT_VERSION));
         p.setProperty("initialized", "true");
-        p.setProperty(ENGINE, engine.name().toLowerCase(java.util.Locale.ROOT));
+        p.setProperty(ENGINE, engine.flag());
         write(dir.resolve(IDENTITY), p);
     }
 

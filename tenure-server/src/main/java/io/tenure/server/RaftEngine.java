@@ -17,6 +17,20 @@ public enum RaftEngine {
      */
     AUTO;
 
+    /**
+     * The engine {@code --raft-engine} names: jraft, ratis or auto, in any case.
+     *
+     * @throws IllegalArgumentException for any other name
+     */
+    public static RaftEngine parse(String name) {
+        return switch (name.toLowerCase(java.util.Locale.ROOT)) {
+            case "jraft" -> JRAFT;
+            case "ratis" -> RATIS;
+            case "auto" -> AUTO;
+            default -> throw new IllegalArgumentException("raft engine must be jraft, ratis or auto, got '" + name + "'");
+        };
+    }
+
     /** The name as {@code --raft-engine} takes it. */
     public String flag() {
         return name().toLowerCase(java.util.Locale.ROOT);

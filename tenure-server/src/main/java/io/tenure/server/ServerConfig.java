@@ -301,7 +301,7 @@ public record ServerConfig(
         }
     }
 
-    static int portOf(String address) {
+    public static int portOf(String address) {
         return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
     }
 

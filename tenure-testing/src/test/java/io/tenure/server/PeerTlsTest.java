@@ -143,8 +143,7 @@ class PeerTlsTest {
     }
 
     private int peerPort(int index) {
-        String address = cluster.config(index).peerAddress();
-        return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+        return ServerConfig.portOf(cluster.config(index).peerAddress());
     }
 
     private static String posixPermissions(Path file) {

@@ -49,8 +49,7 @@ public final class EngineProbe {
             int timeoutMs = (int) timeout.toMillis();
             try (Socket socket = new Socket()) {
                 try {
-                    socket.connect(new InetSocketAddress(ServerConfig.hostOf(address),
-                            Integer.parseInt(address.substring(address.lastIndexOf(':') + 1))), timeoutMs);
+                    socket.connect(new InetSocketAddress(ServerConfig.hostOf(address), ServerConfig.portOf(address)), timeoutMs);
                 } catch (IOException e) {
                     failures.add(address + " (" + e.getMessage() + ")");
                     continue;
