@@ -94,6 +94,35 @@ class PeerTlsTest {
     }
 
     @Test
+    void aLockGrantedOverTlsSurvivesTheLeadersStopAndTheNextTokenIsLarger() {
+        int leader = cluster.leader();
+        long holder = cluster.blocking(leader).leaseGrant(LeaseGrantRequest.newBuilder().setTtl(60).build()).getId();
+        long token = cluster.blocking(leader).lock(LockRequest.newBuilder().setName("kept").setLeaseId(holder).build())
+                .getFencingToken();
+        assertThat(token).isPositive();
+        cluster.stop(leader);
+        int survivor = (leader + 1) % 3;
+        Await.until("a new leader among the other two, over TLS", Duration.ofSeconds(30), () -> {
+            try {
+                return !cluster.blocking(survivor).status(StatusRequest.getDefaultInstance()).getLeader().isEmpty();
+            } catch (StatusRuntimeException notYet) {
+                return false;
+            }
+        });
+        // I9 and I1: the acknowledged grant survived with its holder and token; another lease cannot take it.
+        var kept = cluster.blocking(survivor).describe(io.tenure.proto.v1.DescribeRequest.newBuilder().setName("kept").build()).getLock();
+        assertThat(kept.getHeld()).isTrue();
+        assertThat(kept.getLeaseId()).isEqualTo(holder);
+        assertThat(kept.getFencingToken()).isEqualTo(token);
+        long other = cluster.blocking(survivor).leaseGrant(LeaseGrantRequest.newBuilder().setTtl(60).build()).getId();
+        assertThat(cluster.blocking(survivor).tryLock(io.tenure.proto.v1.TryLockRequest.newBuilder().setName("kept")
+                .setLeaseId(other).build()).getAcquired()).isFalse();
+        // I2: a grant under the new leader gets a larger token.
+        assertThat(cluster.blocking(survivor).lock(LockRequest.newBuilder().setName("after-failover").setLeaseId(other).build())
+                .getFencingToken()).isGreaterThan(token);
+    }
+
+    @Test
     void thePeerPortAnswersOnlyPeersTheCaSigned() throws Exception {
         int port = peerPort(0);
         // A peer with a certificate of the cluster's CA: the handshake completes, the member shows its own.
