@@ -56,8 +56,12 @@ class InProcessClusterTest {
         cluster = TenureCluster.builder().members(3).dataDir(dir).electionTimeout(ServerConfig.DEFAULT_ELECTION_TIMEOUT)
                 .config(c -> c.withRaftEngine(engine())).start();
         members.addAll(List.of("n1", "n2", "n3"));
-        Await.until("a leader whose endpoint every member knows", Duration.ofSeconds(30), () -> members.stream()
-                .allMatch(n -> !statusOf(n).getLeaderEndpoint().isEmpty()));
+        // Every member announces its client endpoint through the log once a leader is known; the
+        // tests that stop the leader expect the next one's endpoint to be known already.
+        Await.until("a leader, and every member's endpoint known to every member", Duration.ofSeconds(30), () -> members.stream()
+                .map(this::statusOf)
+                .allMatch(s -> !s.getLeaderEndpoint().isEmpty()
+                        && s.getMembersList().stream().allMatch(m -> !m.getClientEndpoint().isEmpty())));
     }
 
     @AfterEach
