@@ -11,6 +11,7 @@ import io.tenure.core.kernel.Primitive;
 import io.tenure.core.barrier.BarrierTable;
 import io.tenure.core.barrier.DoubleBarrierTable;
 import io.tenure.core.election.ElectionTable;
+import io.tenure.core.counter.CounterTable;
 import io.tenure.core.latch.LatchTable;
 import io.tenure.core.lock.LockTable;
 import io.tenure.core.member.MemberEndpoints;
@@ -39,11 +40,12 @@ public final class TenureState {
      * are written. A new primitive is one more line here; never reorder (the order decides stamps).
      * Locks, semaphores and elections share the kernel's namespace; barriers and double barriers
      * have one of their own (seed 004: barriers never clash with a lock of the same name), and
-     * count-down latches another (a latch is a count, as a counter will be).
+     * count-down latches another, counters another (each namespace made from the kernel's shares
+     * its idle names, so an idle counter is forgotten as an idle semaphore is).
      */
     private static List<Primitive> primitives(Leases leases, Names names) {
-        Names barriers = new Names();
-        Names latches = new Names();
+        Names barriers = names.newNamespace();
+        Names latches = names.newNamespace();
         return List.of(
                 new LockTable(leases, names),
                 new MemberEndpoints(),
@@ -51,7 +53,8 @@ public final class TenureState {
                 new ElectionTable(leases, names),
                 new BarrierTable(leases, barriers),
                 new DoubleBarrierTable(leases, barriers),
-                new LatchTable(leases, latches));
+                new LatchTable(leases, latches),
+                new CounterTable(names.newNamespace()));
     }
 
     /** The log encoding of every command of the kernel and the primitives. */

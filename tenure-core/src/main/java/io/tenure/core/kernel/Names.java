@@ -1,11 +1,8 @@
 package io.tenure.core.kernel;
 
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
 
 /**
  * The one namespace of the grant-queue kinds (locks, semaphores, and the kinds to come): a name
@@ -18,13 +15,31 @@ import java.util.TreeSet;
  * at that position, and the name goes when the leader, after the member's idle time, proposes
  * {@link IdleForget} for it at that same position. Idle names are ordered by that position, so
  * the leader learns of new ones without scanning them all.
+ *
+ * <p>A kind with a namespace of its own (counters) makes it with {@link #newNamespace}: its names
+ * never clash with these, and its idle ones are in the same order, so the leader forgets them
+ * the same way.
  */
 public final class Names {
     private final Map<String, String> kinds = new HashMap<>();
-    /** Idle name → the position it became idle at. */
-    private final Map<String, IdleName> idle = new HashMap<>();
-    private final TreeSet<IdleName> idleBySince = new TreeSet<>(
-            Comparator.comparingLong(IdleName::since).thenComparing(IdleName::name));
+    /** The idle names of this namespace and of every one made from it. */
+    private final IdleNames idle;
+
+    public Names() {
+        this(new IdleNames());
+    }
+
+    private Names(IdleNames idle) {
+        this.idle = idle;
+    }
+
+    /**
+     * Another namespace whose names never clash with these, sharing their idle names: what goes
+     * idle there is forgotten through {@link IdleForget} as these are.
+     */
+    public Names newNamespace() {
+        return new Names(idle);
+    }
 
     /**
      * Null when {@code name} is free or exists as {@code kind}; otherwise the refusal, naming both
@@ -35,7 +50,7 @@ public final class Names {
         if (existing == null || existing.equals(kind)) {
             return null;
         }
-        IdleName resting = idle.get(name);
+        IdleName resting = idle.get(existing, name);
         return "'" + name + "' is " + article(existing) + existing + ", not " + article(kind) + kind
                 + (resting == null ? " (a name is of one kind while it is held or waited for)"
                         : " (idle since revision " + resting.since() + "; a name stays its kind for the idle time after its last use)");
@@ -51,13 +66,13 @@ public final class Names {
         if (before != null && !before.equals(kind)) {
             throw new IllegalStateException("'" + name + "' is already a " + before + ", not a " + kind);
         }
-        busy(name);
+        idle.busy(kind, name);
     }
 
     /** {@code name} no longer exists as {@code kind}. */
     public void free(String name, String kind) {
         if (kinds.remove(name, kind)) {
-            busy(name);
+            idle.busy(kind, name);
         }
     }
 
@@ -66,53 +81,38 @@ public final class Names {
         if (!kind.equals(kinds.get(name))) {
             throw new IllegalStateException("'" + name + "' is not a " + kind);
         }
-        busy(name);
-        IdleName entry = new IdleName(kind, name, position);
-        idle.put(name, entry);
-        idleBySince.add(entry);
+        idle.idle(new IdleName(kind, name, position));
     }
 
     /** Whether {@code name} is idle (exists, with no holder and no waiter). */
     public boolean isIdle(String name) {
-        return idle.containsKey(name);
+        String kind = kinds.get(name);
+        return kind != null && idle.get(kind, name) != null;
     }
 
     /** The position {@code name} became idle at, or 0 when it is not idle. */
     public long idleSinceOf(String name) {
-        IdleName entry = idle.get(name);
+        String kind = kinds.get(name);
+        IdleName entry = kind == null ? null : idle.get(kind, name);
         return entry == null ? 0 : entry.since();
     }
 
-    /** Whether {@code entry} still stands: the name is idle, of that kind, since that position. */
+    /** Whether {@code entry} still stands: the name is idle, of that kind, since that position (in any namespace sharing these idle names). */
     public boolean stillIdle(IdleName entry) {
-        return entry.equals(idle.get(entry.name()));
+        return idle.stillIdle(entry);
     }
 
-    private void busy(String name) {
-        IdleName before = idle.remove(name);
-        if (before != null) {
-            idleBySince.remove(before);
-        }
-    }
-
-    /** Idle names that became idle after {@code position}, oldest first, at most {@code limit}. */
+    /** Idle names that became idle after {@code position}, oldest first, at most {@code limit}, over every namespace sharing them. */
     public List<IdleName> idleAfter(long position, int limit) {
-        List<IdleName> after = new ArrayList<>();
-        for (IdleName entry : idleBySince.tailSet(new IdleName("", "", position + 1), true)) {
-            if (after.size() == limit) {
-                break;
-            }
-            after.add(entry);
-        }
-        return after;
+        return idle.after(position, limit);
     }
 
-    /** How many names are idle. */
+    /** How many names are idle, over every namespace sharing them. */
     public int idleCount() {
         return idle.size();
     }
 
-    /** How many names exist, over every kind. */
+    /** How many names exist in this namespace, over every kind. */
     public int size() {
         return kinds.size();
     }

@@ -50,7 +50,8 @@ public interface Primitive {
     /**
      * Forgets idle resource {@code name} (marked {@link Names#idle} by this primitive, still idle
      * since then): it goes, with whatever it kept (a semaphore's limit). The kernel frees the name
-     * after. Only a primitive that marks names idle is ever asked.
+     * in its namespace after; a primitive with a namespace of its own ({@link Names#newNamespace})
+     * frees it there itself. Only a primitive that marks names idle is ever asked.
      */
     default void forget(String name) {
         throw new IllegalStateException(kind().name() + " keeps no idle resources, asked to forget '" + name + "'");

@@ -10,6 +10,9 @@ import io.tenure.core.election.ElectionCampaign;
 import io.tenure.core.election.ElectionCancel;
 import io.tenure.core.election.ElectionProclaim;
 import io.tenure.core.election.ElectionResign;
+import io.tenure.core.counter.CounterAdd;
+import io.tenure.core.counter.CounterCompareAndSet;
+import io.tenure.core.counter.CounterSet;
 import io.tenure.core.latch.LatchAwait;
 import io.tenure.core.latch.LatchCancel;
 import io.tenure.core.latch.LatchCountDown;
@@ -64,10 +67,13 @@ class CommandCodecTest {
             new LatchSetCount("done/\u9396", 1_000_000, -37),
             new LatchCountDown("done/a", 38),
             new LatchAwait("done/b", 7, true, 39),
-            new LatchCancel("done/b", 7, 40));
+            new LatchCancel("done/b", 7, 40),
+            new CounterAdd("seq/\u9396", Long.MIN_VALUE, 41),
+            new CounterSet("seq/a", -1, -42),
+            new CounterCompareAndSet("seq/b", Long.MAX_VALUE, 0, 43));
 
     /** Tags are what old logs name their commands by: changing one would misread every log written before. */
-    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 23, 24, 25, 26);
+    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 23, 24, 25, 26, 32, 33, 34);
     /** Tags of older encodings, read from old logs, and written for commands that leave the newer fields unset. */
     static final List<Integer> OLDER_TAGS = List.of(5, 6, 10);
 
