@@ -40,6 +40,11 @@ class CatchUpBySnapshotTest {
         List<String> names = List.of("n1", "n2", "n3");
         TenureCluster cluster = tenure.cluster();
         String first = awaitLeader(names);
+        // Every member announces its client endpoint through the log once it knows a leader: let
+        // those entries commit first, so that nothing but this test's writes lands after firstLast.
+        Await.until("every member's endpoint in the replicated state", Duration.ofSeconds(30), () -> names.stream()
+                .allMatch(n -> server(first).member().stateMachine().read(s -> s.primitive(io.tenure.core.member.MemberEndpoints.class)
+                        .endpoints().containsKey(n))));
         grantLeases(first, 5);
         long firstLast = server(first).member().commitIndex();
 
