@@ -357,6 +357,17 @@ public final class TenureClient implements AutoCloseable {
         return new TenureCountDownLatch(this, name, null);
     }
 
+    /**
+     * The counter {@code name}. Nothing is sent until a call.
+     *
+     * @throws IllegalArgumentException if the name is blank or too long
+     */
+    public TenureCounter counter(String name) {
+        checkName(name);
+        ensureOpen();
+        return new TenureCounter(this, name);
+    }
+
     /** The count-down latch {@code name}, waited at with {@code lease}. */
     public TenureCountDownLatch countDownLatch(String name, Lease lease) {
         checkName(name);

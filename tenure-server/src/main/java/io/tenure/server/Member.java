@@ -10,6 +10,7 @@ import io.tenure.server.lease.LeaseKeeper;
 import io.tenure.server.lock.Locks;
 import io.tenure.server.barrier.Barriers;
 import io.tenure.server.barrier.DoubleBarriers;
+import io.tenure.server.counter.Counters;
 import io.tenure.server.latch.Latches;
 import io.tenure.server.election.Elections;
 import io.tenure.server.semaphore.Semaphores;
@@ -48,6 +49,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final Barriers barriers;
     private final DoubleBarriers doubleBarriers;
     private final Latches latches;
+    private final Counters counters;
     private final Waits waits;
     private final Admission admission;
     private final WatchHub watches;
@@ -63,7 +65,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final RequestRateGuard rateGuard;
 
     Member(ServerConfig config, Raft raft, TenureStateMachine stateMachine,
-           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, Elections elections, Barriers barriers, DoubleBarriers doubleBarriers, Latches latches, WatchHub watches, ServerMetrics metrics, long clusterId,
+           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, Elections elections, Barriers barriers, DoubleBarriers doubleBarriers, Latches latches, Counters counters, WatchHub watches, ServerMetrics metrics, long clusterId,
            Runnable onRaftShutdown,
            java.util.function.Consumer<Throwable> onLogFailure) {
         this.config = config;
@@ -77,6 +79,7 @@ public final class Member implements TenureStateMachine.Listener {
         this.barriers = barriers;
         this.doubleBarriers = doubleBarriers;
         this.latches = latches;
+        this.counters = counters;
         this.waits = waits;
         this.admission = admission;
         this.watches = watches;
@@ -131,6 +134,10 @@ public final class Member implements TenureStateMachine.Listener {
 
     public Latches latches() {
         return latches;
+    }
+
+    public Counters counters() {
+        return counters;
     }
 
     /** Whether the member takes new work now (it sheds it with a retry hint while it is behind). */

@@ -30,7 +30,10 @@ import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.lock.Locks;
 import io.tenure.server.barrier.Barriers;
 import io.tenure.server.barrier.DoubleBarriers;
+import io.tenure.core.counter.CounterTable;
 import io.tenure.core.latch.LatchTable;
+import io.tenure.server.counter.Counters;
+import io.tenure.server.grpc.GrpcCounterService;
 import io.tenure.server.grpc.GrpcLatchService;
 import io.tenure.server.latch.Latches;
 import io.tenure.server.election.Elections;
@@ -129,8 +132,9 @@ public final class TenureServer implements AutoCloseable {
         Barriers barriers = new Barriers(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         DoubleBarriers doubleBarriers = new DoubleBarriers(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         Latches latches = new Latches(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
+        Counters counters = new Counters(proposer, stateMachine, admission, metrics);
         this.watches = new WatchHub(stateMachine, delivery);
-        this.member = new Member(config, raft, stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, doubleBarriers, latches, watches, metrics,
+        this.member = new Member(config, raft, stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, doubleBarriers, latches, counters, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
         metrics.barrierGauges(() -> stateMachine.read(s -> s.primitive(BarrierTable.class).barrierCount()),
@@ -138,6 +142,7 @@ public final class TenureServer implements AutoCloseable {
         metrics.doubleBarrierGauges(() -> stateMachine.read(s -> s.primitive(DoubleBarrierTable.class).barrierCount()),
                 () -> stateMachine.read(s -> s.primitive(DoubleBarrierTable.class).inside()),
                 () -> stateMachine.read(s -> s.primitive(DoubleBarrierTable.class).waiting()));
+        metrics.counterGauges(() -> stateMachine.read(s -> s.primitive(CounterTable.class).counterCount()));
         metrics.latchGauges(() -> stateMachine.read(s -> s.primitive(LatchTable.class).latchCount()),
                 () -> stateMachine.read(s -> s.primitive(LatchTable.class).waiting()));
         metrics.electionGauges(() -> stateMachine.read(s -> s.primitive(ElectionTable.class).electionCount()),
@@ -331,6 +336,7 @@ public final class TenureServer implements AutoCloseable {
                 .addService(new GrpcBarrierService(member))
                 .addService(new GrpcDoubleBarrierService(member))
                 .addService(new GrpcLatchService(member))
+                .addService(new GrpcCounterService(member))
                 .addService(new GrpcClusterService(member, admin))
                 .intercept(gate)
                 .maxInboundMessageSize(4 << 20)
@@ -340,7 +346,7 @@ public final class TenureServer implements AutoCloseable {
                 .directExecutor()
                 .callExecutor(CallThreads.of(calls, GrpcLockService.NON_BLOCKING, GrpcSemaphoreService.NON_BLOCKING,
                         GrpcElectionService.NON_BLOCKING, GrpcBarrierService.NON_BLOCKING,
-                        GrpcDoubleBarrierService.NON_BLOCKING, GrpcLatchService.NON_BLOCKING))
+                        GrpcDoubleBarrierService.NON_BLOCKING, GrpcLatchService.NON_BLOCKING, GrpcCounterService.NON_BLOCKING))
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .build();

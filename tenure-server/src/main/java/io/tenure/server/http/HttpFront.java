@@ -41,7 +41,7 @@ import java.util.function.Supplier;
 
 /**
  * The HTTP front end (Javalin on Jetty): the JSON lock, semaphore, election and barrier API under
- * {@code /v1} ({@link LockApi}, {@link SemaphoreApi}, {@link ElectionApi}, {@link BarrierApi}, {@link LatchApi}), {@code /metrics} in
+ * {@code /v1} ({@link LockApi}, {@link SemaphoreApi}, {@link ElectionApi}, {@link BarrierApi}, {@link LatchApi}, {@link CounterApi}), {@code /metrics} in
  * the Prometheus text format, {@code /healthz} and {@code /readyz}. Like the gRPC front end it
  * only translates: the lock, semaphore, election and lease services decide, and failures become answers in one table ({@link Failures}).
  *
@@ -281,6 +281,14 @@ public final class HttpFront implements AutoCloseable {
         latchActions.put("await", latches::await);
         latchActions.put("cancel", latches::cancel);
         app.post("/v1/latches/*", ctx -> serve(ctx, () -> post(ctx, NamePath.LATCHES, latchActions)));
+        CounterApi counters = new CounterApi(member);
+        app.get("/v1/counters", ctx -> serve(ctx, () -> counters.list(ctx.queryParam("prefix"), ctx.queryParam("limit"))));
+        app.get("/v1/counters/*", ctx -> serve(ctx, () -> counters.get(NamePath.COUNTERS.nameOf(ctx.req().getRequestURI()))));
+        Map<String, Action> counterActions = new LinkedHashMap<>();
+        counterActions.put("add", counters::add);
+        counterActions.put("set", counters::set);
+        counterActions.put("compare-and-set", counters::compareAndSet);
+        app.post("/v1/counters/*", ctx -> serve(ctx, () -> post(ctx, NamePath.COUNTERS, counterActions)));
         app.exception(Failure.class, (failure, ctx) -> render(ctx, failure));
         app.exception(HttpResponseException.class, (e, ctx) -> render(ctx, fromJavalin(ctx, e)));
         app.exception(Exception.class, (e, ctx) -> render(ctx, Failures.of(e)));

@@ -25,6 +25,7 @@ record NamePath(String noun, String prefix) {
     static final NamePath BARRIERS = new NamePath("barrier", "/v1/barriers/");
     static final NamePath DOUBLE_BARRIERS = new NamePath("double_barrier", "/v1/double-barriers/");
     static final NamePath LATCHES = new NamePath("latch", "/v1/latches/");
+    static final NamePath COUNTERS = new NamePath("counter", "/v1/counters/");
 
     /** A name and, for a POST, the action after it. */
     record Target(String name, String action) {}

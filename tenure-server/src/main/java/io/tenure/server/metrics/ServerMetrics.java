@@ -59,6 +59,7 @@ public final class ServerMetrics {
     private final ResultCounter barrierAwaits = new ResultCounter("barrier_await", "Barrier awaits by result");
     private final ResultCounter latchChanges = new ResultCounter("latch", "Latch set-counts and count-downs by result");
     private final ResultCounter latchAwaits = new ResultCounter("latch_await", "Latch awaits by result");
+    private final Map<String, ResultCounter> counterChanges = new ConcurrentHashMap<>();
     private final Map<String, Counter> grants = new ConcurrentHashMap<>();
     private final ResultCounter doubleBarrierEnters = new ResultCounter("double_barrier_enter", "Double barrier enters by result");
     private final ResultCounter doubleBarrierLeaves = new ResultCounter("double_barrier_leave", "Double barrier leaves by result");
@@ -177,6 +178,17 @@ public final class ServerMetrics {
     /** A latch await's result: released, not_released, or a failure. */
     public void latchAwait(String result) {
         latchAwaits.increment(result);
+    }
+
+    /** A counter change ({@code op}: add, set, compare_and_set) by result: changed, compare_failed, or a failure. */
+    public void counterChange(String op, String result) {
+        counterChanges.computeIfAbsent(op, o -> new ResultCounter("counter_" + o, "Counter " + o.replace('_', ' ') + "s by result"))
+                .increment(result);
+    }
+
+    /** The counters' gauge, read from the member's state on each scrape. */
+    public void counterGauges(Supplier<Number> counters) {
+        gauge("counters", "Counters that exist, idle ones at 0 included", counters);
     }
 
     /** The latches' gauges, read from the member's state on each scrape. */
