@@ -12,6 +12,7 @@ import io.tenure.core.barrier.BarrierTable;
 import io.tenure.core.barrier.DoubleBarrierTable;
 import io.tenure.core.election.ElectionTable;
 import io.tenure.core.counter.CounterTable;
+import io.tenure.core.kv.KvTable;
 import io.tenure.core.latch.LatchTable;
 import io.tenure.core.lock.LockTable;
 import io.tenure.core.member.MemberEndpoints;
@@ -54,7 +55,8 @@ public final class TenureState {
                 new BarrierTable(leases, barriers),
                 new DoubleBarrierTable(leases, barriers),
                 new LatchTable(leases, latches),
-                new CounterTable(names.newNamespace()));
+                new CounterTable(names.newNamespace()),
+                new KvTable(leases));
     }
 
     /** The log encoding of every command of the kernel and the primitives. */
