@@ -203,6 +203,20 @@ class KvTest {
         assertThat(kv().get("k")).as("not applied again").isNull();
     }
 
+    /** The answer is remembered before the lease is checked: a retry that arrives after the lease ended is not refused. */
+    @Test
+    void aPutRetriedAfterItsLeaseEndedIsAnsweredAsTheFirst() {
+        Put first = expect(replica.run(new KvPut("k", bytes("v"), 1, 0, 31)), Put.class);
+        replica.revoke(1);
+        assertThat(kv().get("k")).isNull();
+
+        Applied retry = replica.apply(new KvPut("k", bytes("v"), 1, 0, 31));
+
+        assertThat(expect(retry.result(), Put.class)).isEqualTo(first);
+        assertThat(Replica.watched(retry)).isEmpty();
+        assertThat(kv().get("k")).as("not put again, bound to a lease that is gone").isNull();
+    }
+
     @Test
     void keysBoundToALeaseGoWhenItEndsInKeyOrder() {
         for (String key : List.of("job/c", "job/a", "job/b")) {

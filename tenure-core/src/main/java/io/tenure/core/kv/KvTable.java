@@ -108,7 +108,10 @@ public final class KvTable implements Primitive {
                 out.writeLong(c.modRevision());
             }, in -> new KvExpire(Wire.readString(in, MAX_FIELD_BYTES), in.readLong()))));
 
-    /** One key's state; the key itself is the map's. The only object per key besides the map's node. */
+    /**
+     * One key's state; the key itself is the map's. The only object per key besides the nodes of
+     * the maps that index it (by key; by lease or TTL for the keys that have one).
+     */
     private static final class Entry {
         byte[] value;
         long createRevision;
@@ -454,8 +457,8 @@ public final class KvTable implements Primitive {
 
     /**
      * Keys that start with {@code prefix} ("" = every key) and come after {@code afterKey}
-     * ("" = from the first), in key order (Java string order, as every table lists names), at
-     * most {@code limit}, and whether more remain.
+     * ("" or null = from the first), in key order (Java string order, as every table lists
+     * names), at most {@code limit}, and whether more remain.
      *
      * @throws IllegalArgumentException for a limit below 1
      */
@@ -463,7 +466,8 @@ public final class KvTable implements Primitive {
         if (limit < 1) {
             throw new IllegalArgumentException("limit must be at least 1, got " + limit);
         }
-        var tail = afterKey.isEmpty() || afterKey.compareTo(prefix) < 0
+        prefix = prefix == null ? "" : prefix;
+        var tail = afterKey == null || afterKey.isEmpty() || afterKey.compareTo(prefix) < 0
                 ? entries.tailMap(prefix, true) : entries.tailMap(afterKey, false);
         List<KvView> found = new ArrayList<>(Math.min(limit, 64));
         for (Map.Entry<String, Entry> e : tail.entrySet()) {
