@@ -429,10 +429,10 @@ class SingleMemberTest {
 
         BlockingQueue<WatchResponse> refused = new LinkedBlockingQueue<>();
         StreamObserver<WatchRequest> unknown = member.async(0).watch(collector(refused));
-        unknown.onNext(WatchRequest.newBuilder().setKey("k/shared").setWatchId(3).addKinds("counter").build());
+        unknown.onNext(WatchRequest.newBuilder().setKey("k/shared").setWatchId(3).addKinds("spreadsheet").build());
         WatchResponse cancelled = refused.poll(10, TimeUnit.SECONDS);
         assertThat(cancelled.getCanceled()).isTrue();
-        assertThat(cancelled.getCancelReason()).contains("INVALID_ARGUMENT", "kinds", "'counter'");
+        assertThat(cancelled.getCancelReason()).contains("INVALID_ARGUMENT", "kinds", "'spreadsheet'");
         all.onCompleted();
         barriers.onCompleted();
         unknown.onCompleted();
