@@ -24,6 +24,9 @@
 # etcd only, 10,000 leases at TTL 6 s kept alive by jetcd for the same duration (W3_LEASES, W3_TTL override);
 # W3_ETCD3=1 runs it on etcd-3 too (off by default: in short trial runs here etcd-3 lost leases,
 # granting 10,000 took longer than their TTL, and its keep-alive rate varied threefold between runs).
+# W8, one counter incremented by 64 clients (W8_CLIENTS), on every target: etcd by get + Txn on
+# the key's mod revision (etcd has no increment), ZooKeeper by Curator's DistributedAtomicLong,
+# Redis by INCR (Redisson's RAtomicLong).
 # Logs the PIDs it starts; stops every one of them, by PID, on success, failure and Ctrl-C. Never
 # kills by pattern.
 set -euo pipefail
@@ -46,10 +49,12 @@ W6_LIST="${W6_CLIENTS-64}"
 W6_LIMIT="${W6_LIMIT:-8}"
 W7_LIST="${W7_CLIENTS-64}"
 W7_READS="${W7_READS:-0.9}"
+W8_LIST="${W8_CLIENTS-64}"
 read -r -a W1_CLIENTS <<<"${W1_LIST//,/ }"
 read -r -a W2_CLIENTS <<<"${W2_LIST//,/ }"
 read -r -a W6_CLIENTS <<<"${W6_LIST//,/ }"
 read -r -a W7_CLIENTS <<<"${W7_LIST//,/ }"
+read -r -a W8_CLIENTS <<<"${W8_LIST//,/ }"
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -79,8 +84,8 @@ for target in "${targets[@]}"; do
   esac
 done
 for c in "${W1_CLIENTS[@]+"${W1_CLIENTS[@]}"}" "${W2_CLIENTS[@]+"${W2_CLIENTS[@]}"}" "${W6_CLIENTS[@]+"${W6_CLIENTS[@]}"}" \
-    "${W7_CLIENTS[@]+"${W7_CLIENTS[@]}"}" "$W6_LIMIT"; do
-  [[ "$c" =~ ^[1-9][0-9]*$ ]] || { echo "W1_CLIENTS/W2_CLIENTS/W6_CLIENTS/W7_CLIENTS/W6_LIMIT: not a count: $c" >&2; exit 64; }
+    "${W7_CLIENTS[@]+"${W7_CLIENTS[@]}"}" "${W8_CLIENTS[@]+"${W8_CLIENTS[@]}"}" "$W6_LIMIT"; do
+  [[ "$c" =~ ^[1-9][0-9]*$ ]] || { echo "W1_CLIENTS/W2_CLIENTS/W6_CLIENTS/W7_CLIENTS/W8_CLIENTS/W6_LIMIT: not a count: $c" >&2; exit 64; }
 done
 [[ "$W7_READS" =~ ^(0(\.[0-9]+)?|1(\.0+)?|\.[0-9]+)$ ]] || { echo "W7_READS: not a share between 0 and 1: $W7_READS" >&2; exit 64; }
 
@@ -406,6 +411,7 @@ for target in "${targets[@]}"; do
   else
     for c in "${W7_CLIENTS[@]+"${W7_CLIENTS[@]}"}"; do run_driver "$target" W7 "$c" --reads "$W7_READS"; done
   fi
+  for c in "${W8_CLIENTS[@]+"${W8_CLIENTS[@]}"}"; do run_driver "$target" W8 "$c"; done
   if [[ $W3 -eq 1 && ( "$target" == etcd || ( "$target" == etcd-3 && "$W3_ETCD3" == 1 ) ) ]]; then
     run_driver "$target" W3 1 --leases "$W3_LEASES" --ttl "$W3_TTL"
   fi

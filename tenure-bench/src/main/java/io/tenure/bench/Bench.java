@@ -22,6 +22,7 @@ public final class Bench {
                     case "W6" -> s.clients() + " clients on a semaphore of limit " + s.limit();
                     case "W7" -> s.clients() + " clients on a read/write lock, " + Math.round(BenchSettings.W7_READS * 100)
                             + " % reads";
+                    case "W8" -> s.clients() + " clients incrementing one counter";
                     default -> s.clients() + " clients";
                 }, s.duration(), s.warmup());
         try (Members members = Members.start(s.memberCount(), s.jvmOptions())) {
@@ -33,12 +34,13 @@ public final class Bench {
                 case "W5" -> Failover.run(members, s);
                 case "W6" -> Contended.semaphore(members, s);
                 case "W7" -> Contended.readWrite(members, s);
+                case "W8" -> Counted.run(members, s);
                 default -> throw new IllegalArgumentException("unknown workload " + s.workload());
             };
         }
     }
 
-    /** Whether the run kept its promises: no overlap, no lease lost. */
+    /** Whether the run kept its promises: no overlap (W8: no value answered twice), no lease (W8: increment) lost. */
     public static boolean passed(BenchResult r) {
         Object lost = r.extra().get("lost");
         return r.overlaps() == 0 && (lost == null || ((Number) lost).longValue() == 0);

@@ -205,6 +205,8 @@ public final class ResultTable {
                     ? ", fairness min/max " + x.get("fairness_min_over_max") : "")
                     + (x.containsKey("write_wait_p99_ms") ? ", write wait p99 " + x.get("write_wait_p99_ms") + " ms" : "")
                     + (x.containsKey("readers_peak") ? ", peak readers " + x.get("readers_peak") : "");
+            case "W8" -> "duplicates " + x.getOrDefault("duplicates", "?") + ", lost " + x.getOrDefault("lost", "?")
+                    + (x.containsKey("recipe") ? ", " + x.get("recipe") : "");
             default -> "";
         };
     }

@@ -6,7 +6,7 @@ import java.util.List;
 
 /**
  * The command line every driver takes, the same as the tenure-bench side:
- * {@code --workload W1|W2|W6|W7 --clients N --duration 20s --warmup 5s --endpoint host:port}; W3
+ * {@code --workload W1|W2|W6|W7|W8 --clients N --duration 20s --warmup 5s --endpoint host:port}; W3
  * (lease keep-alives, etcd only) adds {@code --leases 10000 --ttl 6s}; W6 (one semaphore, ZooKeeper
  * and Redis) takes {@code --limit 8}, its permits; W7 (one read/write lock, ZooKeeper and Redis)
  * takes {@code --reads 0.9}, the share of its acquisitions that are reads.
@@ -56,13 +56,13 @@ public record Options(String workload, int clients, Duration duration, Duration 
                 case "--reads" -> reads = Double.parseDouble(value);
                 case "--target" -> label = value.isBlank() ? null : value.trim();
                 default -> throw new IllegalArgumentException("unknown flag " + flag
-                        + " (expected --workload W1|W2|W3|W6|W7 --clients N --duration 20s --warmup 5s"
+                        + " (expected --workload W1|W2|W3|W6|W7|W8 --clients N --duration 20s --warmup 5s"
                         + " --endpoint host:port[,host:port...] [--target NAME] [--leases N --ttl 6s] [--limit N]"
                         + " [--reads 0.9])");
             }
         }
-        if (!List.of("W1", "W2", "W3", "W6", "W7").contains(workload)) {
-            throw new IllegalArgumentException("--workload must be W1, W2, W3, W6 or W7, not " + workload);
+        if (!List.of("W1", "W2", "W3", "W6", "W7", "W8").contains(workload)) {
+            throw new IllegalArgumentException("--workload must be W1, W2, W3, W6, W7 or W8, not " + workload);
         }
         if (clients < 1) {
             throw new IllegalArgumentException("--clients must be at least 1");

@@ -31,6 +31,10 @@ import org.HdrHistogram.Histogram;
  *       run, takes that lock and releases it. Measured and reported as W2 ({@code ops} are
  *       grants, reads and writes together), with the reads and writes, their acquire waits and
  *       the most readers seen at once added to {@code extra}.
+ *   <li>W8, one counter ({@link CounterTarget}): every client increments one counter in a loop.
+ *       {@code ops} are acknowledged increments; each answer must be a value no other increment
+ *       was answered ({@code duplicates}, reported in the overlaps field), and at the end the
+ *       counter must equal the increments acknowledged ({@code lost}).
  * </ul>
  *
  * <p>An operation counts when its acquisition falls inside the measured window (after the
@@ -75,6 +79,11 @@ public final class PeerBench {
                 } else if (options.workload().equals("W7") && !(target instanceof ReadWriteLockTarget)) {
                     throw new IllegalArgumentException(target.name()
                             + " has no W7 driver: its client library has no read/write lock recipe");
+                } else if (options.workload().equals("W8")) {
+                    if (!(target instanceof CounterTarget counters)) {
+                        throw new IllegalArgumentException(target.name() + " has no W8 driver");
+                    }
+                    status = runCounter(options, target, counters);
                 } else {
                     status = run(options, target);
                 }
@@ -309,6 +318,130 @@ public final class PeerBench {
             return 1;
         }
         return 0;
+    }
+
+    /** W8: every client increments one counter; see the class comment. */
+    static int runCounter(Options options, PeerTarget target, CounterTarget counters) throws Exception {
+        String name = "tenure-bench/w8";
+        counters.resetCounter(name);
+        int n = options.clients();
+        Histogram[] cycle = new Histogram[n];
+        long[] increments = new long[n];
+        long[] attempts = new long[n];
+        java.util.BitSet answered = new java.util.BitSet();
+        AtomicLong acknowledged = new AtomicLong();
+        AtomicLong duplicates = new AtomicLong();
+        AtomicLong errors = new AtomicLong();
+        AtomicInteger failedSetups = new AtomicInteger();
+        long[] window = new long[2];
+        CyclicBarrier start = new CyclicBarrier(n + 1, () -> {
+            window[0] = System.nanoTime() + options.warmup().toNanos();
+            window[1] = window[0] + options.duration().toNanos();
+        });
+        List<Thread> threads = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            int client = i;
+            cycle[i] = new Histogram(HIGHEST_NANOS, 3);
+            Thread t = new Thread(() -> {
+                CounterTarget.Incrementer incrementer = null;
+                try {
+                    incrementer = counters.incrementer(client, name);
+                } catch (Exception e) {
+                    failedSetups.incrementAndGet();
+                    System.err.println("client " + client + " could not start: " + e);
+                }
+                await(start);
+                if (incrementer == null) {
+                    return;
+                }
+                long from = window[0];
+                long until = window[1];
+                while (System.nanoTime() < until) {
+                    long t0 = System.nanoTime();
+                    try {
+                        long value = incrementer.increment();
+                        long t1 = System.nanoTime();
+                        acknowledged.incrementAndGet();
+                        synchronized (answered) {
+                            if (value < 1 || value > Integer.MAX_VALUE || answered.get((int) value)) {
+                                duplicates.incrementAndGet();
+                            } else {
+                                answered.set((int) value);
+                            }
+                        }
+                        if (t1 >= from && t1 < until) {
+                            increments[client]++;
+                            cycle[client].recordValue(Math.min(t1 - t0, HIGHEST_NANOS));
+                        }
+                    } catch (Exception e) {
+                        if (errors.incrementAndGet() <= 5) {
+                            System.err.println("client " + client + ": " + e);
+                        }
+                        pause();
+                    }
+                }
+                attempts[client] = incrementer.attempts();
+            }, target.name() + "-client-" + i);
+            t.setDaemon(true);
+            threads.add(t);
+            t.start();
+        }
+        await(start);
+        long deadline = window[1] + TimeUnit.SECONDS.toNanos(DRAIN_SECONDS);
+        int stuck = 0;
+        for (Thread t : threads) {
+            t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+            if (t.isAlive()) {
+                stuck++;
+            }
+        }
+        Histogram cycles = new Histogram(HIGHEST_NANOS, 3);
+        long ops = 0;
+        long tries = 0;
+        for (int i = 0; i < n; i++) {
+            cycles.add(cycle[i]);
+            ops += increments[i];
+            tries += attempts[i];
+        }
+        long finalValue = counters.counterValue(name);
+        long lost = Math.abs(finalValue - acknowledged.get());
+        double seconds = options.duration().toNanos() / 1e9;
+        Map<String, Object> extra = new LinkedHashMap<>(target.describe());
+        extra.put("recipe", counters.counterRecipe());
+        extra.put("counters", 1);
+        extra.put("acknowledged", acknowledged.get());
+        extra.put("final_value", finalValue);
+        extra.put("duplicates", duplicates.get());
+        extra.put("lost", lost);
+        if (tries > 0) {
+            extra.put("attempts_per_increment", Math.round((double) tries / Math.max(1, acknowledged.get()) * 100) / 100.0);
+        }
+        extra.put("warmup_s", options.warmup().toNanos() / 1e9);
+        extra.put("errors", errors.get());
+        if (failedSetups.get() > 0) {
+            extra.put("failed_clients", failedSetups.get());
+        }
+        if (stuck > 0) {
+            extra.put("stuck_clients", stuck);
+        }
+        Map<String, Object> line = new LinkedHashMap<>();
+        line.put("target", target.name());
+        line.put("workload", options.workload());
+        line.put("clients", n);
+        line.put("seconds", seconds);
+        line.put("ops", ops);
+        line.put("ops_per_sec", Math.round(ops / seconds * 10) / 10.0);
+        line.put("p50_ms", ms(cycles.getValueAtPercentile(50)));
+        line.put("p99_ms", ms(cycles.getValueAtPercentile(99)));
+        line.put("max_ms", ms(cycles.getMaxValue()));
+        line.put("overlaps", duplicates.get());
+        line.put("extra", extra);
+        printLine(line);
+        if (duplicates.get() > 0 || lost > 0) {
+            System.err.println("COUNTER BROKEN: " + duplicates.get() + " values answered twice, " + lost + " increments lost");
+            return 2;
+        }
+        return ops == 0 || failedSetups.get() > 0 || stuck > 0 ? 1 : 0;
     }
 
     /** Prints one result line; the map's order is the field order. */

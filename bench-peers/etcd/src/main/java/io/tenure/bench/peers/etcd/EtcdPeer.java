@@ -7,6 +7,7 @@ import io.etcd.jetcd.Lock;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.etcd.jetcd.support.CloseableClient;
 import io.grpc.stub.StreamObserver;
+import io.tenure.bench.peers.CounterTarget;
 import io.tenure.bench.peers.KeepAliveTarget;
 import io.tenure.bench.peers.Options;
 import io.tenure.bench.peers.PeerBench;
@@ -34,8 +35,12 @@ import java.util.concurrent.TimeUnit;
  * <p>No W7 either: jetcd has no read/write lock (its concurrency package's lock is exclusive), so
  * this driver is no {@link io.tenure.bench.peers.ReadWriteLockTarget} and answers
  * {@code --workload W7} with a usage error; run-peers.sh skips W7 on etcd.
+ *
+ * <p>W8: etcd has no increment; the counter is a key holding a decimal value, incremented as
+ * etcd's own STM does: read the key and its mod revision, then a {@code Txn} that writes the value
+ * plus one only if the mod revision is unchanged, retried at once until it succeeds.
  */
-public final class EtcdPeer implements PeerTarget, KeepAliveTarget {
+public final class EtcdPeer implements PeerTarget, KeepAliveTarget, CounterTarget {
 
     /** Lease TTL of each client's session; long enough that a loaded machine never loses one. */
     private static final long SESSION_TTL_SECONDS = 30;
@@ -99,6 +104,57 @@ public final class EtcdPeer implements PeerTarget, KeepAliveTarget {
             d.put("endpoints", members);
         }
         return EtcdKeepAlives.run(client, options, d);
+    }
+
+    @Override
+    public void resetCounter(String name) throws Exception {
+        client.getKVClient().put(bytes(name), bytes("0")).get(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public Incrementer incrementer(int index, String name) {
+        io.etcd.jetcd.KV kv = client.getKVClient();
+        ByteSequence key = bytes(name);
+        return new Incrementer() {
+            long attempts;
+
+            @Override
+            public long increment() throws Exception {
+                while (true) {
+                    attempts++;
+                    var read = kv.get(key).get(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+                    long value = read.getKvs().isEmpty() ? 0 : Long.parseLong(read.getKvs().get(0).getValue().toString(StandardCharsets.UTF_8));
+                    long revision = read.getKvs().isEmpty() ? 0 : read.getKvs().get(0).getModRevision();
+                    var written = kv.txn()
+                            .If(new io.etcd.jetcd.op.Cmp(key, io.etcd.jetcd.op.Cmp.Op.EQUAL, io.etcd.jetcd.op.CmpTarget.modRevision(revision)))
+                            .Then(io.etcd.jetcd.op.Op.put(key, bytes(Long.toString(value + 1)), io.etcd.jetcd.options.PutOption.DEFAULT))
+                            .commit().get(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+                    if (written.isSucceeded()) {
+                        return value + 1;
+                    }
+                }
+            }
+
+            @Override
+            public long attempts() {
+                return attempts;
+            }
+        };
+    }
+
+    @Override
+    public long counterValue(String name) throws Exception {
+        var read = client.getKVClient().get(bytes(name)).get(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        return read.getKvs().isEmpty() ? 0 : Long.parseLong(read.getKvs().get(0).getValue().toString(StandardCharsets.UTF_8));
+    }
+
+    @Override
+    public String counterRecipe() {
+        return "get + Txn(if mod_revision unchanged then put value+1), retried until it succeeds";
+    }
+
+    private static ByteSequence bytes(String text) {
+        return ByteSequence.from(text, StandardCharsets.UTF_8);
     }
 
     @Override

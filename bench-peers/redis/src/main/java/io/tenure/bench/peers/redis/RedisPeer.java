@@ -1,5 +1,6 @@
 package io.tenure.bench.peers.redis;
 
+import io.tenure.bench.peers.CounterTarget;
 import io.tenure.bench.peers.Options;
 import io.tenure.bench.peers.PeerBench;
 import io.tenure.bench.peers.PeerTarget;
@@ -33,8 +34,11 @@ import org.redisson.config.Config;
  * RLock) and released with {@code unlock()}. Owned, as an RLock, by the client's thread. A read lock
  * is granted whenever the lock is free or in read mode, whether or not a writer waits: readers
  * overtake waiting writers, which are woken through pub/sub when the last reader leaves.
+ *
+ * <p>W8 uses Redisson's {@code RAtomicLong.incrementAndGet()}: one {@code INCR}, atomic in Redis,
+ * no retries. Not durable at Redis's default (no fsync per write).
  */
-public final class RedisPeer implements PeerTarget, SemaphoreTarget, ReadWriteLockTarget {
+public final class RedisPeer implements PeerTarget, SemaphoreTarget, ReadWriteLockTarget, CounterTarget {
 
     /** W6's lease time per permit: far beyond any hold, a bound on a crashed holder's. */
     private static final long PERMIT_LEASE_SECONDS = 30;
@@ -137,6 +141,27 @@ public final class RedisPeer implements PeerTarget, SemaphoreTarget, ReadWriteLo
         d.put("recipe", "RLock.lock() with the default watchdog");
         d.put("connection", "one Redisson client shared by all clients, pool " + poolSize);
         return d;
+    }
+
+    @Override
+    public void resetCounter(String name) {
+        redisson.getAtomicLong(name).set(0);
+    }
+
+    @Override
+    public Incrementer incrementer(int client, String name) {
+        org.redisson.api.RAtomicLong counter = redisson.getAtomicLong(name);
+        return counter::incrementAndGet;
+    }
+
+    @Override
+    public long counterValue(String name) {
+        return redisson.getAtomicLong(name).get();
+    }
+
+    @Override
+    public String counterRecipe() {
+        return "RAtomicLong.incrementAndGet() (INCR)";
     }
 
     @Override

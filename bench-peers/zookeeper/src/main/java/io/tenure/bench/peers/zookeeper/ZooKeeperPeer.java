@@ -1,5 +1,6 @@
 package io.tenure.bench.peers.zookeeper;
 
+import io.tenure.bench.peers.CounterTarget;
 import io.tenure.bench.peers.Options;
 import io.tenure.bench.peers.PeerBench;
 import io.tenure.bench.peers.PeerTarget;
@@ -37,7 +38,7 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * connect string lists them all (the session lives on one of them, chosen by the ZooKeeper client);
  * the JSON line's target is then {@code zookeeper-N} (or {@code --target}).
  */
-public final class ZooKeeperPeer implements PeerTarget, SemaphoreTarget, ReadWriteLockTarget {
+public final class ZooKeeperPeer implements PeerTarget, SemaphoreTarget, ReadWriteLockTarget, CounterTarget {
 
     private static final int SESSION_TIMEOUT_MS = 30_000;
     private static final int CONNECT_TIMEOUT_SECONDS = 30;
@@ -91,6 +92,53 @@ public final class ZooKeeperPeer implements PeerTarget, SemaphoreTarget, ReadWri
             Lease lease = semaphore.acquire();
             return () -> semaphore.returnLease(lease);
         };
+    }
+
+    /**
+     * W8: Curator's {@code DistributedAtomicLong} in its optimistic mode (read the node and its
+     * version, write it back at that version), one attempt per call, retried here at once until it
+     * wins the race, so every attempt is counted.
+     */
+    @Override
+    public void resetCounter(String name) throws Exception {
+        new org.apache.curator.framework.recipes.atomic.DistributedAtomicLong(curator, "/" + name,
+                new org.apache.curator.retry.RetryNTimes(0, 0)).forceSet(0L);
+    }
+
+    @Override
+    public Incrementer incrementer(int client, String name) {
+        var counter = new org.apache.curator.framework.recipes.atomic.DistributedAtomicLong(curator, "/" + name,
+                new org.apache.curator.retry.RetryNTimes(0, 0));
+        return new Incrementer() {
+            long attempts;
+
+            @Override
+            public long increment() throws Exception {
+                while (true) {
+                    attempts++;
+                    org.apache.curator.framework.recipes.atomic.AtomicValue<Long> done = counter.increment();
+                    if (done.succeeded()) {
+                        return done.postValue();
+                    }
+                }
+            }
+
+            @Override
+            public long attempts() {
+                return attempts;
+            }
+        };
+    }
+
+    @Override
+    public long counterValue(String name) throws Exception {
+        return new org.apache.curator.framework.recipes.atomic.DistributedAtomicLong(curator, "/" + name,
+                new org.apache.curator.retry.RetryNTimes(0, 0)).get().postValue();
+    }
+
+    @Override
+    public String counterRecipe() {
+        return "DistributedAtomicLong.increment(), optimistic (versioned setData), retried until it wins";
     }
 
     @Override
