@@ -116,6 +116,10 @@ public final class HarnessChecks {
         List<PermitDecision> leaderDecisions = Files.exists(runDir.resolve("leaders.jsonl"))
                 ? JsonLines.read(runDir.resolve("leaders.jsonl"), PermitDecision.class) : List.of();
         checkLeaders(ops, leaderDecisions, run.elections(), violations);
+        Path counters = runDir.resolve(SafetyRun.COUNTERS_FILE);
+        if (Files.exists(counters)) {
+            checkCounters(ops, new com.fasterxml.jackson.databind.ObjectMapper().readTree(counters.toFile()), violations);
+        }
 
         Map<Kind, Map<Outcome, Integer>> byKind = new EnumMap<>(Kind.class);
         for (Op op : ops) {
@@ -134,6 +138,52 @@ public final class HarnessChecks {
             }
         }
         return new Findings(violations, warnings, byKind, faults, accepted, refused, timeline, run);
+    }
+
+    /**
+     * Exactly-once increments: per counter, no value answered to two increments (one would have
+     * been lost, or applied twice and answered once), and the value read after the run between the
+     * acknowledged increments and those plus the ones whose outcome is unknown (INFO). FAIL
+     * increments were refused and count for nothing.
+     */
+    static void checkCounters(List<Op> ops, com.fasterxml.jackson.databind.JsonNode finals, List<String> violations) {
+        if (finals.has("error")) {
+            violations.add("counters: the healed cluster did not answer the read of the counters: " + finals.get("error").asText());
+            return;
+        }
+        Map<String, List<Op>> byCounter = new TreeMap<>();
+        ops.stream().filter(op -> op.kind() == Kind.INCR).forEach(op -> byCounter.computeIfAbsent(op.key(), k -> new ArrayList<>()).add(op));
+        for (Map.Entry<String, List<Op>> e : byCounter.entrySet()) {
+            String counter = e.getKey();
+            Map<Long, Op> answered = new java.util.HashMap<>();
+            long acknowledged = 0;
+            long unknown = 0;
+            for (Op op : e.getValue()) {
+                if (op.outcome() == Outcome.OK) {
+                    acknowledged++;
+                    Op before = answered.putIfAbsent(op.value(), op);
+                    if (before != null) {
+                        violations.add("counter " + counter + ": value " + op.value() + " answered to two increments (ops " + before.id()
+                                + " of " + before.process() + " and " + op.id() + " of " + op.process() + ")");
+                    }
+                } else if (op.outcome() == Outcome.INFO) {
+                    unknown++;
+                }
+            }
+            if (!finals.has(counter)) {
+                violations.add("counter " + counter + ": incremented " + acknowledged + " times, but not read after the run");
+                continue;
+            }
+            long value = finals.get(counter).asLong();
+            if (value < acknowledged || value > acknowledged + unknown) {
+                violations.add("counter " + counter + ": " + value + " after the run, but " + acknowledged + " increments were acknowledged and "
+                        + unknown + " have an unknown outcome (expected " + acknowledged + " to " + (acknowledged + unknown) + ")");
+            }
+            long highest = answered.keySet().stream().mapToLong(Long::longValue).max().orElse(0);
+            if (highest > value) {
+                violations.add("counter " + counter + ": an increment was answered " + highest + ", above the " + value + " read after the run");
+            }
+        }
     }
 
     /** Violations 1 and 2: per key, accepted tokens never go down and accepted values always go up. */

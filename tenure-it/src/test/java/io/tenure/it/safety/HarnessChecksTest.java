@@ -82,6 +82,31 @@ class HarnessChecksTest {
         return new ResourceWrite(key, token, value, writer, token, true);
     }
 
+    @Test
+    void countedIncrementsAreCheckedExactlyOnceAgainstTheValueReadAfterTheRun() throws Exception {
+        List<Op> ops = List.of(incr("c1", 1, 1, Outcome.OK), incr("c2", 2, 2, Outcome.OK), incr("c1", 3, 0, Outcome.INFO),
+                incr("c2", 4, 0, Outcome.FAIL), incr("c3", 5, 4, Outcome.OK));
+        // Three acknowledged, one unknown: 3 or 4 after the run; answered 1, 2 and 4 (the unknown one took 3).
+        assertThat(counterViolations(ops, "{\"n\": 4}")).isEmpty();
+        assertThat(counterViolations(ops, "{\"n\": 3}")).singleElement().asString().contains("answered 4, above the 3");
+        assertThat(counterViolations(ops, "{\"n\": 2}")).anySatisfy(v -> assertThat(v).contains("2 after the run, but 3 increments"));
+        assertThat(counterViolations(ops, "{\"n\": 5}")).singleElement().asString().contains("expected 3 to 4");
+        List<Op> twice = List.of(incr("c1", 1, 1, Outcome.OK), incr("c2", 2, 1, Outcome.OK));
+        assertThat(counterViolations(twice, "{\"n\": 2}")).singleElement().asString().contains("value 1 answered to two increments");
+        assertThat(counterViolations(ops, "{\"error\": \"UNAVAILABLE\"}")).singleElement().asString().contains("did not answer");
+        assertThat(counterViolations(ops, "{}")).singleElement().asString().contains("not read after the run");
+    }
+
+    private static List<String> counterViolations(List<Op> ops, String finals) throws Exception {
+        List<String> violations = new ArrayList<>();
+        HarnessChecks.checkCounters(ops, new com.fasterxml.jackson.databind.ObjectMapper().readTree(finals), violations);
+        return violations;
+    }
+
+    private static Op incr(String process, long id, long value, Outcome outcome) {
+        return new Op(id, process, Kind.INCR, "n", 0, 0, value, 0, 1, 2, outcome, 0, null, null, null);
+    }
+
     private static Op write(String process, long id, String key, long token, long value, Outcome outcome) {
         return new Op(id, process, Kind.WRITE, key, 1, token, value, 0, 1, 2, outcome, 0, null, null, null);
     }

@@ -14,7 +14,7 @@ package io.tenure.it.safety;
  * @param leaseId       the lease used or granted; 0 when none
  * @param token         ACQUIRE, SEM_ACQUIRE, CAMPAIGN: the fencing token granted; RELEASE, WRITE, SEM_WRITE,
  *                      SEM_RELEASE, LEAD_WRITE, PROCLAIM, RESIGN: the token used; WATCH: the event's revision
- * @param value         READ: the value read; WRITE: the value written; WATCH: 1 for PUT, 0 for DELETE;
+ * @param value         INCR: the counter's value answered; READ: the value read; WRITE: the value written; WATCH: 1 for PUT, 0 for DELETE;
  *                      SEM_ACQUIRE, SEM_WRITE, SEM_RELEASE: the grant's permits
  * @param ttlMillis     GRANT, KEEPALIVE: the TTL the server acknowledged
  * @param invokeNanos   when the operation was invoked
@@ -67,7 +67,9 @@ public record Op(long id, String process, Kind kind, String key, long leaseId, l
         /** The leader of election {@code key} with {@code token} proclaimed a new value; {@code position} is its revision. */
         PROCLAIM,
         /** The leadership of election {@code key} with {@code token} was resigned. */
-        RESIGN
+        RESIGN,
+        /** Counter {@code key} was incremented by one: {@code value} is the value answered (OK only). */
+        INCR
     }
 
     public enum Outcome { OK, FAIL, INFO }

@@ -51,6 +51,9 @@ public final class SafetyRun {
      * lock cycles; {@link ElectionWorker}): one name, so that the workers stand in line for it.
      */
     public static final List<String> ELECTIONS = List.of("safety/e0");
+    /** The counter every lock worker also increments ({@link CounterWorker}); read after the run into {@value #COUNTERS_FILE}. */
+    public static final String COUNTER = "safety/n0";
+    public static final String COUNTERS_FILE = "counters.json";
     /** Heap of each client process. */
     static final String CLIENT_HEAP = "-Xmx128m";
     static final Duration CLIENT_START_LIMIT = Duration.ofSeconds(120);
@@ -181,6 +184,7 @@ public final class SafetyRun {
 
         stopClients(clients);
         long endNanos = System.nanoTime();
+        writeCounters(cluster, runDir);
         cluster.close();
         info.ended(endNanos, List.copyOf(lab.everMembers), nemesis.skipped).write(runDir);
 
@@ -188,6 +192,22 @@ public final class SafetyRun {
         Files.writeString(runDir.resolve("harness.md"), findings.markdown(nemesis.problems));
         return new Result(runDir, config, log.started(), Map.copyOf(nemesis.skipped), List.copyOf(nemesis.problems),
                 List.copyOf(nemesis.clients().pauses), List.copyOf(nemesis.clients().partitions), progress, findings);
+    }
+
+    /**
+     * The run's counter as the healed cluster reads it, linearizably, once no client increments
+     * any more: {@code {"safety/n0": value}}, or {@code {"error": text}} when no member answered.
+     */
+    private static void writeCounters(Cluster cluster, Path runDir) throws IOException {
+        List<String> endpoints = cluster.names().stream().map(cluster::member).filter(io.tenure.testing.MemberProcess::isAlive)
+                .map(io.tenure.testing.MemberProcess::endpoint).toList();
+        String json;
+        try (io.tenure.client.TenureClient reader = io.tenure.client.TenureClient.connect(endpoints)) {
+            json = "{\"" + COUNTER + "\": " + reader.counter(COUNTER).get() + "}";
+        } catch (RuntimeException e) {
+            json = "{\"error\": " + com.fasterxml.jackson.databind.node.TextNode.valueOf(String.valueOf(e)) + "}";
+        }
+        Files.writeString(runDir.resolve(COUNTERS_FILE), json + "\n");
     }
 
     private static Cluster.Options clusterOptions(SafetyConfig config, Path runDir) {

@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Timeout;
  * holder, F6 member partitions with the members in network namespaces, F7 a partitioned lock
  * holder, F10 a follower caught up by snapshot and killed during the install, F11 delay and loss
  * on a member's peer links through its peer proxy) on 3 members and 5 client processes (the
- * three lock workers also take permits of a semaphore of limit 3, and campaign in an election, on
- * a thread each), about
+ * three lock workers also take permits of a semaphore of limit 3, campaign in an election and
+ * increment a counter, on a thread each), about
  * three minutes in all on a 2-core machine. Where network namespaces
  * cannot be made (not root, no iptables), F6 is left out and the test says so loudly. Any violation fails the build, and so does a fault the
  * harness could not carry out (a member that did not serve again, no progress after the heal).
@@ -127,6 +127,8 @@ class SafetySuiteTest {
             assertThat(findings.ops(kind, Outcome.OK)).as(kind + " operations that succeeded (the lock workers' election threads)")
                     .isPositive();
         }
+        assertThat(findings.ops(Kind.INCR, Outcome.OK)).as("counter increments acknowledged (the lock workers' counter threads), "
+                + "checked exactly once against the counter read after the heal").isPositive();
         assertThat(findings.ops(Kind.LEASE_LOST, Outcome.OK)).as("leases the clients declared lost (F5, F7)").isPositive();
         assertThat(findings.ops(Kind.WRITE, Outcome.FAIL)).as("writes the resource refused (F5)").isPositive();
     }

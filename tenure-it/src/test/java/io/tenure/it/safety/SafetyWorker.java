@@ -22,7 +22,7 @@ import java.util.Random;
  * endpoints given (the harness's links to the members), and plays its role until it is told to
  * stop: SIGTERM, or the end of its standard input (the harness closes it, or died). A lock
  * worker also runs a {@link SemaphoreWorker} and an {@link ElectionWorker}, each on a thread of its
- * own, when the run has semaphores and elections. Every
+ * own, when the run has semaphores and elections, and a {@link CounterWorker}. Every
  * operation goes to {@code DIR/history/<name>.jsonl}; operations still open when it stops are
  * written as INFO. It may be killed or paused (SIGSTOP) at any moment; the SDK fails over when
  * members die.
@@ -50,10 +50,12 @@ public final class SafetyWorker {
         // The semaphore and election threads draw from randoms of their own, so the lock side's choices stay those of its seed.
         WorkerContext semaphoreCtx = ctx.withRandom(new Random(~seed));
         WorkerContext electionCtx = ctx.withRandom(new Random(Long.reverse(seed)));
+        WorkerContext counterCtx = ctx.withRandom(new Random(seed ^ 0x5DEECE66DL));
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             ctx.running = false;
             semaphoreCtx.running = false;
             electionCtx.running = false;
+            counterCtx.running = false;
             history.close("the process was stopped with the operation open");
         }, "history-close"));
         exitWhenStdinEnds();
@@ -74,6 +76,9 @@ public final class SafetyWorker {
                         elections.setDaemon(true);
                         elections.start();
                     }
+                    Thread counter = new Thread(() -> new CounterWorker(counterCtx).run(), "counter-worker");
+                    counter.setDaemon(true);
+                    counter.start();
                     new LockWorker(ctx, leases).run();
                 }
                 case "keeper" -> new KeeperWorker(ctx, leases).run();
