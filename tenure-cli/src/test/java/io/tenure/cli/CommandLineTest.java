@@ -397,8 +397,10 @@ class CommandLineTest {
     @Test
     void subcommandsAreRegistered() {
         assertThat(TenureCli.commandLine().getSubcommands().keySet())
-                .containsExactlyInAnyOrder("server", "lock", "semaphore", "elect", "leader", "barrier", "latch", "status", "member", "locks", "describe",
-                        "lease", "watch", "snapshot", "bench");
+                .containsExactlyInAnyOrder("server", "lock", "semaphore", "elect", "leader", "barrier", "latch", "counter", "status", "member", "locks",
+                        "describe", "lease", "watch", "snapshot", "bench");
+        assertThat(TenureCli.commandLine().getSubcommands().get("counter").getSubcommands().keySet())
+                .containsExactlyInAnyOrder("incr", "decr", "get", "set", "cas");
         assertThat(TenureCli.commandLine().getSubcommands().get("member").getSubcommands().keySet())
                 .containsExactlyInAnyOrder("list", "add", "remove");
         assertThat(TenureCli.commandLine().getSubcommands().get("lease").getSubcommands().keySet())
