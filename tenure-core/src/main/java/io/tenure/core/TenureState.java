@@ -13,6 +13,7 @@ import io.tenure.core.barrier.DoubleBarrierTable;
 import io.tenure.core.election.ElectionTable;
 import io.tenure.core.counter.CounterTable;
 import io.tenure.core.kv.KvTable;
+import io.tenure.core.list.ListTable;
 import io.tenure.core.latch.LatchTable;
 import io.tenure.core.lock.LockTable;
 import io.tenure.core.member.MemberEndpoints;
@@ -56,7 +57,8 @@ public final class TenureState {
                 new DoubleBarrierTable(leases, barriers),
                 new LatchTable(leases, latches),
                 new CounterTable(names.newNamespace()),
-                new KvTable(leases));
+                new KvTable(leases),
+                new ListTable(leases, names.newNamespace()));
     }
 
     /** The log encoding of every command of the kernel and the primitives. */

@@ -220,6 +220,7 @@ final class Replica {
                 + "\ndouble barriers=" + Rendering.of(state.primitive(DoubleBarrierTable.class).barriers("", Integer.MAX_VALUE))
                 + "\nlatches=" + Rendering.of(state.primitive(io.tenure.core.latch.LatchTable.class).latches("", Integer.MAX_VALUE))
                 + "\ncounters=" + Rendering.of(state.primitive(io.tenure.core.counter.CounterTable.class).counters("", Integer.MAX_VALUE))
+                + "\nlists=" + Rendering.of(state.primitive(io.tenure.core.list.ListTable.class).lists("", Integer.MAX_VALUE))
                 + "\nhorizon=" + state.events().horizon() + " events=" + Rendering.of(events);
     }
 

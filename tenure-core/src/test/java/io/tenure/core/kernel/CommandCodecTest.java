@@ -17,6 +17,10 @@ import io.tenure.core.kv.KvCompareAndSet;
 import io.tenure.core.kv.KvDelete;
 import io.tenure.core.kv.KvExpire;
 import io.tenure.core.kv.KvPut;
+import io.tenure.core.list.ListCancel;
+import io.tenure.core.list.ListPop;
+import io.tenure.core.list.ListPush;
+import io.tenure.core.list.ListReturn;
 import io.tenure.core.latch.LatchAwait;
 import io.tenure.core.latch.LatchCancel;
 import io.tenure.core.latch.LatchCountDown;
@@ -78,10 +82,14 @@ class CommandCodecTest {
             new KvPut("cfg/\u9396", new byte[] {4, -4}, 7, 0, 41),
             new KvCompareAndSet("cfg/a", -1, new byte[0], new byte[] {5}, 0, 86_400_000, 42),
             new KvDelete("cfg/b", 93L << 16, 43),
-            new KvExpire("cfg/c", 92L << 16));
+            new KvExpire("cfg/c", 92L << 16),
+            new ListPush("q/\u9396", new byte[] {1, -1}, true, 44),
+            new ListPop("q/a", false, 7, true, -45),
+            new ListCancel("q/a", 7, 46),
+            new ListReturn("q/b", new byte[0], false, 47));
 
     /** Tags are what old logs name their commands by: changing one would misread every log written before. */
-    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 23, 24, 25, 26, 32, 33, 34, 40, 41, 42, 43);
+    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 23, 24, 25, 26, 32, 33, 34, 40, 41, 42, 43, 50, 51, 52, 53);
     /** Tags of older encodings, read from old logs, and written for commands that leave the newer fields unset. */
     static final List<Integer> OLDER_TAGS = List.of(5, 6, 10);
 
