@@ -64,9 +64,9 @@ public final class ListTable implements Primitive {
     /** The most items one list holds. */
     public static final int MAX_LENGTH = 100_000;
     /** The largest item, in bytes. */
-    public static final int MAX_VALUE_BYTES = 64 * 1024;
+    public static final int MAX_VALUE_BYTES = 16 * 1024;
     /** How many pushes, and how many pops, are remembered with their answers for their retries. */
-    public static final int RECENT_REQUESTS = 1_024;
+    public static final int RECENT_REQUESTS = 8_192;
     private static final int MAX_FIELD_BYTES = 1 << 20;
 
     /** Its name: the kind of its waits and names, and its snapshot section. */
