@@ -5,6 +5,7 @@ import io.tenure.core.kernel.Effect;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.kernel.Result.Code;
 import io.tenure.core.kernel.Result.Rejected;
+import io.tenure.core.list.ListAbandon;
 import io.tenure.core.list.ListCancel;
 import io.tenure.core.list.ListPop;
 import io.tenure.core.list.ListPush;
@@ -161,6 +162,28 @@ class ListTest {
         replica.revoke(2);
         assertThat(table().list("q")).as("nobody waits, nothing in it: gone").isNull();
         assertThat(expect(replica.run(new ListPush("q", b("v"), false, 0)), Pushed.class).handedTo()).isZero();
+    }
+
+    @Test
+    void anAbandonedPopWithdrawsItsWaitOrGivesItsItemBackUnlessARetryGotIt() {
+        expect(replica.run(new ListPop("q", true, 1, true, 41)), Waiting.class);
+        Applied gone = replica.apply(new ListAbandon("q", 1, 41));
+        expect(gone.result(), Left.class);
+        assertThat(table().list("q")).as("the wait withdrawn").isNull();
+        expect(replica.run(new ListPop("q", true, 1, true, 41)), Waiting.class); // sent again elsewhere: it may wait anew
+
+        push("q", "handed", false); // to lease 1, whose call then went away
+        Returned back = expect(replica.run(new ListAbandon("q", 1, 41)), Returned.class);
+        assertThat(back.length()).isOne();
+        assertThat(all("q")).containsExactly("handed");
+        expect(replica.run(new ListAbandon("q", 1, 41)), Result.Skipped.class);
+        assertThat(all("q")).as("given back once").containsExactly("handed");
+
+        expect(replica.run(new ListPop("q", true, 2, false, 42)), Popped.class);
+        replica.run(new ListPop("q", true, 2, false, 42)); // its retry was answered with it
+        expect(replica.run(new ListAbandon("q", 2, 42)), Result.Skipped.class);
+        assertThat(table().length("q")).isZero();
+        expect(replica.run(new ListAbandon("q", 3, 43)), Result.Skipped.class);
     }
 
     @Test

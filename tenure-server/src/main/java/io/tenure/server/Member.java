@@ -12,6 +12,7 @@ import io.tenure.server.barrier.Barriers;
 import io.tenure.server.barrier.DoubleBarriers;
 import io.tenure.server.counter.Counters;
 import io.tenure.server.latch.Latches;
+import io.tenure.server.list.Lists;
 import io.tenure.server.election.Elections;
 import io.tenure.server.semaphore.Semaphores;
 import io.tenure.server.raft.Entry;
@@ -50,6 +51,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final DoubleBarriers doubleBarriers;
     private final Latches latches;
     private final Counters counters;
+    private final Lists lists;
     private final Waits waits;
     private final Admission admission;
     private final WatchHub watches;
@@ -65,7 +67,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final RequestRateGuard rateGuard;
 
     Member(ServerConfig config, Raft raft, TenureStateMachine stateMachine,
-           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, Elections elections, Barriers barriers, DoubleBarriers doubleBarriers, Latches latches, Counters counters, WatchHub watches, ServerMetrics metrics, long clusterId,
+           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, Elections elections, Barriers barriers, DoubleBarriers doubleBarriers, Latches latches, Counters counters, Lists lists, WatchHub watches, ServerMetrics metrics, long clusterId,
            Runnable onRaftShutdown,
            java.util.function.Consumer<Throwable> onLogFailure) {
         this.config = config;
@@ -80,6 +82,7 @@ public final class Member implements TenureStateMachine.Listener {
         this.doubleBarriers = doubleBarriers;
         this.latches = latches;
         this.counters = counters;
+        this.lists = lists;
         this.waits = waits;
         this.admission = admission;
         this.watches = watches;
@@ -138,6 +141,10 @@ public final class Member implements TenureStateMachine.Listener {
 
     public Counters counters() {
         return counters;
+    }
+
+    public Lists lists() {
+        return lists;
     }
 
     /** Whether the member takes new work now (it sheds it with a retry hint while it is behind). */

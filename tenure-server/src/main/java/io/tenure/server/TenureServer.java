@@ -32,9 +32,12 @@ import io.tenure.server.barrier.Barriers;
 import io.tenure.server.barrier.DoubleBarriers;
 import io.tenure.core.counter.CounterTable;
 import io.tenure.core.latch.LatchTable;
+import io.tenure.core.list.ListTable;
 import io.tenure.server.counter.Counters;
 import io.tenure.server.grpc.GrpcCounterService;
 import io.tenure.server.grpc.GrpcLatchService;
+import io.tenure.server.grpc.GrpcListService;
+import io.tenure.server.list.Lists;
 import io.tenure.server.latch.Latches;
 import io.tenure.server.election.Elections;
 import io.tenure.server.semaphore.Semaphores;
@@ -133,8 +136,9 @@ public final class TenureServer implements AutoCloseable {
         DoubleBarriers doubleBarriers = new DoubleBarriers(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         Latches latches = new Latches(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         Counters counters = new Counters(proposer, stateMachine, admission, metrics);
+        Lists lists = new Lists(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         this.watches = new WatchHub(stateMachine, delivery);
-        this.member = new Member(config, raft, stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, doubleBarriers, latches, counters, watches, metrics,
+        this.member = new Member(config, raft, stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, doubleBarriers, latches, counters, lists, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
         metrics.barrierGauges(() -> stateMachine.read(s -> s.primitive(BarrierTable.class).barrierCount()),
@@ -142,6 +146,9 @@ public final class TenureServer implements AutoCloseable {
         metrics.doubleBarrierGauges(() -> stateMachine.read(s -> s.primitive(DoubleBarrierTable.class).barrierCount()),
                 () -> stateMachine.read(s -> s.primitive(DoubleBarrierTable.class).inside()),
                 () -> stateMachine.read(s -> s.primitive(DoubleBarrierTable.class).waiting()));
+        metrics.listGauges(() -> stateMachine.read(s -> s.primitive(ListTable.class).listCount()),
+                () -> stateMachine.read(s -> s.primitive(ListTable.class).itemCount()),
+                () -> stateMachine.read(s -> s.primitive(ListTable.class).waiting()));
         metrics.counterGauges(() -> stateMachine.read(s -> s.primitive(CounterTable.class).counterCount()));
         metrics.latchGauges(() -> stateMachine.read(s -> s.primitive(LatchTable.class).latchCount()),
                 () -> stateMachine.read(s -> s.primitive(LatchTable.class).waiting()));
@@ -337,6 +344,7 @@ public final class TenureServer implements AutoCloseable {
                 .addService(new GrpcDoubleBarrierService(member))
                 .addService(new GrpcLatchService(member))
                 .addService(new GrpcCounterService(member))
+                .addService(new GrpcListService(member))
                 .addService(new GrpcClusterService(member, admin))
                 .intercept(gate)
                 .maxInboundMessageSize(4 << 20)
@@ -346,7 +354,8 @@ public final class TenureServer implements AutoCloseable {
                 .directExecutor()
                 .callExecutor(CallThreads.of(calls, GrpcLockService.NON_BLOCKING, GrpcSemaphoreService.NON_BLOCKING,
                         GrpcElectionService.NON_BLOCKING, GrpcBarrierService.NON_BLOCKING,
-                        GrpcDoubleBarrierService.NON_BLOCKING, GrpcLatchService.NON_BLOCKING, GrpcCounterService.NON_BLOCKING))
+                        GrpcDoubleBarrierService.NON_BLOCKING, GrpcLatchService.NON_BLOCKING, GrpcCounterService.NON_BLOCKING,
+                        GrpcListService.NON_BLOCKING))
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .build();

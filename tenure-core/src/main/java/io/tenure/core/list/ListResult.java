@@ -12,10 +12,11 @@ public sealed interface ListResult extends Result {
     record Pushed(String key, int length, long revision, long handedTo) implements ListResult {}
 
     /**
-     * An item popped, by lease {@code leaseId} (0 for a pop without a lease), at {@code revision};
-     * {@code length} is the list's after it.
+     * An item popped, by lease {@code leaseId} (0 for a pop without a lease), at {@code revision},
+     * from the head ({@code left}) or the tail, for pop {@code requestId}; {@code length} is the
+     * list's after it.
      */
-    record Popped(String key, byte[] value, long leaseId, long revision, int length) implements ListResult {}
+    record Popped(String key, byte[] value, long leaseId, long revision, int length, boolean left, long requestId) implements ListResult {}
 
     /** A pop that does not wait found the list empty: nothing changed. */
     record Empty(String key) implements ListResult {}

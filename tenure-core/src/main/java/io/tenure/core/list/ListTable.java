@@ -96,7 +96,12 @@ public final class ListTable implements Primitive {
                 Wire.writeBytes(out, c.value());
                 out.writeBoolean(c.left());
                 out.writeLong(c.requestId());
-            }, in -> new ListReturn(Wire.readString(in, MAX_FIELD_BYTES), Wire.readBytes(in, MAX_FIELD_BYTES), in.readBoolean(), in.readLong()))));
+            }, in -> new ListReturn(Wire.readString(in, MAX_FIELD_BYTES), Wire.readBytes(in, MAX_FIELD_BYTES), in.readBoolean(), in.readLong())),
+            new CommandType<>(54, ListAbandon.class, (c, out) -> {
+                Wire.writeString(out, c.key());
+                out.writeLong(c.leaseId());
+                out.writeLong(c.requestId());
+            }, in -> new ListAbandon(Wire.readString(in, MAX_FIELD_BYTES), in.readLong(), in.readLong()))));
 
     /** A waiter: its lease, the pop that brought it (0 = none), and the end it pops from. */
     record Popping(long leaseId, long requestId, boolean left) implements Claim {}
@@ -189,6 +194,8 @@ public final class ListTable implements Primitive {
             return cancel(context, c);
         } else if (command instanceof ListReturn c) {
             return giveBack(context, c);
+        } else if (command instanceof ListAbandon c) {
+            return abandon(context, c);
         }
         throw new IllegalArgumentException("not a list command: " + command.getClass().getName());
     }
@@ -240,7 +247,7 @@ public final class ListTable implements Primitive {
         if (first.hasNext()) {
             Waiter<Popping> w = first.next();
             list.waiters.withdraw(w.leaseId());
-            Popped handed = new Popped(list.key, value, w.leaseId(), revision, 0);
+            Popped handed = new Popped(list.key, value, w.leaseId(), revision, 0, w.claim().left(), w.claim().requestId());
             if (w.claim().requestId() != 0) {
                 recentPops.remember(new Request(list.key, w.claim().requestId()), new PopMemo(handed, ANSWERED));
             }
@@ -287,7 +294,7 @@ public final class ListTable implements Primitive {
             items--;
             long revision = context.stamp();
             list.modRevision = revision;
-            Popped popped = new Popped(c.key(), value, c.leaseId(), revision, list.items.size());
+            Popped popped = new Popped(c.key(), value, c.leaseId(), revision, list.items.size(), c.left(), c.requestId());
             if (c.requestId() != 0) {
                 recentPops.remember(request, new PopMemo(popped, ANSWERED));
             }
@@ -348,8 +355,9 @@ public final class ListTable implements Primitive {
                 return new Result.Skipped("the item of pop " + c.requestId() + " of list '" + c.key() + "' was given back already");
             }
             // A retry of the pop must not be answered with the item now back in the list.
-            Popped was = popped != null ? popped.popped() : new Popped(c.key(), new byte[0], 0, 0, 0);
-            recentPops.remember(request, new PopMemo(new Popped(c.key(), new byte[0], was.leaseId(), was.revision(), was.length()), RETURNED));
+            Popped was = popped != null ? popped.popped() : new Popped(c.key(), new byte[0], 0, 0, 0, c.left(), c.requestId());
+            recentPops.remember(request, new PopMemo(new Popped(c.key(), new byte[0], was.leaseId(), was.revision(), was.length(),
+                    was.left(), was.requestId()), RETURNED));
         }
         long revision = context.stamp();
         ItemList list = lists.get(c.key());
@@ -358,6 +366,28 @@ public final class ListTable implements Primitive {
         }
         long handedTo = offer(context, list, c.value(), c.left(), revision);
         return new Returned(c.key(), list.items.size(), handedTo);
+    }
+
+    private Result abandon(ApplyContext context, ListAbandon c) {
+        String problem = Limits.checkKey("name", c.key());
+        if (problem != null) {
+            return new Result.Rejected(Code.INVALID_ARGUMENT, problem);
+        }
+        ItemList list = lists.get(c.key());
+        Waiter<Popping> waiter = list == null ? null : list.waiters.waiter(c.leaseId());
+        if (waiter != null && waiter.claim().requestId() == c.requestId()) {
+            list.waiters.withdraw(c.leaseId());
+            Left left = new Left(c.key(), c.leaseId());
+            context.wake(new WaitKey(NAME, c.key(), c.leaseId()), left);
+            removeIfUnused(list);
+            return left;
+        }
+        PopMemo popped = c.requestId() == 0 ? null : recentPops.recall(new Request(c.key(), c.requestId()));
+        if (popped == null || popped.state() != ANSWERED || popped.popped().leaseId() != c.leaseId()) {
+            return new Result.Skipped("pop " + c.requestId() + " of lease " + c.leaseId() + " at list '" + c.key()
+                    + "' neither waits nor holds an item nobody else was answered with");
+        }
+        return giveBack(context, new ListReturn(c.key(), popped.popped().value(), popped.popped().left(), c.requestId()));
     }
 
     @Override
@@ -517,6 +547,7 @@ public final class ListTable implements Primitive {
             out.writeLong(popped.leaseId());
             out.writeLong(popped.revision());
             out.writeInt(popped.length());
+            out.writeBoolean(popped.left());
             out.writeByte(e.getValue().state());
         }
     }
@@ -568,7 +599,7 @@ public final class ListTable implements Primitive {
             String key = Wire.readString(in, Limits.MAX_METADATA_BYTES);
             long requestId = in.readLong();
             byte[] value = Wire.readBytes(in, MAX_VALUE_BYTES);
-            Popped popped = new Popped(key, value, in.readLong(), in.readLong(), in.readInt());
+            Popped popped = new Popped(key, value, in.readLong(), in.readLong(), in.readInt(), in.readBoolean(), requestId);
             byte state = in.readByte();
             if (state < ANSWERED || state > RETURNED) {
                 throw new SnapshotFormatException("snapshot is corrupt: list pop " + requestId + " of '" + key + "' is in state " + state);

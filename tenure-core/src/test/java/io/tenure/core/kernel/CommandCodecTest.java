@@ -17,6 +17,7 @@ import io.tenure.core.kv.KvCompareAndSet;
 import io.tenure.core.kv.KvDelete;
 import io.tenure.core.kv.KvExpire;
 import io.tenure.core.kv.KvPut;
+import io.tenure.core.list.ListAbandon;
 import io.tenure.core.list.ListCancel;
 import io.tenure.core.list.ListPop;
 import io.tenure.core.list.ListPush;
@@ -86,10 +87,11 @@ class CommandCodecTest {
             new ListPush("q/\u9396", new byte[] {1, -1}, true, 44),
             new ListPop("q/a", false, 7, true, -45),
             new ListCancel("q/a", 7, 46),
-            new ListReturn("q/b", new byte[0], false, 47));
+            new ListReturn("q/b", new byte[0], false, 47),
+            new ListAbandon("q/c", 8, 48));
 
     /** Tags are what old logs name their commands by: changing one would misread every log written before. */
-    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 23, 24, 25, 26, 32, 33, 34, 40, 41, 42, 43, 50, 51, 52, 53);
+    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 23, 24, 25, 26, 32, 33, 34, 40, 41, 42, 43, 50, 51, 52, 53, 54);
     /** Tags of older encodings, read from old logs, and written for commands that leave the newer fields unset. */
     static final List<Integer> OLDER_TAGS = List.of(5, 6, 10);
 

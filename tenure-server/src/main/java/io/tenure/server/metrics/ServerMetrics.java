@@ -186,6 +186,18 @@ public final class ServerMetrics {
                 .increment(result);
     }
 
+    /** A list operation ({@code op}: push, pop, return) by result: stored, handed, popped, empty, returned, kept_by_retry, or a failure. */
+    public void listChange(String op, String result) {
+        counterChanges.computeIfAbsent("list_" + op, o -> new ResultCounter(o, "List " + o.substring(5) + "s by result")).increment(result);
+    }
+
+    /** The lists' gauges, read from the member's state on each scrape. */
+    public void listGauges(Supplier<Number> lists, Supplier<Number> items, Supplier<Number> waiting) {
+        gauge("lists", "Lists that exist (with items or waiters)", lists);
+        gauge("list_items", "Items over every list", items);
+        gauge("list_leases_waiting", "Leases waiting to pop, over every list", waiting);
+    }
+
     /** The counters' gauge, read from the member's state on each scrape. */
     public void counterGauges(Supplier<Number> counters) {
         gauge("counters", "Counters that exist, idle ones at 0 included", counters);
