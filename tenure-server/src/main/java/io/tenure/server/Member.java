@@ -11,6 +11,7 @@ import io.tenure.server.lock.Locks;
 import io.tenure.server.barrier.Barriers;
 import io.tenure.server.barrier.DoubleBarriers;
 import io.tenure.server.counter.Counters;
+import io.tenure.server.kv.KeyValues;
 import io.tenure.server.latch.Latches;
 import io.tenure.server.list.Lists;
 import io.tenure.server.election.Elections;
@@ -52,6 +53,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final Latches latches;
     private final Counters counters;
     private final Lists lists;
+    private final KeyValues keyValues;
     private final Waits waits;
     private final Admission admission;
     private final WatchHub watches;
@@ -67,7 +69,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final RequestRateGuard rateGuard;
 
     Member(ServerConfig config, Raft raft, TenureStateMachine stateMachine,
-           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, Elections elections, Barriers barriers, DoubleBarriers doubleBarriers, Latches latches, Counters counters, Lists lists, WatchHub watches, ServerMetrics metrics, long clusterId,
+           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, Elections elections, Barriers barriers, DoubleBarriers doubleBarriers, Latches latches, Counters counters, Lists lists, KeyValues keyValues, WatchHub watches, ServerMetrics metrics, long clusterId,
            Runnable onRaftShutdown,
            java.util.function.Consumer<Throwable> onLogFailure) {
         this.config = config;
@@ -83,6 +85,7 @@ public final class Member implements TenureStateMachine.Listener {
         this.latches = latches;
         this.counters = counters;
         this.lists = lists;
+        this.keyValues = keyValues;
         this.waits = waits;
         this.admission = admission;
         this.watches = watches;
@@ -145,6 +148,11 @@ public final class Member implements TenureStateMachine.Listener {
 
     public Lists lists() {
         return lists;
+    }
+
+    /** The key-value store's operations. */
+    public KeyValues keyValues() {
+        return keyValues;
     }
 
     /** Whether the member takes new work now (it sheds it with a retry hint while it is behind). */
@@ -398,6 +406,7 @@ public final class Member implements TenureStateMachine.Listener {
      */
     @Override
     public void applied(Entry entry, long index, List<Applied> results) {
+        keyValues.expiry().applied(entry, results);
         AnswerBatch.run(() -> answer(entry, index, results));
         watches.applied(results);
     }
@@ -422,6 +431,7 @@ public final class Member implements TenureStateMachine.Listener {
     @Override
     public void leadership(boolean ready) {
         leases.leadership(ready);
+        keyValues.expiry().leadership(ready);
     }
 
     @Override

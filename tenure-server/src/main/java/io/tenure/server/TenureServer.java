@@ -34,6 +34,10 @@ import io.tenure.core.counter.CounterTable;
 import io.tenure.core.latch.LatchTable;
 import io.tenure.core.list.ListTable;
 import io.tenure.server.counter.Counters;
+import io.tenure.core.kv.KvTable;
+import io.tenure.server.grpc.GrpcKvService;
+import io.tenure.server.kv.KeyExpiry;
+import io.tenure.server.kv.KeyValues;
 import io.tenure.server.grpc.GrpcCounterService;
 import io.tenure.server.grpc.GrpcLatchService;
 import io.tenure.server.grpc.GrpcListService;
@@ -93,6 +97,7 @@ public final class TenureServer implements AutoCloseable {
     private final AuditLog audit;
     private final LeaseKeeper leases;
     private final IdleSweeper idle;
+    private final KeyExpiry keyExpiry;
     private final WatchHub watches;
     private final ServerMetrics metrics;
     private final ScheduledExecutorService timer;
@@ -137,8 +142,10 @@ public final class TenureServer implements AutoCloseable {
         Latches latches = new Latches(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
         Counters counters = new Counters(proposer, stateMachine, admission, metrics);
         Lists lists = new Lists(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
+        this.keyExpiry = new KeyExpiry(proposer, stateMachine, leases::leading, System::nanoTime, metrics, timer);
+        KeyValues keyValues = new KeyValues(proposer, stateMachine, admission, metrics, keyExpiry);
         this.watches = new WatchHub(stateMachine, delivery);
-        this.member = new Member(config, raft, stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, doubleBarriers, latches, counters, lists, watches, metrics,
+        this.member = new Member(config, raft, stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, doubleBarriers, latches, counters, lists, keyValues, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
         metrics.barrierGauges(() -> stateMachine.read(s -> s.primitive(BarrierTable.class).barrierCount()),
@@ -149,6 +156,7 @@ public final class TenureServer implements AutoCloseable {
         metrics.listGauges(() -> stateMachine.read(s -> s.primitive(ListTable.class).listCount()),
                 () -> stateMachine.read(s -> s.primitive(ListTable.class).itemCount()),
                 () -> stateMachine.read(s -> s.primitive(ListTable.class).waiting()));
+        metrics.kvGauges(() -> stateMachine.read(s -> s.primitive(KvTable.class).keyCount()), keyExpiry::known);
         metrics.counterGauges(() -> stateMachine.read(s -> s.primitive(CounterTable.class).counterCount()));
         metrics.latchGauges(() -> stateMachine.read(s -> s.primitive(LatchTable.class).latchCount()),
                 () -> stateMachine.read(s -> s.primitive(LatchTable.class).waiting()));
@@ -345,6 +353,7 @@ public final class TenureServer implements AutoCloseable {
                 .addService(new GrpcLatchService(member))
                 .addService(new GrpcCounterService(member))
                 .addService(new GrpcListService(member))
+                .addService(new GrpcKvService(member))
                 .addService(new GrpcClusterService(member, admin))
                 .intercept(gate)
                 .maxInboundMessageSize(4 << 20)
@@ -355,7 +364,7 @@ public final class TenureServer implements AutoCloseable {
                 .callExecutor(CallThreads.of(calls, GrpcLockService.NON_BLOCKING, GrpcSemaphoreService.NON_BLOCKING,
                         GrpcElectionService.NON_BLOCKING, GrpcBarrierService.NON_BLOCKING,
                         GrpcDoubleBarrierService.NON_BLOCKING, GrpcLatchService.NON_BLOCKING, GrpcCounterService.NON_BLOCKING,
-                        GrpcListService.NON_BLOCKING))
+                        GrpcListService.NON_BLOCKING, GrpcKvService.NON_BLOCKING))
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .build();
@@ -601,6 +610,7 @@ public final class TenureServer implements AutoCloseable {
         proposer.close();
         leases.close();
         idle.close();
+        keyExpiry.close();
         Server s = grpc;
         if (s != null) {
             s.shutdown();

@@ -41,7 +41,7 @@ import java.util.function.Supplier;
 
 /**
  * The HTTP front end (Javalin on Jetty): the JSON lock, semaphore, election and barrier API under
- * {@code /v1} ({@link LockApi}, {@link SemaphoreApi}, {@link ElectionApi}, {@link BarrierApi}, {@link LatchApi}, {@link CounterApi}), {@code /metrics} in
+ * {@code /v1} ({@link LockApi}, {@link SemaphoreApi}, {@link ElectionApi}, {@link BarrierApi}, {@link LatchApi}, {@link CounterApi}, {@link KvApi}), {@code /metrics} in
  * the Prometheus text format, {@code /healthz} and {@code /readyz}. Like the gRPC front end it
  * only translates: the lock, semaphore, election and lease services decide, and failures become answers in one table ({@link Failures}).
  *
@@ -289,6 +289,14 @@ public final class HttpFront implements AutoCloseable {
         counterActions.put("set", counters::set);
         counterActions.put("compare-and-set", counters::compareAndSet);
         app.post("/v1/counters/*", ctx -> serve(ctx, () -> post(ctx, NamePath.COUNTERS, counterActions)));
+        KvApi kv = new KvApi(member);
+        app.get("/v1/kv", ctx -> serve(ctx, () -> kv.list(ctx.queryParam("prefix"), ctx.queryParam("after"), ctx.queryParam("limit"))));
+        app.get("/v1/kv/*", ctx -> serve(ctx, () -> kv.get(NamePath.KV.nameOf(ctx.req().getRequestURI()))));
+        Map<String, Action> kvActions = new LinkedHashMap<>();
+        kvActions.put("put", kv::put);
+        kvActions.put("compare-and-set", kv::compareAndSet);
+        kvActions.put("delete", kv::delete);
+        app.post("/v1/kv/*", ctx -> serve(ctx, () -> post(ctx, NamePath.KV, kvActions)));
         app.exception(Failure.class, (failure, ctx) -> render(ctx, failure));
         app.exception(HttpResponseException.class, (e, ctx) -> render(ctx, fromJavalin(ctx, e)));
         app.exception(Exception.class, (e, ctx) -> render(ctx, Failures.of(e)));

@@ -151,6 +151,11 @@ final class JsonBody {
         return (int) value;
     }
 
+    /** Whether the field is sent (a JSON {@code null} counts as missing). */
+    boolean has(String field) {
+        return present(field) != null;
+    }
+
     private JsonNode present(String field) {
         JsonNode node = fields.get(field);
         return node == null || node.isNull() ? null : node;

@@ -60,6 +60,7 @@ public final class ServerMetrics {
     private final ResultCounter latchChanges = new ResultCounter("latch", "Latch set-counts and count-downs by result");
     private final ResultCounter latchAwaits = new ResultCounter("latch_await", "Latch awaits by result");
     private final Map<String, ResultCounter> counterChanges = new ConcurrentHashMap<>();
+    private final Map<String, ResultCounter> kvChanges = new ConcurrentHashMap<>();
     private final Map<String, Counter> grants = new ConcurrentHashMap<>();
     private final ResultCounter doubleBarrierEnters = new ResultCounter("double_barrier_enter", "Double barrier enters by result");
     private final ResultCounter doubleBarrierLeaves = new ResultCounter("double_barrier_leave", "Double barrier leaves by result");
@@ -201,6 +202,21 @@ public final class ServerMetrics {
     /** The counters' gauge, read from the member's state on each scrape. */
     public void counterGauges(Supplier<Number> counters) {
         gauge("counters", "Counters that exist, idle ones at 0 included", counters);
+    }
+
+    /**
+     * A key-value change ({@code op}: put, compare_and_set, delete, expire) by result: put,
+     * compare_failed, deleted, absent, expired, skipped, or a failure.
+     */
+    public void kvChange(String op, String result) {
+        kvChanges.computeIfAbsent(op, o -> new ResultCounter("kv_" + o, "Key-value " + o.replace('_', ' ') + "s by result"))
+                .increment(result);
+    }
+
+    /** The key-value store's gauges, read from the member's state on each scrape. */
+    public void kvGauges(Supplier<Number> keys, Supplier<Number> ttlDeadlines) {
+        gauge("kv_keys", "Keys in the key-value store", keys);
+        gauge("kv_ttl_deadlines", "Keys with a time to live whose deadline this member keeps", ttlDeadlines);
     }
 
     /** The latches' gauges, read from the member's state on each scrape. */

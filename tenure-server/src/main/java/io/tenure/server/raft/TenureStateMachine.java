@@ -7,6 +7,7 @@ import io.tenure.core.kernel.LeaseExpire;
 import io.tenure.core.kernel.LeaseResult;
 import io.tenure.core.kernel.LeaseView;
 import io.tenure.core.kernel.Result;
+import io.tenure.core.kv.KvExpire;
 import io.tenure.core.lease.LeaseDeadlines;
 import io.tenure.core.lock.LockTable;
 import io.tenure.core.member.MemberEndpoints;
@@ -230,11 +231,11 @@ public final class TenureStateMachine {
     }
 
     /**
-     * A lease expiry proposed by a leader of an earlier term and carried into this one: its view of
-     * the lease's deadline is not this term's leader's, so it is not applied.
+     * A lease's or a key's expiry proposed by a leader of an earlier term and carried into this
+     * one: its view of the deadline is not this term's leader's, so it is not applied.
      */
     private static boolean skippedByTerm(Command command, Entry entry, long term) {
-        return command instanceof LeaseExpire && entry.proposerTerm() != term;
+        return (command instanceof LeaseExpire || command instanceof KvExpire) && entry.proposerTerm() != term;
     }
 
     /** Every {@link AuditLog#DIGEST_EVERY} indexes, the state's digest, so replicas can be compared at one index. */

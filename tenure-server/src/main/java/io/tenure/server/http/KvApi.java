@@ -1,0 +1,237 @@
+package io.tenure.server.http;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tenure.core.Limits;
+import io.tenure.core.kv.KvDelete;
+import io.tenure.core.kv.KvView;
+import io.tenure.server.Causes;
+import io.tenure.server.RequestRejected;
+import io.tenure.server.kv.KeyValues;
+import io.tenure.server.Member;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+/**
+ * The {@code /v1/kv} endpoints: the key-value store on the member's key-value service (the one
+ * gRPC's {@code KvService} calls). The service decides; this translates.
+ *
+ * <p><b>Values in JSON.</b> A value travels as {@code "value"}, a string sent and stored as UTF-8,
+ * or as {@code "value_base64"}, any bytes in standard base64: a request sends exactly one of
+ * them; an answer carries {@code "value"} when the stored bytes are valid UTF-8 and
+ * {@code "value_base64"} otherwise (never both). The expected value of a compare-and-set is
+ * {@code "expected_value"} or {@code "expected_value_base64"} alike.
+ *
+ * <ul>
+ *   <li><b>POST /v1/kv/{key}/put</b> {@code {"value": "...", "ttl_ms": n, "lease_id": n, "request_id": n}}
+ *       (ttl_ms, lease_id and request_id optional; not both ttl_ms and lease_id): 200 with the
+ *       put's {@code revision}, {@code prev_mod_revision}, {@code created} and {@code version}.
+ *       An unknown lease is 404 {@code lease_not_found}; a store at its key limit 429
+ *       {@code limit_exceeded}.</li>
+ *   <li><b>POST /v1/kv/{key}/compare-and-set</b> with the new value, and exactly one of
+ *       {@code expected_mod_revision} (0 = the key must be absent: a create-if-absent) or an
+ *       expected value: 200 with {@code swapped} true and the put's {@code mod_revision}; or
+ *       false with the key's {@code mod_revision} (0 when absent) and its value when known.</li>
+ *   <li><b>POST /v1/kv/{key}/delete</b> {@code {"expected_mod_revision": n, "request_id": n}}
+ *       (both optional): 200 with {@code deleted}, {@code revision} and {@code compare_failed}.</li>
+ *   <li><b>GET /v1/kv/{key}</b>: the key, read linearizably; 404 {@code not_found} when absent.</li>
+ *   <li><b>GET /v1/kv?prefix=&amp;limit=&amp;after=</b>: keys with the prefix after key {@code after},
+ *       in key order, with {@code more} and {@code next_after} to continue from.</li>
+ * </ul>
+ * A change that names its {@code request_id} is applied once and a retry answered as the first
+ * copy was. Bad input is 400 {@code invalid_argument} naming the field.
+ */
+final class KvApi {
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
+    private final Member member;
+
+    KvApi(Member member) {
+        this.member = member;
+    }
+
+    CompletableFuture<Answer> put(String key, JsonBody body, String requestId) {
+        byte[] value = value(body, "value", true);
+        long ttl = body.optionalLong("ttl_ms", 0);
+        long lease = body.optionalLong("lease_id", 0);
+        long request = body.optionalLong("request_id", 0);
+        NamePath.KV.check(key);
+        return answered(member.keyValues().put(key, value, lease, ttl, request).thenApply(written -> {
+            ObjectNode answer = NODES.objectNode();
+            answer.put("key", written.key());
+            answer.put("revision", written.revision());
+            answer.put("prev_mod_revision", written.prevModRevision());
+            answer.put("created", written.created());
+            answer.put("version", written.version());
+            return Answer.ok(answer);
+        }));
+    }
+
+    CompletableFuture<Answer> compareAndSet(String key, JsonBody body, String requestId) {
+        byte[] value = value(body, "value", true);
+        boolean byRevision = body.has("expected_mod_revision");
+        byte[] expectedValue = value(body, "expected_value", false);
+        if (byRevision == (expectedValue != null)) {
+            throw Failure.invalid("expected_mod_revision", "a compare-and-set needs exactly one of expected_mod_revision"
+                    + " (0 = the key must be absent), expected_value or expected_value_base64");
+        }
+        long expectedRevision = byRevision ? body.requiredLong("expected_mod_revision") : -1;
+        if (byRevision && expectedRevision < 0) {
+            throw Failure.invalid("expected_mod_revision", "expected_mod_revision must be at least 0 (0 = the key must be absent), got "
+                    + expectedRevision);
+        }
+        long ttl = body.optionalLong("ttl_ms", 0);
+        long lease = body.optionalLong("lease_id", 0);
+        long request = body.optionalLong("request_id", 0);
+        NamePath.KV.check(key);
+        KeyValues.Compare compare = !byRevision ? KeyValues.Compare.VALUE
+                : expectedRevision == 0 ? KeyValues.Compare.ABSENT : KeyValues.Compare.MOD_REVISION;
+        return answered(member.keyValues().compareAndSet(key, compare, expectedRevision, expectedValue, value, lease, ttl, request)
+                .thenApply(swap -> {
+                    ObjectNode answer = NODES.objectNode();
+                    answer.put("key", swap.key());
+                    answer.put("swapped", swap.swapped());
+                    answer.put("mod_revision", swap.modRevision());
+                    if (swap.swapped()) {
+                        answer.put("prev_mod_revision", swap.prevModRevision());
+                        answer.put("version", swap.version());
+                    } else if (swap.value() != null) {
+                        putValue(answer, swap.value());
+                    }
+                    return Answer.ok(answer);
+                }));
+    }
+
+    CompletableFuture<Answer> delete(String key, JsonBody body, String requestId) {
+        long expected = body.optionalLong("expected_mod_revision", KvDelete.ANY_REVISION);
+        if (body.has("expected_mod_revision") && expected < 0) {
+            throw Failure.invalid("expected_mod_revision", "expected_mod_revision must be at least 0 (0 = the key must be absent), got "
+                    + expected);
+        }
+        long request = body.optionalLong("request_id", 0);
+        NamePath.KV.check(key);
+        return answered(member.keyValues().delete(key, expected, request).thenApply(removal -> {
+            ObjectNode answer = NODES.objectNode();
+            answer.put("key", removal.key());
+            answer.put("deleted", removal.deleted());
+            answer.put("revision", removal.revision());
+            answer.put("compare_failed", removal.compareFailed());
+            return Answer.ok(answer);
+        }));
+    }
+
+    /** The key, read linearizably: 404 not_found when it is absent. */
+    CompletableFuture<Answer> get(String key) {
+        NamePath.KV.check(key);
+        return answered(member.keyValues().read(key).thenApply(read -> {
+            if (read.entry() == null) {
+                throw new Failure(ErrorCode.NOT_FOUND, null, "key '" + key + "' does not exist (at revision " + read.revision() + ")");
+            }
+            ObjectNode body = entryJson(read.entry());
+            body.put("revision", read.revision());
+            return Answer.ok(body);
+        }));
+    }
+
+    /** Keys that start with {@code prefix} after key {@code after}, in key order, at most {@code limit} (default {@value Limits#DEFAULT_LIST}). */
+    CompletableFuture<Answer> list(String prefix, String after, String limitText) {
+        int limit = Limits.DEFAULT_LIST;
+        if (limitText != null) {
+            try {
+                limit = Integer.parseInt(limitText);
+            } catch (NumberFormatException e) {
+                limit = -1;
+            }
+            if (limit < 1 || limit > Limits.MAX_LIST) {
+                throw Failure.invalid("limit", "limit must be an integer between 1 and " + Limits.MAX_LIST + " (default "
+                        + Limits.DEFAULT_LIST + "), got '" + limitText + "'");
+            }
+        }
+        return answered(member.keyValues().list(prefix == null ? "" : prefix, after == null ? "" : after, limit).thenApply(listing -> {
+            ObjectNode body = NODES.objectNode();
+            ArrayNode entries = body.putArray("entries");
+            listing.entries().forEach(view -> entries.add(entryJson(view)));
+            body.put("more", listing.more());
+            body.put("next_after", listing.nextAfterKey());
+            body.put("revision", listing.revision());
+            return Answer.ok(body);
+        }));
+    }
+
+    /**
+     * The store's refusals in its own words: a bad field is named as sent here (the shared table
+     * calls a {@code key} a lock's), an unknown lease is {@code lease_not_found} on
+     * {@code lease_id}, and the one FAILED_PRECONDITION, the store's key limit, is
+     * {@code limit_exceeded}.
+     */
+    private static CompletableFuture<Answer> answered(CompletableFuture<Answer> call) {
+        return call.exceptionally(error -> {
+            Throwable e = Causes.unwrap(error);
+            if (e instanceof RequestRejected r) {
+                throw new CompletionException(switch (r.code()) {
+                    case INVALID_ARGUMENT -> Failure.invalid(r.field(), r.getMessage());
+                    case NOT_FOUND -> new Failure(ErrorCode.LEASE_NOT_FOUND, "lease_id", r.getMessage());
+                    case FAILED_PRECONDITION -> new Failure(ErrorCode.LIMIT_EXCEEDED, null, r.getMessage());
+                    case ALREADY_EXISTS -> new Failure(ErrorCode.ALREADY_EXISTS, null, r.getMessage());
+                });
+            }
+            throw e instanceof RuntimeException runtime ? new CompletionException(runtime) : new CompletionException(e);
+        });
+    }
+
+    /**
+     * The value sent as {@code field} (a UTF-8 string) or {@code field_base64}: not both. Null when
+     * neither is sent and it is optional.
+     */
+    private static byte[] value(JsonBody body, String field, boolean required) {
+        String text = body.optionalString(field);
+        String base64 = body.optionalString(field + "_base64");
+        if (text != null && base64 != null) {
+            throw Failure.invalid(field, "send " + field + " (a UTF-8 string) or " + field + "_base64 (any bytes), not both");
+        }
+        if (text != null) {
+            return text.getBytes(StandardCharsets.UTF_8);
+        }
+        if (base64 != null) {
+            try {
+                return Base64.getDecoder().decode(base64);
+            } catch (IllegalArgumentException e) {
+                throw Failure.invalid(field + "_base64", field + "_base64 must be standard base64: " + e.getMessage());
+            }
+        }
+        if (required) {
+            throw Failure.invalid(field, field + " is required (a UTF-8 string), or " + field + "_base64 (any bytes in base64)");
+        }
+        return null;
+    }
+
+    /** {@code "value"} when the bytes are valid UTF-8, {@code "value_base64"} otherwise. */
+    private static void putValue(ObjectNode json, byte[] value) {
+        try {
+            String text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(value)).toString();
+            json.put("value", text);
+        } catch (CharacterCodingException e) {
+            json.put("value_base64", Base64.getEncoder().encodeToString(value));
+        }
+    }
+
+    private static ObjectNode entryJson(KvView view) {
+        ObjectNode body = NODES.objectNode();
+        body.put("key", view.key());
+        putValue(body, view.value());
+        body.put("create_revision", view.createRevision());
+        body.put("mod_revision", view.modRevision());
+        body.put("version", view.version());
+        body.put("lease_id", view.leaseId());
+        body.put("ttl_ms", view.ttlMillis());
+        return body;
+    }
+}
