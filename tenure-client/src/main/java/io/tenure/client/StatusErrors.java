@@ -6,6 +6,7 @@ import io.tenure.proto.v1.ClusterServiceGrpc;
 import io.tenure.proto.v1.BarrierServiceGrpc;
 import io.tenure.proto.v1.DoubleBarrierServiceGrpc;
 import io.tenure.proto.v1.ElectionServiceGrpc;
+import io.tenure.proto.v1.KvServiceGrpc;
 import io.tenure.proto.v1.LatchServiceGrpc;
 import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.SemaphoreServiceGrpc;
@@ -47,7 +48,9 @@ final class StatusErrors {
                 || ElectionServiceGrpc.getCampaignMethod().getFullMethodName().equals(method)
                 || BarrierServiceGrpc.getAwaitMethod().getFullMethodName().equals(method)
                 || DoubleBarrierServiceGrpc.SERVICE_NAME.equals(service)
-                || LatchServiceGrpc.SERVICE_NAME.equals(service);
+                || LatchServiceGrpc.SERVICE_NAME.equals(service)
+                // The store's one FAILED_PRECONDITION: it holds as many keys as it may.
+                || KvServiceGrpc.SERVICE_NAME.equals(service);
         Status status = Status.fromThrowable(failure);
         String text = status.getDescription() != null ? status.getDescription() : status.getCode().name();
         if (status.getCause() != null && status.getCause().getMessage() != null) {

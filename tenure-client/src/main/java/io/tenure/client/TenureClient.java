@@ -368,6 +368,12 @@ public final class TenureClient implements AutoCloseable {
         return new TenureCounter(this, name);
     }
 
+    /** The key-value store. Nothing is sent until a call. */
+    public TenureKv kv() {
+        ensureOpen();
+        return new TenureKv(this);
+    }
+
     /** The count-down latch {@code name}, waited at with {@code lease}. */
     public TenureCountDownLatch countDownLatch(String name, Lease lease) {
         checkName(name);
