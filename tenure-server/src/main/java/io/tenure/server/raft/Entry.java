@@ -10,7 +10,7 @@ import java.util.List;
  *
  * @param proposer     the numeric id of the member that proposed it; only that member completes the callers' futures
  * @param batch        the proposer's sequence number for the entry
- * @param proposerTerm the Raft term in which the proposer was leader; a lease expiry in an entry
+ * @param proposerTerm the Raft term in which the proposer was leader; a lease's or a key's expiry in an entry
  *                     committed in another term (a deposed leader's proposal carried over) is skipped
  * @param commands     at most {@link #MAX_COMMANDS}; command i applies at position index * 2^16 + i
  */

@@ -152,4 +152,17 @@ class HttpKvApiTest {
         assertThat(rest.get("more").asBoolean()).isFalse();
         assertThat(ok(member.get("/v1/kv?prefix=svc")).get("entries")).hasSize(4);
     }
+
+    @Test
+    void theMetricsCountEachOperationByResultAndTheKeys() {
+        ok(post("metrics/a", "put", "value", "x"));
+        ok(post("metrics/a", "compare-and-set", "expected_mod_revision", 0, "value", "y"));
+        ok(post("metrics/a", "delete"));
+        ok(post("metrics/a", "delete"));
+
+        String metrics = member.get("/metrics").body();
+
+        assertThat(metrics).contains("kv_put_total{result=\"put\"}", "kv_compare_and_set_total{result=\"compare_failed\"}",
+                "kv_delete_total{result=\"deleted\"}", "kv_delete_total{result=\"absent\"}", "kv_keys", "kv_ttl_deadlines");
+    }
 }
