@@ -11,7 +11,11 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.tenure.client.Lease;
 import io.tenure.client.LeaseNotFoundException;
 import io.tenure.client.TenureClient;
+import io.tenure.client.TenureException;
 import io.tenure.client.TenureKv;
+import io.tenure.client.Watch;
+import io.tenure.client.WatchEvent;
+import io.tenure.client.WatchListener;
 import io.tenure.proto.v1.KvCompare;
 import io.tenure.proto.v1.KvCompareAndSetRequest;
 import io.tenure.proto.v1.KvCompareAndSetResponse;
@@ -27,8 +31,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -255,5 +261,41 @@ class KvApiTest {
         assertThat(last.more()).isFalse();
         assertThat(kv.list("listed/", 100).entries()).hasSize(5);
         assertThat(kv.list("nothing/", 100).entries()).isEmpty();
+    }
+
+    @Test
+    void aWatchOnAKeySeesItsPutsWithTheValueAndItsDelete() {
+        TenureClient client = tenure.client();
+        List<WatchEvent> events = new CopyOnWriteArrayList<>();
+        try (Watch watch = client.watch("kv/watched", 0, new WatchListener() {
+            @Override
+            public void onEvent(WatchEvent event) {
+                events.add(event);
+            }
+
+            @Override
+            public void onCompacted(long compactRevision) {
+            }
+
+            @Override
+            public void onError(TenureException error) {
+            }
+        })) {
+            // The watch is open once a change made after it is seen.
+            AtomicLong opened = new AtomicLong();
+            Await.until("the watch sees a put", Duration.ofSeconds(10), () -> {
+                opened.set(client.kv().put("kv/watched", "a"));
+                return !events.isEmpty();
+            });
+            long put = client.kv().put("kv/watched", "b");
+            client.kv().delete("kv/watched");
+            Await.until("a put and a delete seen", Duration.ofSeconds(10),
+                    () -> events.stream().anyMatch(e -> e.type() == WatchEvent.Type.DELETE));
+            List<WatchEvent> after = events.stream().filter(e -> e.revision() > opened.get()).toList();
+            assertThat(after).extracting(WatchEvent::type).containsExactly(WatchEvent.Type.PUT, WatchEvent.Type.DELETE);
+            assertThat(after).extracting(WatchEvent::kind).containsOnly("kv");
+            assertThat(after.get(0).revision()).isEqualTo(put);
+            assertThat(new String(after.get(0).metadata(), StandardCharsets.UTF_8)).as("the value").isEqualTo("b");
+        }
     }
 }
