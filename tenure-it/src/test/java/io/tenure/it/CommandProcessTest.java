@@ -39,6 +39,28 @@ abstract class CommandProcessTest {
         server.close();
     }
 
+    /** What one {@code tenure ...} command printed on stdout and stderr, and how it exited. */
+    record Run(int exit, String out, String err) {}
+
+    /**
+     * Runs {@code tenure SUBCOMMAND ARGS --endpoints (the server)} to its end (at most 60 s), its
+     * output kept in {@code ID.out} and {@code ID.err} of {@link #work}.
+     */
+    Run tenure(String id, String subcommand, String... args) throws Exception {
+        List<String> command = new ArrayList<>(io.tenure.testing.ChildJava.command(MemberProcess.CLI_MAIN));
+        command.add(subcommand);
+        command.addAll(List.of(args));
+        command.addAll(List.of("--endpoints", server.endpoint()));
+        Process process = new ProcessBuilder(command).directory(work.toFile())
+                .redirectOutput(work.resolve(id + ".out").toFile())
+                .redirectError(work.resolve(id + ".err").toFile())
+                .start();
+        started.add(process);
+        org.assertj.core.api.Assertions.assertThat(process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS))
+                .as("tenure " + subcommand + " " + id + " exits").isTrue();
+        return new Run(process.exitValue(), Files.readString(work.resolve(id + ".out")), Files.readString(work.resolve(id + ".err")));
+    }
+
     /** The file's text; empty while it does not exist. */
     static String readQuietly(Path file) {
         try {

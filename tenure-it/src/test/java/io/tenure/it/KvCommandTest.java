@@ -1,41 +1,17 @@
 package io.tenure.it;
 
 import io.tenure.testing.Await;
-import io.tenure.testing.ChildJava;
-import io.tenure.testing.MemberProcess;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
-import java.nio.file.Files;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code tenure kv put|get|del|list} end to end, against a real server process: what each prints, and the exit codes. */
 class KvCommandTest extends CommandProcessTest {
 
-    /** What one {@code tenure kv ...} printed and how it exited. */
-    private record Run(int exit, String out, String err) {}
-
     private Run tenureKv(String id, String... args) throws Exception {
-        List<String> command = new ArrayList<>(ChildJava.command(MemberProcess.CLI_MAIN));
-        command.add("kv");
-        command.addAll(List.of(args));
-        command.addAll(List.of("--endpoints", server.endpoint()));
-        Process process = new ProcessBuilder(command).directory(work.toFile())
-                .redirectOutput(work.resolve(id + ".out").toFile())
-                .redirectError(work.resolve(id + ".err").toFile())
-                .start();
-        started.add(process);
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("tenure kv " + id + " exits").isTrue();
-        return new Run(process.exitValue(), read(id + ".out"), read(id + ".err"));
-    }
-
-    private String read(String file) throws IOException {
-        return Files.readString(work.resolve(file));
+        return tenure(id, "kv", args);
     }
 
     @Test

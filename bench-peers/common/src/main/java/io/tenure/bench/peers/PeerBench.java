@@ -296,19 +296,7 @@ public final class PeerBench {
             extra.put("stuck_clients", stuck);
         }
 
-        Map<String, Object> line = new LinkedHashMap<>();
-        line.put("target", target.name());
-        line.put("workload", options.workload());
-        line.put("clients", n);
-        line.put("seconds", seconds);
-        line.put("ops", ops);
-        line.put("ops_per_sec", Math.round(ops / seconds * 10) / 10.0);
-        line.put("p50_ms", ms(cycles.getValueAtPercentile(50)));
-        line.put("p99_ms", ms(cycles.getValueAtPercentile(99)));
-        line.put("max_ms", ms(cycles.getMaxValue()));
-        line.put("overlaps", overlaps.get());
-        line.put("extra", extra);
-        printLine(line);
+        printLine(target, options, seconds, ops, cycles, overlaps.get(), extra);
 
         if (overlaps.get() > 0) {
             System.err.println("MUTUAL EXCLUSION VIOLATED: " + overlaps.get() + " overlapping holds");
@@ -424,24 +412,30 @@ public final class PeerBench {
         if (stuck > 0) {
             extra.put("stuck_clients", stuck);
         }
+        printLine(target, options, seconds, ops, cycles, duplicates.get(), extra);
+        if (duplicates.get() > 0 || lost > 0) {
+            System.err.println("COUNTER BROKEN: " + duplicates.get() + " values answered twice, " + lost + " increments lost");
+            return 2;
+        }
+        return ops == 0 || failedSetups.get() > 0 || stuck > 0 ? 1 : 0;
+    }
+
+    /** Prints the result line of a run of {@code ops} over {@code seconds}, with its latencies and {@code overlaps}. */
+    private static void printLine(PeerTarget target, Options options, double seconds, long ops, Histogram cycles, long overlaps,
+                                  Map<String, Object> extra) {
         Map<String, Object> line = new LinkedHashMap<>();
         line.put("target", target.name());
         line.put("workload", options.workload());
-        line.put("clients", n);
+        line.put("clients", options.clients());
         line.put("seconds", seconds);
         line.put("ops", ops);
         line.put("ops_per_sec", Math.round(ops / seconds * 10) / 10.0);
         line.put("p50_ms", ms(cycles.getValueAtPercentile(50)));
         line.put("p99_ms", ms(cycles.getValueAtPercentile(99)));
         line.put("max_ms", ms(cycles.getMaxValue()));
-        line.put("overlaps", duplicates.get());
+        line.put("overlaps", overlaps);
         line.put("extra", extra);
         printLine(line);
-        if (duplicates.get() > 0 || lost > 0) {
-            System.err.println("COUNTER BROKEN: " + duplicates.get() + " values answered twice, " + lost + " increments lost");
-            return 2;
-        }
-        return ops == 0 || failedSetups.get() > 0 || stuck > 0 ? 1 : 0;
     }
 
     /** Prints one result line; the map's order is the field order. */
