@@ -374,6 +374,25 @@ public final class TenureClient implements AutoCloseable {
         return new TenureKv(this);
     }
 
+    /**
+     * The list {@code name}, as a queue; its waiting pops use this client's {@linkplain #session()
+     * session lease}. Nothing is sent until a call.
+     *
+     * @throws IllegalArgumentException if the name is blank or too long
+     */
+    public TenureQueue queue(String name) {
+        checkName(name);
+        ensureOpen();
+        return new TenureQueue(this, name, null);
+    }
+
+    /** The list {@code name}, as a queue whose waiting pops wait with {@code lease}. */
+    public TenureQueue queue(String name, Lease lease) {
+        checkName(name);
+        checkLease(lease);
+        return new TenureQueue(this, name, lease);
+    }
+
     /** The count-down latch {@code name}, waited at with {@code lease}. */
     public TenureCountDownLatch countDownLatch(String name, Lease lease) {
         checkName(name);

@@ -187,6 +187,17 @@ class ListTest {
     }
 
     @Test
+    void aCancelAfterThePopWasHandedItsItemGivesTheItemBack() {
+        expect(replica.run(new ListPop("q", true, 1, true, 51)), Waiting.class);
+        push("q", "handed", false);
+        assertThat(table().length("q")).isZero();
+        expect(replica.run(new ListCancel("q", 1, 51)), Left.class);
+        assertThat(all("q")).as("the caller gave up: the item is back").containsExactly("handed");
+        expect(replica.run(new ListCancel("q", 1, 51)), Left.class);
+        assertThat(all("q")).as("once").containsExactly("handed");
+    }
+
+    @Test
     void listsHaveANamespaceOfTheirOwn() {
         expect(replica.run(new LockAcquire("shared", 1, null, false)), io.tenure.core.lock.LockResult.Granted.class);
         push("shared", "v", false);

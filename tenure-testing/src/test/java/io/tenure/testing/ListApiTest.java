@@ -153,4 +153,45 @@ class ListApiTest {
                 });
         assertThat(range("list/bad").getLength()).isZero();
     }
+
+    @Test
+    void theClientsQueueHandsEachItemToOneConsumerInOrder() throws Exception {
+        try (io.tenure.client.TenureClient producer = tenure.cluster().newClient();
+             io.tenure.client.TenureClient consumer = tenure.cluster().newClient()) {
+            io.tenure.client.TenureQueue jobs = consumer.queue("list/sdk");
+            CompletableFuture<java.util.Optional<byte[]>> waiting = jobs.pollAsync(true, Duration.ofSeconds(30));
+            Await.until("the consumer waits", Duration.ofSeconds(10), () -> jobs.range(0, -1).waitingLeases().size() == 1);
+            io.tenure.client.TenureQueue out = producer.queue("list/sdk");
+            assertThat(out.offer(bytes("first"))).as("handed to the waiting consumer").isZero();
+            assertThat(new String(waiting.get(10, TimeUnit.SECONDS).orElseThrow(), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("first");
+            out.offer(bytes("second"));
+            out.offerFirst(bytes("urgent"));
+            assertThat(jobs.size()).isEqualTo(2);
+            assertThat(text(jobs.take())).isEqualTo("urgent");
+            assertThat(text(jobs.poll().orElseThrow())).isEqualTo("second");
+            assertThat(jobs.poll()).isEmpty();
+            assertThat(jobs.poll(Duration.ofMillis(200))).as("nothing within 200 ms").isEmpty();
+            assertThatThrownBy(() -> out.offer(new byte[io.tenure.client.TenureQueue.MAX_VALUE_BYTES + 1]))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("value");
+        }
+    }
+
+    @Test
+    void aCancelledWaitLeavesTheNextItemForTheNextConsumer() throws Exception {
+        io.tenure.client.TenureQueue jobs = tenure.client().queue("list/cancelled");
+        CompletableFuture<java.util.Optional<byte[]>> gaveUp = jobs.pollAsync(true, Duration.ofSeconds(30));
+        Await.until("it waits", Duration.ofSeconds(10), () -> jobs.range(0, -1).waitingLeases().size() == 1);
+        gaveUp.cancel(true);
+        Await.until("its wait withdrawn", Duration.ofSeconds(10), () -> jobs.range(0, -1).waitingLeases().isEmpty());
+        jobs.offer(bytes("kept"));
+        assertThat(jobs.range(0, -1).values()).extracting(ListApiTest::text).containsExactly("kept");
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    private static String text(byte[] b) {
+        return new String(b, java.nio.charset.StandardCharsets.UTF_8);
+    }
 }

@@ -320,8 +320,13 @@ public final class ListTable implements Primitive {
         if (problem != null) {
             return new Result.Rejected(Code.INVALID_ARGUMENT, problem);
         }
-        if (c.requestId() == 0 || recentPops.recall(new Request(c.key(), c.requestId())) == null) {
+        PopMemo popped = c.requestId() == 0 ? null : recentPops.recall(new Request(c.key(), c.requestId()));
+        if (popped == null) {
             withdrawnPops.ended(context, c.key(), c.leaseId(), c.requestId());
+        } else if (popped.state() == ANSWERED && popped.popped().leaseId() == c.leaseId()) {
+            // Handed an item its caller gave up on before the answer reached it: the item goes back.
+            giveBack(context, new ListReturn(c.key(), popped.popped().value(), popped.popped().left(), c.requestId()));
+            return new Left(c.key(), c.leaseId());
         }
         ItemList list = lists.get(c.key());
         Left answer = new Left(c.key(), c.leaseId());
