@@ -50,6 +50,7 @@ public final class TenureCli {
         all.put("barrier", BarrierCommand::new);
         all.put("latch", LatchCommand::new);
         all.put("counter", CounterCommand::new);
+        all.put("list", ListCommand::new);
         all.put("kv", KvCommand::new);
         all.put("status", StatusCommand::new);
         all.put("member", MemberCommand::new);

@@ -397,10 +397,12 @@ class CommandLineTest {
     @Test
     void subcommandsAreRegistered() {
         assertThat(TenureCli.commandLine().getSubcommands().keySet())
-                .containsExactlyInAnyOrder("server", "lock", "semaphore", "elect", "leader", "barrier", "latch", "counter", "kv", "status", "member", "locks",
+                .containsExactlyInAnyOrder("server", "lock", "semaphore", "elect", "leader", "barrier", "latch", "counter", "list", "kv", "status", "member", "locks",
                         "describe", "lease", "watch", "snapshot", "bench");
         assertThat(TenureCli.commandLine().getSubcommands().get("counter").getSubcommands().keySet())
                 .containsExactlyInAnyOrder("incr", "decr", "get", "set", "cas");
+        assertThat(TenureCli.commandLine().getSubcommands().get("list").getSubcommands().keySet())
+                .containsExactlyInAnyOrder("push", "pop", "len");
         assertThat(TenureCli.commandLine().getSubcommands().get("kv").getSubcommands().keySet())
                 .containsExactlyInAnyOrder("put", "get", "del", "list");
         assertThat(TenureCli.commandLine().getSubcommands().get("member").getSubcommands().keySet())
