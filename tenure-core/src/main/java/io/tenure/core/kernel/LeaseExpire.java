@@ -5,4 +5,4 @@ package io.tenure.core.kernel;
  * was last granted or renewed at {@code renewedAt}, so an expiry computed before a renewal
  * (a deposed leader's, a slow proposal) cannot end a lease that was kept alive since.
  */
-public record LeaseExpire(long leaseId, long renewedAt) implements LeaseCommand {}
+public record LeaseExpire(long leaseId, long renewedAt) implements LeaseCommand, LeaderClockCommand {}

@@ -7,5 +7,5 @@ package io.tenure.core.kv;
  * TTL and exactly that mod revision; a put since refreshed it, and the expiry changes nothing
  * ({@link io.tenure.core.kernel.Result.Skipped}).
  */
-public record KvExpire(String key, long modRevision) implements KvCommand {
+public record KvExpire(String key, long modRevision) implements KvCommand, io.tenure.core.kernel.LeaderClockCommand {
 }

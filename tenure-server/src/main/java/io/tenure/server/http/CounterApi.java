@@ -86,18 +86,7 @@ final class CounterApi {
 
     /** Counters whose name starts with {@code prefix}, in name order, at most {@code limit} (default {@value Limits#DEFAULT_LIST}). */
     CompletableFuture<Answer> list(String prefix, String limitText) {
-        int limit = Limits.DEFAULT_LIST;
-        if (limitText != null) {
-            try {
-                limit = Integer.parseInt(limitText);
-            } catch (NumberFormatException e) {
-                limit = -1;
-            }
-            if (limit < 1 || limit > Limits.MAX_LIST) {
-                throw Failure.invalid("limit", "limit must be an integer between 1 and " + Limits.MAX_LIST + " (default "
-                        + Limits.DEFAULT_LIST + "), got '" + limitText + "'");
-            }
-        }
+        int limit = LockApi.listLimit(limitText);
         return member.counters().list(prefix == null ? "" : prefix, limit).thenApply(listing -> {
             ObjectNode body = NODES.objectNode();
             ArrayNode counters = body.putArray("counters");

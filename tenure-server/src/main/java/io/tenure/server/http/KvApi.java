@@ -142,18 +142,7 @@ final class KvApi {
 
     /** Keys that start with {@code prefix} after key {@code after}, in key order, at most {@code limit} (default {@value Limits#DEFAULT_LIST}). */
     CompletableFuture<Answer> list(String prefix, String after, String limitText) {
-        int limit = Limits.DEFAULT_LIST;
-        if (limitText != null) {
-            try {
-                limit = Integer.parseInt(limitText);
-            } catch (NumberFormatException e) {
-                limit = -1;
-            }
-            if (limit < 1 || limit > Limits.MAX_LIST) {
-                throw Failure.invalid("limit", "limit must be an integer between 1 and " + Limits.MAX_LIST + " (default "
-                        + Limits.DEFAULT_LIST + "), got '" + limitText + "'");
-            }
-        }
+        int limit = LockApi.listLimit(limitText);
         return answered(member.keyValues().list(prefix == null ? "" : prefix, after == null ? "" : after, limit).thenApply(listing -> {
             ObjectNode body = NODES.objectNode();
             ArrayNode entries = body.putArray("entries");

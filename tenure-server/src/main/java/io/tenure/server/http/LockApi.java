@@ -363,19 +363,26 @@ final class LockApi {
         });
     }
 
-    CompletableFuture<Answer> list(String prefix, String limitText) {
-        int limit = Limits.DEFAULT_LIST;
-        if (limitText != null) {
-            try {
-                limit = Integer.parseInt(limitText);
-            } catch (NumberFormatException e) {
-                limit = -1;
-            }
-            if (limit < 1 || limit > Limits.MAX_LIST) {
-                throw Failure.invalid("limit", "limit must be an integer between 1 and " + Limits.MAX_LIST + " (default "
-                        + Limits.DEFAULT_LIST + "), got '" + limitText + "'");
-            }
+    /** A list route's {@code limit} query parameter: 1 to {@value Limits#MAX_LIST}, {@value Limits#DEFAULT_LIST} when absent. */
+    static int listLimit(String limitText) {
+        if (limitText == null) {
+            return Limits.DEFAULT_LIST;
         }
+        int limit;
+        try {
+            limit = Integer.parseInt(limitText);
+        } catch (NumberFormatException e) {
+            limit = -1;
+        }
+        if (limit < 1 || limit > Limits.MAX_LIST) {
+            throw Failure.invalid("limit", "limit must be an integer between 1 and " + Limits.MAX_LIST + " (default "
+                    + Limits.DEFAULT_LIST + "), got '" + limitText + "'");
+        }
+        return limit;
+    }
+
+    CompletableFuture<Answer> list(String prefix, String limitText) {
+        int limit = listLimit(limitText);
         int max = limit;
         String from = prefix == null ? "" : prefix;
         return member.locks().list(from, max).thenApply(read -> {

@@ -55,6 +55,7 @@ public final class Lists {
     private final TenureStateMachine stateMachine;
     private final Admission admission;
     private final ServerMetrics metrics;
+    private final Journal journal = new Journal();
     private final Acquires<Outcome> pops;
 
     public Lists(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
@@ -67,7 +68,7 @@ public final class Lists {
             ListView view = table.list(name);
             return view == null ? 0 : view.waiting().size();
         }, ListCancel::new, Lists::decide, new Acquires.Wording("list", "a list", "locks, semaphores, elections, barriers, latches and lists")),
-                new Journal(), proposer, stateMachine, waits, admission, timer, limits, metrics);
+                journal, proposer, stateMachine, waits, admission, timer, limits, metrics);
     }
 
     /**
@@ -126,7 +127,7 @@ public final class Lists {
                     }
                     throw RequestRejected.of(applied);
                 });
-        outcome.whenComplete((popped, error) -> new Journal().measured(error != null ? ServerMetrics.failureResult(error)
+        outcome.whenComplete((popped, error) -> journal.measured(error != null ? ServerMetrics.failureResult(error)
                 : popped.popped() ? "acquired" : Acquires.NOT_ACQUIRED, System.nanoTime() - started));
         return outcome;
     }

@@ -59,8 +59,8 @@ public final class ServerMetrics {
     private final ResultCounter barrierAwaits = new ResultCounter("barrier_await", "Barrier awaits by result");
     private final ResultCounter latchChanges = new ResultCounter("latch", "Latch set-counts and count-downs by result");
     private final ResultCounter latchAwaits = new ResultCounter("latch_await", "Latch awaits by result");
-    private final Map<String, ResultCounter> counterChanges = new ConcurrentHashMap<>();
-    private final Map<String, ResultCounter> kvChanges = new ConcurrentHashMap<>();
+    /** The data primitives' changes by metric name ({@code counter_add}, {@code kv_put}, {@code list_pop}, ...), made on first use. */
+    private final Map<String, ResultCounter> dataChanges = new ConcurrentHashMap<>();
     private final Map<String, Counter> grants = new ConcurrentHashMap<>();
     private final ResultCounter doubleBarrierEnters = new ResultCounter("double_barrier_enter", "Double barrier enters by result");
     private final ResultCounter doubleBarrierLeaves = new ResultCounter("double_barrier_leave", "Double barrier leaves by result");
@@ -183,13 +183,18 @@ public final class ServerMetrics {
 
     /** A counter change ({@code op}: add, set, compare_and_set) by result: changed, compare_failed, or a failure. */
     public void counterChange(String op, String result) {
-        counterChanges.computeIfAbsent(op, o -> new ResultCounter("counter_" + o, "Counter " + o.replace('_', ' ') + "s by result"))
+        dataChange("counter", "Counter", op, result);
+    }
+
+    /** Counts {@code result} under {@code <kind>_<op>_total}, described as "{@code what} {@code op}s by result". */
+    private void dataChange(String kind, String what, String op, String result) {
+        dataChanges.computeIfAbsent(kind + "_" + op, name -> new ResultCounter(name, what + " " + op.replace('_', ' ') + "s by result"))
                 .increment(result);
     }
 
     /** A list operation ({@code op}: push, pop, return) by result: stored, handed, popped, empty, returned, kept_by_retry, or a failure. */
     public void listChange(String op, String result) {
-        counterChanges.computeIfAbsent("list_" + op, o -> new ResultCounter(o, "List " + o.substring(5) + "s by result")).increment(result);
+        dataChange("list", "List", op, result);
     }
 
     /** The lists' gauges, read from the member's state on each scrape. */
@@ -209,8 +214,7 @@ public final class ServerMetrics {
      * compare_failed, deleted, absent, expired, skipped, or a failure.
      */
     public void kvChange(String op, String result) {
-        kvChanges.computeIfAbsent(op, o -> new ResultCounter("kv_" + o, "Key-value " + o.replace('_', ' ') + "s by result"))
-                .increment(result);
+        dataChange("kv", "Key-value", op, result);
     }
 
     /** The key-value store's gauges, read from the member's state on each scrape. */

@@ -3,11 +3,10 @@ package io.tenure.server.raft;
 import io.tenure.core.TenureState;
 import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.Command;
-import io.tenure.core.kernel.LeaseExpire;
+import io.tenure.core.kernel.LeaderClockCommand;
 import io.tenure.core.kernel.LeaseResult;
 import io.tenure.core.kernel.LeaseView;
 import io.tenure.core.kernel.Result;
-import io.tenure.core.kv.KvExpire;
 import io.tenure.core.lease.LeaseDeadlines;
 import io.tenure.core.lock.LockTable;
 import io.tenure.core.member.MemberEndpoints;
@@ -231,11 +230,11 @@ public final class TenureStateMachine {
     }
 
     /**
-     * A lease's or a key's expiry proposed by a leader of an earlier term and carried into this
-     * one: its view of the deadline is not this term's leader's, so it is not applied.
+     * A command proposed from a leader's clock (an expiry) by a leader of an earlier term and
+     * carried into this one: its view of the deadline is not this term's leader's, so it is not applied.
      */
     private static boolean skippedByTerm(Command command, Entry entry, long term) {
-        return (command instanceof LeaseExpire || command instanceof KvExpire) && entry.proposerTerm() != term;
+        return command instanceof LeaderClockCommand && entry.proposerTerm() != term;
     }
 
     /** Every {@link AuditLog#DIGEST_EVERY} indexes, the state's digest, so replicas can be compared at one index. */
