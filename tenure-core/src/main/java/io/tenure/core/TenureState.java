@@ -18,6 +18,7 @@ import io.tenure.core.latch.LatchTable;
 import io.tenure.core.lock.LockTable;
 import io.tenure.core.member.MemberEndpoints;
 import io.tenure.core.semaphore.SemaphoreTable;
+import io.tenure.core.signal.SignalTable;
 import io.tenure.core.watch.EventLog;
 
 import java.io.IOException;
@@ -58,7 +59,8 @@ public final class TenureState {
                 new LatchTable(leases, latches),
                 new CounterTable(names.newNamespace()),
                 new KvTable(leases),
-                new ListTable(leases, names.newNamespace()));
+                new ListTable(leases, names.newNamespace()),
+                new SignalTable(leases));
     }
 
     /** The log encoding of every command of the kernel and the primitives. */
@@ -98,11 +100,11 @@ public final class TenureState {
         return kernel.events();
     }
 
-    /** The kinds of resource a watch may name: every primitive's but the member endpoints'. */
+    /** The kinds of resource a watch may name: every primitive's but the member endpoints' and the signals' (delivered to listeners, never watched). */
     public java.util.Set<String> watchedKinds() {
         java.util.Set<String> kinds = new java.util.TreeSet<>();
         for (Primitive p : kernel.primitives()) {
-            if (!(p instanceof MemberEndpoints)) {
+            if (!(p instanceof MemberEndpoints) && !(p instanceof SignalTable)) { // signals are delivered to listeners, not watched
                 kinds.add(p.kind().name());
             }
         }
