@@ -62,7 +62,7 @@ class SignalModelTest {
                 c = sent.get(random.nextInt(sent.size()));
             } else if (dice < 45) {
                 c = new SignalListen(1 + random.nextInt(12), lease, PATTERNS[random.nextInt(PATTERNS.length)],
-                        GROUPS[random.nextInt(GROUPS.length)]);
+                        GROUPS[random.nextInt(GROUPS.length)], random.nextInt(3) == 0 ? 1 + random.nextInt(12) : 0);
             } else if (dice < 55) {
                 c = new SignalUnlisten(1 + random.nextInt(12), lease);
             } else {
@@ -90,6 +90,11 @@ class SignalModelTest {
                 listeners.put(l.listenerId(), new Listener(l.leaseId(), l.pattern(), l.group()));
                 if (existing != null) {
                     leaveGroup(existing.group(), l.listenerId());
+                }
+                Listener replaced = l.replaces() == l.listenerId() ? null : listeners.get(l.replaces());
+                if (replaced != null && replaced.lease() == l.leaseId()) {
+                    listeners.remove(l.replaces());
+                    leaveGroup(replaced.group(), l.replaces());
                 }
                 return "Listening";
             }

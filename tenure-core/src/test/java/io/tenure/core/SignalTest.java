@@ -26,7 +26,7 @@ class SignalTest {
     }
 
     private void listen(long id, long lease, String pattern, String group) {
-        expect(replica.run(new SignalListen(id, lease, pattern, group)), Listening.class);
+        expect(replica.run(new SignalListen(id, lease, pattern, group, 0)), Listening.class);
     }
 
     private Published publish(String channel) {
@@ -119,17 +119,34 @@ class SignalTest {
     }
 
     @Test
+    void aListenerThatTakesOverRemovesTheOneItReplacesAndTheGroupKeepsItsTurn() {
+        replica.grantLease(1);
+        replica.grantLease(2);
+        listen(10, 1, "a.>", "g");
+        listen(20, 2, "a.>", "g");
+        assertThat(publish("a.b").receivers()).containsExactly(10);
+        expect(replica.run(new SignalListen(11, 1, "a.>", "g", 10)), Listening.class);
+        assertThat(table().listenersOf(1)).extracting(ListenerView::listenerId).containsExactly(11L);
+        // The turn went on (not back to the first): the second of 11 and 20, then the first.
+        assertThat(publish("a.b").receivers()).containsExactly(20);
+        assertThat(publish("a.b").receivers()).containsExactly(11);
+        // Another lease's listener is not replaced.
+        expect(replica.run(new SignalListen(12, 1, "a.>", "", 20)), Listening.class);
+        assertThat(table().listener(20)).isNotNull();
+    }
+
+    @Test
     void refusesBadInputNamingTheFieldAndChangesNothing() {
         replica.grantLease(1);
         replica.grantLease(2);
         listen(10, 1, "a.b", "");
         byte[] before = replica.snapshot();
 
-        assertThat(expect(replica.run(new SignalListen(11, 1, "a.>.b", "")), Rejected.class).message()).contains("pattern").contains("last");
-        assertThat(expect(replica.run(new SignalListen(11, 1, "a..b", "")), Rejected.class).message()).contains("pattern");
-        assertThat(expect(replica.run(new SignalListen(0, 1, "a.b", "")), Rejected.class).message()).contains("listener_id");
-        assertThat(expect(replica.run(new SignalListen(11, 9, "a.b", "")), Rejected.class).code()).isEqualTo(Code.NOT_FOUND);
-        assertThat(expect(replica.run(new SignalListen(10, 2, "a.b", "")), Rejected.class).code()).isEqualTo(Code.ALREADY_EXISTS);
+        assertThat(expect(replica.run(new SignalListen(11, 1, "a.>.b", "", 0)), Rejected.class).message()).contains("pattern").contains("last");
+        assertThat(expect(replica.run(new SignalListen(11, 1, "a..b", "", 0)), Rejected.class).message()).contains("pattern");
+        assertThat(expect(replica.run(new SignalListen(0, 1, "a.b", "", 0)), Rejected.class).message()).contains("listener_id");
+        assertThat(expect(replica.run(new SignalListen(11, 9, "a.b", "", 0)), Rejected.class).code()).isEqualTo(Code.NOT_FOUND);
+        assertThat(expect(replica.run(new SignalListen(10, 2, "a.b", "", 0)), Rejected.class).code()).isEqualTo(Code.ALREADY_EXISTS);
         assertThat(expect(replica.run(new SignalUnlisten(10, 2)), Rejected.class).code()).isEqualTo(Code.FAILED_PRECONDITION);
         Rejected wildcard = expect(replica.run(new SignalPublish("a.*", new byte[0], 0)), Rejected.class);
         assertThat(wildcard.message()).contains("channel").contains("wildcard");
@@ -148,7 +165,7 @@ class SignalTest {
         for (int i = 1; i <= SignalTable.MAX_LISTENERS_PER_LEASE; i++) {
             listen(i, 1, "a.b" + i, "");
         }
-        Rejected refused = expect(replica.run(new SignalListen(5_000, 1, "a.c", "")), Rejected.class);
+        Rejected refused = expect(replica.run(new SignalListen(5_000, 1, "a.c", "", 0)), Rejected.class);
         assertThat(refused.code()).isEqualTo(Code.FAILED_PRECONDITION);
         assertThat(refused.message()).contains(String.valueOf(SignalTable.MAX_LISTENERS_PER_LEASE));
     }

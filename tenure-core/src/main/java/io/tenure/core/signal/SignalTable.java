@@ -63,7 +63,9 @@ public final class SignalTable implements Primitive {
                 out.writeLong(c.leaseId());
                 Wire.writeString(out, c.pattern());
                 Wire.writeString(out, c.group());
-            }, in -> new SignalListen(in.readLong(), in.readLong(), Wire.readString(in, MAX_FIELD_BYTES), Wire.readString(in, MAX_FIELD_BYTES))),
+                out.writeLong(c.replaces());
+            }, in -> new SignalListen(in.readLong(), in.readLong(), Wire.readString(in, MAX_FIELD_BYTES), Wire.readString(in, MAX_FIELD_BYTES),
+                    in.readLong())),
             new CommandType<>(61, SignalUnlisten.class, (c, out) -> {
                 out.writeLong(c.listenerId());
                 out.writeLong(c.leaseId());
@@ -148,6 +150,10 @@ public final class SignalTable implements Primitive {
             if (stays != null) {
                 stays[0]--;
             }
+        }
+        Listener replaced = c.replaces() == c.listenerId() ? null : listeners.get(c.replaces());
+        if (replaced != null && replaced.leaseId() == c.leaseId()) {
+            remove(replaced);
         }
         return new Listening(c.listenerId(), c.pattern(), c.group());
     }
@@ -347,7 +353,7 @@ public final class SignalTable implements Primitive {
         int count = Wire.count(in, "listener");
         for (int i = 0; i < count; i++) {
             SignalListen read = new SignalListen(in.readLong(), in.readLong(), Wire.readString(in, Limits.MAX_METADATA_BYTES),
-                    Wire.readString(in, Limits.MAX_METADATA_BYTES));
+                    Wire.readString(in, Limits.MAX_METADATA_BYTES), 0);
             String problem = checkListen(read);
             if (problem != null || leases.get(read.leaseId()) == null || listeners.containsKey(read.listenerId())) {
                 throw new SnapshotFormatException("snapshot is corrupt: listener " + read.listenerId() + " of lease " + read.leaseId()

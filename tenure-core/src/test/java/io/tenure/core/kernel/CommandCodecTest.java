@@ -92,7 +92,7 @@ class CommandCodecTest {
             new ListCancel("q/a", 7, 46),
             new ListReturn("q/b", new byte[0], false, 47),
             new ListAbandon("q/c", 8, 48),
-            new SignalListen(-49, 9, "orders.*.>", "workers"),
+            new SignalListen(-49, 9, "orders.*.>", "workers", 52),
             new SignalUnlisten(50, 9),
             new SignalPublish("orders.\u9396", new byte[] {6, -6}, 51));
 
