@@ -134,6 +134,7 @@ public final class TenureClient implements AutoCloseable {
     private final ExecutorService callbacks;
     private final Set<Lease> openLeases = ConcurrentHashMap.newKeySet();
     private final Set<Watch> openWatches = ConcurrentHashMap.newKeySet();
+    private final Set<Subscription> openSubscriptions = ConcurrentHashMap.newKeySet();
     private final List<ConnectionStateListener> stateListeners = new CopyOnWriteArrayList<>();
     /**
      * The waits being withdrawn, by lock and lease, each until its withdrawal (and the give-back
@@ -366,6 +367,36 @@ public final class TenureClient implements AutoCloseable {
         checkName(name);
         ensureOpen();
         return new TenureCounter(this, name);
+    }
+
+    /** Signals: publish on channels, listen to patterns. Nothing is sent until a call. */
+    public TenureTopic topic() {
+        ensureOpen();
+        return new TenureTopic(this);
+    }
+
+    Subscription openSubscription(String pattern, String group, Lease lease, SignalListener listener) {
+        if (lease != null) {
+            checkLease(lease);
+        }
+        ensureOpen();
+        ListenStream stream = new ListenStream(pattern, group, listener, endpoints, clock, scheduler);
+        Subscription subscription = new Subscription(stream);
+        openSubscriptions.add(subscription);
+        subscription.ended().whenComplete((ignored, failure) -> openSubscriptions.remove(subscription));
+        if (closed) {
+            subscription.clientClosed();
+            return subscription;
+        }
+        CompletableFuture<Lease> bound = lease != null ? CompletableFuture.completedFuture(lease) : sessionAsync();
+        bound.whenComplete((l, error) -> {
+            if (error != null) {
+                stream.failToStart(error);
+            } else {
+                stream.start(l.id());
+            }
+        });
+        return subscription;
     }
 
     /** The key-value store. Nothing is sent until a call. */
@@ -1177,6 +1208,7 @@ public final class TenureClient implements AutoCloseable {
         }
         openLeases.clear();
         openWatches.forEach(Watch::clientClosed);
+        openSubscriptions.forEach(Subscription::clientClosed);
         if (sessions != null) {
             sessions.close();
         }

@@ -14,6 +14,7 @@ import io.tenure.server.counter.Counters;
 import io.tenure.server.kv.KeyValues;
 import io.tenure.server.latch.Latches;
 import io.tenure.server.list.Lists;
+import io.tenure.server.signal.Signals;
 import io.tenure.server.election.Elections;
 import io.tenure.server.semaphore.Semaphores;
 import io.tenure.server.raft.Entry;
@@ -53,6 +54,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final Latches latches;
     private final Counters counters;
     private final Lists lists;
+    private final Signals signals;
     private final KeyValues keyValues;
     private final Waits waits;
     private final Admission admission;
@@ -69,7 +71,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final RequestRateGuard rateGuard;
 
     Member(ServerConfig config, Raft raft, TenureStateMachine stateMachine,
-           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, Elections elections, Barriers barriers, DoubleBarriers doubleBarriers, Latches latches, Counters counters, Lists lists, KeyValues keyValues, WatchHub watches, ServerMetrics metrics, long clusterId,
+           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, Elections elections, Barriers barriers, DoubleBarriers doubleBarriers, Latches latches, Counters counters, Lists lists, KeyValues keyValues, Signals signals, WatchHub watches, ServerMetrics metrics, long clusterId,
            Runnable onRaftShutdown,
            java.util.function.Consumer<Throwable> onLogFailure) {
         this.config = config;
@@ -86,6 +88,7 @@ public final class Member implements TenureStateMachine.Listener {
         this.counters = counters;
         this.lists = lists;
         this.keyValues = keyValues;
+        this.signals = signals;
         this.waits = waits;
         this.admission = admission;
         this.watches = watches;
@@ -148,6 +151,10 @@ public final class Member implements TenureStateMachine.Listener {
 
     public Lists lists() {
         return lists;
+    }
+
+    public Signals signals() {
+        return signals;
     }
 
     /** The key-value store's operations. */
@@ -409,6 +416,7 @@ public final class Member implements TenureStateMachine.Listener {
         keyValues.expiry().applied(entry, results);
         AnswerBatch.run(() -> answer(entry, index, results));
         watches.applied(results);
+        signals.applied(results);
     }
 
     /** Answers the callers of an entry's commands, slot by slot, and wakes the calls they decided. */

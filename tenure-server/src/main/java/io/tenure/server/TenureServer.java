@@ -41,7 +41,10 @@ import io.tenure.server.kv.KeyValues;
 import io.tenure.server.grpc.GrpcCounterService;
 import io.tenure.server.grpc.GrpcLatchService;
 import io.tenure.server.grpc.GrpcListService;
+import io.tenure.server.grpc.GrpcSignalService;
 import io.tenure.server.list.Lists;
+import io.tenure.server.signal.Signals;
+import io.tenure.core.signal.SignalTable;
 import io.tenure.server.latch.Latches;
 import io.tenure.server.election.Elections;
 import io.tenure.server.semaphore.Semaphores;
@@ -145,7 +148,8 @@ public final class TenureServer implements AutoCloseable {
         this.keyExpiry = new KeyExpiry(proposer, stateMachine, leases::leading, System::nanoTime, metrics, timer);
         KeyValues keyValues = new KeyValues(proposer, stateMachine, admission, metrics, keyExpiry);
         this.watches = new WatchHub(stateMachine, delivery);
-        this.member = new Member(config, raft, stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, doubleBarriers, latches, counters, lists, keyValues, watches, metrics,
+        Signals signals = new Signals(proposer, admission, metrics, delivery);
+        this.member = new Member(config, raft, stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, doubleBarriers, latches, counters, lists, keyValues, signals, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
         metrics.barrierGauges(() -> stateMachine.read(s -> s.primitive(BarrierTable.class).barrierCount()),
@@ -157,6 +161,7 @@ public final class TenureServer implements AutoCloseable {
                 () -> stateMachine.read(s -> s.primitive(ListTable.class).itemCount()),
                 () -> stateMachine.read(s -> s.primitive(ListTable.class).waiting()));
         metrics.kvGauges(() -> stateMachine.read(s -> s.primitive(KvTable.class).keyCount()), keyExpiry::known);
+        metrics.signalGauges(() -> stateMachine.read(s -> s.primitive(SignalTable.class).listenerCount()), signals::localCount);
         metrics.counterGauges(() -> stateMachine.read(s -> s.primitive(CounterTable.class).counterCount()));
         metrics.latchGauges(() -> stateMachine.read(s -> s.primitive(LatchTable.class).latchCount()),
                 () -> stateMachine.read(s -> s.primitive(LatchTable.class).waiting()));
@@ -353,6 +358,7 @@ public final class TenureServer implements AutoCloseable {
                 .addService(new GrpcLatchService(member))
                 .addService(new GrpcCounterService(member))
                 .addService(new GrpcListService(member))
+                .addService(new GrpcSignalService(member))
                 .addService(new GrpcKvService(member))
                 .addService(new GrpcClusterService(member, admin))
                 .intercept(gate)
@@ -364,7 +370,7 @@ public final class TenureServer implements AutoCloseable {
                 .callExecutor(CallThreads.of(calls, GrpcLockService.NON_BLOCKING, GrpcSemaphoreService.NON_BLOCKING,
                         GrpcElectionService.NON_BLOCKING, GrpcBarrierService.NON_BLOCKING,
                         GrpcDoubleBarrierService.NON_BLOCKING, GrpcLatchService.NON_BLOCKING, GrpcCounterService.NON_BLOCKING,
-                        GrpcListService.NON_BLOCKING, GrpcKvService.NON_BLOCKING))
+                        GrpcListService.NON_BLOCKING, GrpcKvService.NON_BLOCKING, GrpcSignalService.NON_BLOCKING))
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .build();
@@ -504,6 +510,7 @@ public final class TenureServer implements AutoCloseable {
         long drainBudget = (deadline - started) / 4;
         boolean answered = gate.awaitUnaryAnswered(started + drainBudget);
         watches.closeAll(reason + "; resume the watch from the revision after the last one received");
+        member.signals().closeAll(reason + "; listen again on another member");
         int streams = gate.endStreams();
         LOG.info("event=shutdown_drained member={} lock_waits_handed_back={} unary_calls_unanswered={} streams_ended={} took_ms={}",
                 config.memberName(), parked, answered ? 0 : gate.unaryInFlight(), streams, millisSince(started));
@@ -623,6 +630,7 @@ public final class TenureServer implements AutoCloseable {
             h.close();
         }
         watches.closeAll("the member is shutting down");
+        member.signals().closeAll("the member is shutting down");
         try {
             raft.close();
         } catch (IOException | RuntimeException e) {

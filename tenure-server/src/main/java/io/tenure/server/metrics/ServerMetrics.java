@@ -68,6 +68,7 @@ public final class ServerMetrics {
     private final Map<String, Timer> opLatency = new ConcurrentHashMap<>();
     private final Counter expired;
     private final Counter leaderChanges;
+    private final Counter signalsDelivered;
     private final Timer applyLatency;
     private final Timer logSyncLatency;
     private final Timer snapshotDuration;
@@ -75,6 +76,7 @@ public final class ServerMetrics {
     public ServerMetrics() {
         expired = Counter.builder("lock_expired").description("Leases ended by expiry (their locks passed on)").register(registry);
         leaderChanges = Counter.builder("raft_leader_changes").description("Leader changes this member observed").register(registry);
+        signalsDelivered = Counter.builder("signal_delivered").description("Signals handed to the streams of this member's listeners").register(registry);
         applyLatency = histogram("raft_apply_latency", "Time to apply one log entry to the state machine").register(registry);
         logSyncLatency = histogram("raft_log_sync_latency", "Time from submitting a log entry to its commit: append, fsync and replication to a majority").register(registry);
         snapshotDuration = histogram("raft_snapshot_duration", "Time to write a snapshot (fsync included)").register(registry);
@@ -195,6 +197,25 @@ public final class ServerMetrics {
     /** A list operation ({@code op}: push, pop, return) by result: stored, handed, popped, empty, returned, kept_by_retry, or a failure. */
     public void listChange(String op, String result) {
         dataChange("list", "List", op, result);
+    }
+
+    /**
+     * A signal operation ({@code op}: publish, listen, unlisten) by result: for a publish,
+     * delivered or unheard (no receiver), else done, cut_off, or a failure.
+     */
+    public void signalChange(String op, String result) {
+        dataChange("signal", "Signal", op, result);
+    }
+
+    /** Signals handed to this member's listeners' streams (one per receiver). */
+    public void signalsDelivered(int count) {
+        signalsDelivered.increment(count);
+    }
+
+    /** The signals' gauges: listeners in the cluster's state, and those connected to this member. */
+    public void signalGauges(Supplier<Number> listeners, Supplier<Number> local) {
+        gauge("signal_listeners", "Listeners registered in the cluster", listeners);
+        gauge("signal_listeners_connected", "Listeners whose stream is on this member", local);
     }
 
     /** The lists' gauges, read from the member's state on each scrape. */
