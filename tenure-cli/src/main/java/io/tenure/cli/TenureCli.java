@@ -52,6 +52,8 @@ public final class TenureCli {
         all.put("counter", CounterCommand::new);
         all.put("list", ListCommand::new);
         all.put("kv", KvCommand::new);
+        all.put("signal", SignalCommand::new);
+        all.put("listen", ListenCommand::new);
         all.put("status", StatusCommand::new);
         all.put("member", MemberCommand::new);
         all.put("locks", LocksCommand::new);

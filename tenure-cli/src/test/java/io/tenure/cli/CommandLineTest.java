@@ -397,7 +397,7 @@ class CommandLineTest {
     @Test
     void subcommandsAreRegistered() {
         assertThat(TenureCli.commandLine().getSubcommands().keySet())
-                .containsExactlyInAnyOrder("server", "lock", "semaphore", "elect", "leader", "barrier", "latch", "counter", "list", "kv", "status", "member", "locks",
+                .containsExactlyInAnyOrder("server", "lock", "semaphore", "elect", "leader", "barrier", "latch", "counter", "list", "kv", "signal", "listen", "status", "member", "locks",
                         "describe", "lease", "watch", "snapshot", "bench");
         assertThat(TenureCli.commandLine().getSubcommands().get("counter").getSubcommands().keySet())
                 .containsExactlyInAnyOrder("incr", "decr", "get", "set", "cas");
