@@ -20,7 +20,7 @@ import picocli.CommandLine.Spec;
 /** {@code tenure watch KEY}: prints a lock's changes as they happen. */
 @Command(name = "watch", mixinStandardHelpOptions = true,
         description = {
-            "Prints the changes of lock KEY (or of the locks under a prefix) as they happen.",
+            "Prints the changes of lock KEY (or of the locks under a prefix, or of every name a pattern matches) as they happen.",
             "One line per change of lock KEY (or, with --prefix, of every lock whose name starts with KEY) until "
                     + "interrupted (Ctrl-C), in revision order, with no gap and no duplicate across member failures:",
             "  PUT KEY revision=R holder=ID lease=L token=R ...",
@@ -48,6 +48,11 @@ final class WatchCommand implements Callable<Integer> {
     @Option(names = "--prefix", description = "Watch every lock whose name starts with KEY (default: off).")
     boolean prefix;
 
+    @Option(names = "--pattern", description = "KEY is a pattern: watch every name it matches, of every kind (locks, "
+            + "semaphores, counters, keys, lists, ...). Dot-separated tokens; '*' matches one whole token, a last '>' "
+            + "the one or more tokens after it (default: off).")
+    boolean pattern;
+
     @Option(names = "--rev", paramLabel = "N", defaultValue = "0",
             description = "The first revision to print; 0 prints the changes after the watch starts (default: ${DEFAULT-VALUE}). "
                     + "To miss nothing after 'tenure describe', pass its revision + 1.")
@@ -61,6 +66,9 @@ final class WatchCommand implements Callable<Integer> {
         if (startRevision < 0) {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '--rev': must be 0 or more, got "
                     + startRevision);
+        }
+        if (prefix && pattern) {
+            throw new ParameterException(spec.commandLine(), "--prefix and --pattern cannot be used together");
         }
         if (!prefix && key.isEmpty()) {
             throw new ParameterException(spec.commandLine(),
@@ -93,9 +101,10 @@ final class WatchCommand implements Callable<Integer> {
             }
         };
         try (TenureClient client = endpoints.connect();
-             Watch watch = prefix ? client.watchPrefix(key, startRevision, listener) : client.watch(key, startRevision, listener)) {
+             Watch watch = pattern ? client.watchPattern(key, startRevision, listener)
+                     : prefix ? client.watchPrefix(key, startRevision, listener) : client.watch(key, startRevision, listener)) {
             watch.started().thenAccept(revision -> {
-                err.println("tenure watch: watching " + (prefix ? "locks under '" + key + "'" : "'" + key + "'")
+                err.println("tenure watch: watching " + (pattern ? "names matching '" + key + "'" : prefix ? "locks under '" + key + "'" : "'" + key + "'")
                         + (startRevision > 0 ? " from revision " + startRevision : " for changes after revision " + revision));
                 err.flush();
             });

@@ -1023,13 +1023,36 @@ public final class TenureClient implements AutoCloseable {
         return openWatch(prefix, true, startRevision, listener);
     }
 
+    /**
+     * Watches every name that {@code pattern} matches, of every kind at once (locks, semaphores,
+     * elections, barriers, latches, counters, keys, lists: {@link WatchEvent#kind()} tells them
+     * apart); as {@link #watch}, with the same guarantees. A pattern is dot-separated tokens:
+     * {@code *} matches one whole token, a last {@code >} the one or more tokens after it
+     * ({@code "jobs.*.done"}, {@code "app.>"}), as signals' patterns.
+     *
+     * @throws IllegalArgumentException if {@code pattern} is null or empty, or {@code startRevision}
+     *                                  is negative; a malformed pattern ends the watch with
+     *                                  {@link InvalidArgumentException}
+     * @throws IllegalStateException    if this client is closed
+     */
+    public Watch watchPattern(String pattern, long startRevision, WatchListener listener) {
+        if (pattern == null || pattern.isEmpty()) {
+            throw new IllegalArgumentException("pattern must not be null or empty (\">\" matches every name)");
+        }
+        return openWatch(pattern, false, true, startRevision, listener);
+    }
+
     private Watch openWatch(String key, boolean prefix, long startRevision, WatchListener listener) {
+        return openWatch(key, prefix, false, startRevision, listener);
+    }
+
+    private Watch openWatch(String key, boolean prefix, boolean pattern, long startRevision, WatchListener listener) {
         if (startRevision < 0) {
             throw new IllegalArgumentException("startRevision must not be negative (0 = from the next change), got " + startRevision);
         }
         Objects.requireNonNull(listener, "listener");
         ensureOpen();
-        Watch watch = new Watch(new WatchStream(key, prefix, startRevision, listener, endpoints, clock, scheduler));
+        Watch watch = new Watch(new WatchStream(key, prefix, pattern, startRevision, listener, endpoints, clock, scheduler));
         openWatches.add(watch);
         watch.ended().whenComplete((ignored, failure) -> openWatches.remove(watch));
         if (closed) {

@@ -33,6 +33,11 @@ public final class Watch implements AutoCloseable {
         return stream.key();
     }
 
+    /** True for a watch made by {@link TenureClient#watchPattern}: {@link #key()} is the pattern. */
+    public boolean isPattern() {
+        return stream.pattern();
+    }
+
     /** True for a watch made by {@link TenureClient#watchPrefix}. */
     public boolean isPrefix() {
         return stream.prefix();
@@ -74,7 +79,7 @@ public final class Watch implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "Watch{" + (isPrefix() ? "prefix" : "key") + "='" + key() + "', lastRevision=" + lastRevision()
+        return "Watch{" + (isPattern() ? "pattern" : isPrefix() ? "prefix" : "key") + "='" + key() + "', lastRevision=" + lastRevision()
                 + ", open=" + isOpen() + "}";
     }
 

@@ -54,6 +54,8 @@ final class WatchStream {
 
     private final String key;
     private final boolean prefix;
+    /** The key is a pattern (seed 004's tokens) matched against every name. */
+    private final boolean pattern;
     private final WatchListener listener;
     private final Endpoints endpoints;
     private final MonotonicClock clock;
@@ -82,8 +84,14 @@ final class WatchStream {
 
     WatchStream(String key, boolean prefix, long startRevision, WatchListener listener,
                 Endpoints endpoints, MonotonicClock clock, ScheduledExecutorService scheduler) {
+        this(key, prefix, false, startRevision, listener, endpoints, clock, scheduler);
+    }
+
+    WatchStream(String key, boolean prefix, boolean pattern, long startRevision, WatchListener listener,
+                Endpoints endpoints, MonotonicClock clock, ScheduledExecutorService scheduler) {
         this.key = key;
         this.prefix = prefix;
+        this.pattern = pattern;
         this.resumeFrom = startRevision;
         this.listener = listener;
         this.endpoints = endpoints;
@@ -97,6 +105,10 @@ final class WatchStream {
 
     boolean prefix() {
         return prefix;
+    }
+
+    boolean pattern() {
+        return pattern;
     }
 
     long lastDelivered() {
@@ -293,17 +305,17 @@ final class WatchStream {
         Attempt opening = new Attempt(endpoint, ++attempts);
         // Current before the call starts: with a direct executor its callbacks may run inside it.
         stream = opening;
-        WatchRequest create = WatchRequest.newBuilder()
-                .setKey(key)
-                .setPrefix(prefix)
-                .setStartRevision(resumeFrom)
-                .setWatchId(opening.watchId)
-                .setPrevKv(true)
-                .build();
+        WatchRequest.Builder create = WatchRequest.newBuilder();
+        if (pattern) {
+            create.setPattern(key);
+        } else {
+            create.setKey(key).setPrefix(prefix);
+        }
+        create.setStartRevision(resumeFrom).setWatchId(opening.watchId).setPrevKv(true);
         try {
             LockServiceGrpc.newStub(endpoints.channel(endpoint)).watch(opening);
             if (stream == opening) {
-                opening.requests.onNext(create);
+                opening.requests.onNext(create.build());
             }
         } catch (RuntimeException e) {
             brokenLocked(opening, e);
@@ -411,7 +423,7 @@ final class WatchStream {
     }
 
     private String describe() {
-        return (prefix ? "prefix '" : "key '") + key + "'";
+        return (pattern ? "pattern '" : prefix ? "prefix '" : "key '") + key + "'";
     }
 
     @Override

@@ -434,15 +434,21 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                             .setCancelReason("cancelled by the client").build());
                     return;
                 }
-                String problem = null;
-                if (request.getKey().isEmpty() && !request.getPrefix()) {
-                    problem = "key must not be empty (set prefix to watch every key)";
-                } else if (request.getStartRevision() < 0) {
-                    problem = "start_revision must not be negative, got " + request.getStartRevision();
-                } else if (watchers.containsKey(watchId)) {
-                    problem = "watch_id " + watchId + " is already in use on this stream";
+                boolean byPattern = !request.getPattern().isEmpty();
+                String problem;
+                if (byPattern && (!request.getKey().isEmpty() || request.getPrefix())) {
+                    problem = "pattern: a watch names a key, a prefix or a pattern, not several (leave key and prefix unset with a pattern)";
+                } else if (byPattern) {
+                    problem = io.tenure.core.watch.KeyPattern.check("pattern", request.getPattern());
+                } else if (request.getKey().isEmpty() && !request.getPrefix()) {
+                    problem = "key must not be empty (set prefix to watch every key, or give a pattern)";
                 } else {
-                    problem = unknownKind(request.getKindsList());
+                    problem = null;
+                }
+                if (problem == null) {
+                    problem = request.getStartRevision() < 0 ? "start_revision must not be negative, got " + request.getStartRevision()
+                            : watchers.containsKey(watchId) ? "watch_id " + watchId + " is already in use on this stream"
+                            : unknownKind(request.getKindsList());
                 }
                 if (problem != null) {
                     send(WatchResponse.newBuilder().setHeader(header()).setWatchId(watchId).setCanceled(true)
@@ -487,7 +493,9 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                 };
                 // Created is sent before any event can be: the hub delivers on another thread only after open returns.
                 synchronized (call) {
-                    WatchHub.Opened opened = member.watches().open(request.getKey(), request.getPrefix(), request.getStartRevision(), sink);
+                    WatchHub.Opened opened = byPattern
+                            ? member.watches().open(io.tenure.core.watch.KeyPattern.parse("pattern", request.getPattern()), request.getStartRevision(), sink)
+                            : member.watches().open(request.getKey(), request.getPrefix(), request.getStartRevision(), sink);
                     if (opened.watcher() == null) {
                         send(WatchResponse.newBuilder().setHeader(header()).setWatchId(watchId).setCreated(true)
                                 .setCanceled(true).setCompactRevision(opened.compactRevision())

@@ -2,6 +2,7 @@ package io.tenure.server.watch;
 
 import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.Effect;
+import io.tenure.core.watch.KeyPattern;
 import io.tenure.core.watch.WatchEvent;
 import io.tenure.server.raft.TenureStateMachine;
 
@@ -41,21 +42,31 @@ public final class WatchHub {
     public final class Watcher {
         private final String key;
         private final boolean prefix;
+        private final KeyPattern pattern; // null: a key or prefix watch
         private final Sink sink;
         private final long after;
         private final ArrayDeque<WatchEvent> pending = new ArrayDeque<>();
         private boolean draining;
         private volatile boolean closed;
 
-        private Watcher(String key, boolean prefix, long after, Sink sink) {
+        private Watcher(String key, boolean prefix, KeyPattern pattern, long after, Sink sink) {
             this.key = key;
             this.prefix = prefix;
+            this.pattern = pattern;
             this.after = after;
             this.sink = sink;
         }
 
         boolean matches(String k) {
+            if (pattern != null) {
+                return pattern.matches(k);
+            }
             return prefix ? k.startsWith(key) : k.equals(key);
+        }
+
+        /** Whether events are tested against it one by one (a prefix or pattern watch), rather than found by key. */
+        boolean scanned() {
+            return prefix || pattern != null;
         }
 
         /** The transport can take more: resume delivery. */
@@ -76,6 +87,7 @@ public final class WatchHub {
     private final TenureStateMachine stateMachine;
     private final Executor delivery;
     private final ConcurrentHashMap<String, Set<Watcher>> byKey = new ConcurrentHashMap<>();
+    /** Prefix and pattern watches: each event is tested against each. */
     private final CopyOnWriteArrayList<Watcher> byPrefix = new CopyOnWriteArrayList<>();
 
     public WatchHub(TenureStateMachine stateMachine, Executor delivery) {
@@ -88,9 +100,21 @@ public final class WatchHub {
      * {@code >= startRevision}; 0 means from the next change on.
      */
     public Opened open(String key, boolean prefix, long startRevision, Sink sink) {
+        return open(key, prefix, null, startRevision, sink);
+    }
+
+    /**
+     * Opens a watch on every name {@code pattern} matches (seed 004's tokens, {@code *} and a last
+     * {@code >}), of every kind, delivering events with revision {@code >= startRevision}.
+     */
+    public Opened open(KeyPattern pattern, long startRevision, Sink sink) {
+        return open("", false, pattern, startRevision, sink);
+    }
+
+    private Opened open(String key, boolean prefix, KeyPattern pattern, long startRevision, Sink sink) {
         return stateMachine.read(state -> {
             long now = state.revision();
-            Watcher w = new Watcher(key, prefix, Math.max(now, startRevision - 1), sink);
+            Watcher w = new Watcher(key, prefix, pattern, Math.max(now, startRevision - 1), sink);
             if (startRevision > 0 && startRevision <= now) {
                 boolean complete = state.events().replay(startRevision, w::matches, w.pending::add);
                 if (!complete) {
@@ -98,7 +122,7 @@ public final class WatchHub {
                 }
             }
             // Registered while apply is excluded: every later event has a revision above `now`.
-            if (prefix) {
+            if (w.scanned()) {
                 byPrefix.add(w);
             } else {
                 byKey.computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet()).add(w);
@@ -195,7 +219,7 @@ public final class WatchHub {
     }
 
     private void remove(Watcher w) {
-        if (w.prefix) {
+        if (w.scanned()) {
             byPrefix.remove(w);
         } else {
             byKey.computeIfPresent(w.key, (k, set) -> {
