@@ -41,7 +41,7 @@ import java.util.function.Supplier;
 
 /**
  * The HTTP front end (Javalin on Jetty): the JSON lock, semaphore, election and barrier API under
- * {@code /v1} ({@link LockApi}, {@link SemaphoreApi}, {@link ElectionApi}, {@link BarrierApi}, {@link LatchApi}, {@link CounterApi}, {@link KvApi}), {@code /metrics} in
+ * {@code /v1} ({@link LockApi}, {@link SemaphoreApi}, {@link ElectionApi}, {@link BarrierApi}, {@link LatchApi}, {@link CounterApi}, {@link KvApi}, {@link SignalApi}), {@code /metrics} in
  * the Prometheus text format, {@code /healthz} and {@code /readyz}. Like the gRPC front end it
  * only translates: the lock, semaphore, election and lease services decide, and failures become answers in one table ({@link Failures}).
  *
@@ -71,6 +71,9 @@ public final class HttpFront implements AutoCloseable {
     private final Member member;
     private final int maxBodyBytes;
     private final ScheduledExecutorService timer;
+    /** Write the signal event streams, so that a slow reader never blocks the member's delivery. */
+    private final java.util.concurrent.ExecutorService sseWriters = java.util.concurrent.Executors.newCachedThreadPool(daemon("tenure-http-sse"));
+    private final SignalApi signals;
     private final LockApi locks;
     private final SemaphoreApi semaphores;
     private final ElectionApi elections;
@@ -93,6 +96,7 @@ public final class HttpFront implements AutoCloseable {
         this.elections = new ElectionApi(member, leases);
         this.barriers = new BarrierApi(member, leases);
         this.latches = new LatchApi(member, leases);
+        this.signals = new SignalApi(member, timer, sseWriters, config.minTtl());
         this.app = Javalin.create(c -> {
             c.showJavalinBanner = false;
             c.startupWatcherEnabled = false;
@@ -147,6 +151,7 @@ public final class HttpFront implements AutoCloseable {
             LOG.warn("event=http_stop_failed reason=\"{}\"", e.toString());
         }
         timer.shutdownNow();
+        sseWriters.shutdownNow();
     }
 
     /**
@@ -297,6 +302,10 @@ public final class HttpFront implements AutoCloseable {
         kvActions.put("compare-and-set", kv::compareAndSet);
         kvActions.put("delete", kv::delete);
         app.post("/v1/kv/*", ctx -> serve(ctx, () -> post(ctx, NamePath.KV, kvActions)));
+        app.get("/v1/signals", signals::listen);
+        Map<String, Action> signalActions = new LinkedHashMap<>();
+        signalActions.put("publish", signals::publish);
+        app.post("/v1/signals/*", ctx -> serve(ctx, () -> post(ctx, NamePath.SIGNALS, signalActions)));
         app.exception(Failure.class, (failure, ctx) -> render(ctx, failure));
         app.exception(HttpResponseException.class, (e, ctx) -> render(ctx, fromJavalin(ctx, e)));
         app.exception(Exception.class, (e, ctx) -> render(ctx, Failures.of(e)));

@@ -179,7 +179,7 @@ final class KvApi {
      * The value sent as {@code field} (a UTF-8 string) or {@code field_base64}: not both. Null when
      * neither is sent and it is optional.
      */
-    private static byte[] value(JsonBody body, String field, boolean required) {
+    static byte[] value(JsonBody body, String field, boolean required) {
         String text = body.optionalString(field);
         String base64 = body.optionalString(field + "_base64");
         if (text != null && base64 != null) {
@@ -202,7 +202,7 @@ final class KvApi {
     }
 
     /** {@code "value"} when the bytes are valid UTF-8, {@code "value_base64"} otherwise. */
-    private static void putValue(ObjectNode json, byte[] value) {
+    static void putValue(ObjectNode json, byte[] value) {
         try {
             String text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(value)).toString();

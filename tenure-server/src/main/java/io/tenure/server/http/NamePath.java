@@ -27,6 +27,7 @@ record NamePath(String noun, String prefix) {
     static final NamePath LATCHES = new NamePath("latch", "/v1/latches/");
     static final NamePath COUNTERS = new NamePath("counter", "/v1/counters/");
     static final NamePath KV = new NamePath("key", "/v1/kv/");
+    static final NamePath SIGNALS = new NamePath("channel", "/v1/signals/");
 
     /** A name and, for a POST, the action after it. */
     record Target(String name, String action) {}
