@@ -158,11 +158,7 @@ public final class TenureKv {
 
     /** {@link #compareAndSet(String, long, byte[])}, without blocking. */
     public CompletableFuture<Boolean> compareAndSetAsync(String key, long expectedModRevision, byte[] value) {
-        if (expectedModRevision < 1) {
-            throw new IllegalArgumentException("expectedModRevision must be at least 1 (use putIfAbsent for a key that must not exist), got "
-                    + expectedModRevision);
-        }
-        return compareAndSet(key, KvCompare.KV_COMPARE_MOD_REVISION, expectedModRevision, null, value);
+        return swapAsync(key, expectedModRevision, value).thenApply(Swap::swapped);
     }
 
     /**
@@ -185,7 +181,36 @@ public final class TenureKv {
         return compareAndSet(key, KvCompare.KV_COMPARE_VALUE, 0, expected, value);
     }
 
+    /**
+     * A compare-and-set's answer with its revision: {@code swapped}, and then {@code modRevision} is
+     * the revision of the put it made; otherwise the key's mod revision now (0 when it is absent).
+     */
+    public record Swap(boolean swapped, long modRevision) {}
+
+    /**
+     * {@link #compareAndSet(String, long, byte[])}, answering the revision too: of the put when it
+     * swapped, else the key's current one (for the next attempt's compare).
+     */
+    public Swap swap(String key, long expectedModRevision, byte[] value) {
+        return Futures.await(swapAsync(key, expectedModRevision, value), what(key));
+    }
+
+    /** {@link #swap}, without blocking. */
+    public CompletableFuture<Swap> swapAsync(String key, long expectedModRevision, byte[] value) {
+        if (expectedModRevision < 1) {
+            throw new IllegalArgumentException("expectedModRevision must be at least 1 (use putIfAbsent for a key that must not exist), got "
+                    + expectedModRevision);
+        }
+        return compareAndSetCall(key, KvCompare.KV_COMPARE_MOD_REVISION, expectedModRevision, null, value)
+                .thenApply(r -> new Swap(r.getSwapped(), r.getModRevision()));
+    }
+
     private CompletableFuture<Boolean> compareAndSet(String key, KvCompare compare, long expectedModRevision, byte[] expected, byte[] value) {
+        return compareAndSetCall(key, compare, expectedModRevision, expected, value).thenApply(r -> r.getSwapped());
+    }
+
+    private CompletableFuture<io.tenure.proto.v1.KvCompareAndSetResponse> compareAndSetCall(String key, KvCompare compare,
+                                                                                          long expectedModRevision, byte[] expected, byte[] value) {
         checkKey(key);
         checkValue("value", value);
         KvCompareAndSetRequest.Builder request = KvCompareAndSetRequest.newBuilder().setKey(key).setCompare(compare)
@@ -194,7 +219,7 @@ public final class TenureKv {
         if (expected != null) {
             request.setExpectedValue(ByteString.copyFrom(expected));
         }
-        return client.call(KvServiceGrpc.getCompareAndSetMethod(), request.build(), null).thenApply(r -> r.getSwapped());
+        return client.call(KvServiceGrpc.getCompareAndSetMethod(), request.build(), null);
     }
 
     /** The key, read linearizably; empty when it is absent. */

@@ -47,6 +47,14 @@ abstract class CommandProcessTest {
      * output kept in {@code ID.out} and {@code ID.err} of {@link #work}.
      */
     Run tenure(String id, String subcommand, String... args) throws Exception {
+        Process process = start(id, subcommand, args);
+        org.assertj.core.api.Assertions.assertThat(process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS))
+                .as("tenure " + subcommand + " " + id + " exits").isTrue();
+        return new Run(process.exitValue(), Files.readString(work.resolve(id + ".out")), Files.readString(work.resolve(id + ".err")));
+    }
+
+    /** Starts {@code tenure SUBCOMMAND ARGS --endpoints (the server)}, its output kept in {@code ID.out} and {@code ID.err}. */
+    Process start(String id, String subcommand, String... args) throws IOException {
         List<String> command = new ArrayList<>(io.tenure.testing.ChildJava.command(MemberProcess.CLI_MAIN));
         command.add(subcommand);
         command.addAll(List.of(args));
@@ -56,9 +64,7 @@ abstract class CommandProcessTest {
                 .redirectError(work.resolve(id + ".err").toFile())
                 .start();
         started.add(process);
-        org.assertj.core.api.Assertions.assertThat(process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS))
-                .as("tenure " + subcommand + " " + id + " exits").isTrue();
-        return new Run(process.exitValue(), Files.readString(work.resolve(id + ".out")), Files.readString(work.resolve(id + ".err")));
+        return process;
     }
 
     /** The file's text; empty while it does not exist. */

@@ -1,13 +1,10 @@
 package io.tenure.it;
 
 import io.tenure.testing.Await;
-import io.tenure.testing.MemberProcess;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -17,15 +14,7 @@ class SignalCommandTest extends CommandProcessTest {
 
     /** Starts {@code tenure listen ARGS} in the background; its output goes to {@code ID.out} and {@code ID.err}. */
     private Process listen(String id, String... args) throws Exception {
-        List<String> command = new ArrayList<>(io.tenure.testing.ChildJava.command(MemberProcess.CLI_MAIN));
-        command.add("listen");
-        command.addAll(List.of(args));
-        command.addAll(List.of("--endpoints", server.endpoint()));
-        Process process = new ProcessBuilder(command).directory(work.toFile())
-                .redirectOutput(work.resolve(id + ".out").toFile())
-                .redirectError(work.resolve(id + ".err").toFile())
-                .start();
-        started.add(process);
+        Process process = start(id, "listen", args);
         Path err = work.resolve(id + ".err");
         Await.until(() -> "tenure listen " + id + " registered: " + readQuietly(err), WAIT,
                 () -> readQuietly(err).contains("listening to") || !process.isAlive());

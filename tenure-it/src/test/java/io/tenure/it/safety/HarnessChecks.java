@@ -11,6 +11,7 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 
@@ -120,6 +121,7 @@ public final class HarnessChecks {
         if (Files.exists(counters)) {
             checkCounters(ops, new com.fasterxml.jackson.databind.ObjectMapper().readTree(counters.toFile()), violations);
         }
+        checkKv(ops, violations);
 
         Map<Kind, Map<Outcome, Integer>> byKind = new EnumMap<>(Kind.class);
         for (Op op : ops) {
@@ -184,6 +186,131 @@ public final class HarnessChecks {
                 violations.add("counter " + counter + ": an increment was answered " + highest + ", above the " + value + " read after the run");
             }
         }
+    }
+
+    /**
+     * Linearizability of the key-value histories, per key: a compare-and-set register whose every
+     * write is a compare-and-set on the mod revision read (or a put-if-absent) of a value no other
+     * write uses. With unique values the conditions below are what a linearization needs (they
+     * follow etcd's and Jepsen's register checks):
+     * <ol>
+     *   <li>no lost update: no two acknowledged writes swapped from the same revision (or both
+     *       created the key);</li>
+     *   <li>each acknowledged write's revision is above the one it compared;</li>
+     *   <li>no value from nowhere: a read's value was written by a write invoked before the read
+     *       completed, at the revision the read reports when that write's revision is known;</li>
+     *   <li>real time: an operation that starts after another completed sees (or makes) a revision
+     *       at least as new, newer for two acknowledged writes;</li>
+     *   <li>a chain: between two consecutive acknowledged writes (by revision) the later compared
+     *       the earlier's revision, unless a write of unknown outcome compared it.</li>
+     * </ol>
+     * FAIL writes are compare misses that changed nothing; their revision is the key's at the time.
+     */
+    static void checkKv(List<Op> ops, List<String> violations) {
+        Map<String, List<Op>> byKey = new TreeMap<>();
+        ops.stream().filter(op -> op.kind() == Kind.KV_READ || op.kind() == Kind.KV_CAS)
+                .forEach(op -> byKey.computeIfAbsent(op.key(), k -> new ArrayList<>()).add(op));
+        for (Map.Entry<String, List<Op>> e : byKey.entrySet()) {
+            checkKvKey(e.getKey(), e.getValue(), violations);
+        }
+    }
+
+    private static void checkKvKey(String key, List<Op> ops, List<String> violations) {
+        Map<Long, Op> writesOfValue = new java.util.HashMap<>();
+        Map<Long, Op> swappedFrom = new java.util.HashMap<>();
+        Set<Long> unknownFrom = new java.util.HashSet<>();
+        Map<Long, Long> revisionOfValue = new java.util.HashMap<>();
+        for (Op op : ops) {
+            if (op.kind() != Kind.KV_CAS) {
+                continue;
+            }
+            writesOfValue.put(op.value(), op);
+            if (op.outcome() == Outcome.INFO) {
+                unknownFrom.add(op.token());
+            } else if (op.outcome() == Outcome.OK) {
+                Op before = swappedFrom.putIfAbsent(op.token(), op);
+                if (before != null) {
+                    violations.add("kv " + key + ": two writes swapped from revision " + op.token() + " (a lost update): op " + before.id()
+                            + " of " + before.process() + " and op " + op.id() + " of " + op.process());
+                }
+                if (op.position() != 0) {
+                    if (op.position() <= op.token()) {
+                        violations.add("kv " + key + ": op " + op.id() + " of " + op.process() + " swapped from revision " + op.token()
+                                + " to revision " + op.position() + ", not above it");
+                    }
+                    revisionOfValue.put(op.value(), op.position());
+                }
+            }
+        }
+        for (Op op : ops) {
+            if (op.kind() != Kind.KV_READ || op.outcome() != Outcome.OK || op.value() == 0) {
+                continue;
+            }
+            Op writer = writesOfValue.get(op.value());
+            if (writer == null || writer.outcome() == Outcome.FAIL || writer.invokeNanos() > op.completeNanos()) {
+                violations.add("kv " + key + ": op " + op.id() + " of " + op.process() + " read value " + op.value()
+                        + (writer == null ? ", which no write wrote" : writer.outcome() == Outcome.FAIL
+                        ? ", which a write that did not swap (op " + writer.id() + ") carried" : ", written by op " + writer.id()
+                        + " only after the read completed"));
+                continue;
+            }
+            Long written = revisionOfValue.get(op.value());
+            if (written == null) {
+                revisionOfValue.put(op.value(), op.token());
+            } else if (written != op.token()) {
+                violations.add("kv " + key + ": op " + op.id() + " of " + op.process() + " read value " + op.value() + " at revision "
+                        + op.token() + ", but it was written at revision " + written);
+            }
+        }
+        checkKvRealTime(key, ops, violations);
+        List<Op> acknowledged = ops.stream().filter(op -> op.kind() == Kind.KV_CAS && op.outcome() == Outcome.OK
+                && revisionOfValue.containsKey(op.value())).sorted(java.util.Comparator.comparingLong(op -> revisionOfValue.get(op.value()))).toList();
+        for (int i = 1; i < acknowledged.size(); i++) {
+            long previous = revisionOfValue.get(acknowledged.get(i - 1).value());
+            Op next = acknowledged.get(i);
+            if (next.token() != previous && !unknownFrom.contains(previous)) {
+                violations.add("kv " + key + ": op " + next.id() + " of " + next.process() + " swapped from revision " + next.token()
+                        + ", but the write before it made revision " + previous + " and no write of unknown outcome compared that");
+            }
+        }
+    }
+
+    /** Condition 4 of {@link #checkKv}: sweeps the operations by start, against the newest revision of those completed before. */
+    private static void checkKvRealTime(String key, List<Op> ops, List<String> violations) {
+        List<Op> known = ops.stream().filter(op -> op.outcome() != Outcome.INFO && revisionSeen(op) > 0).toList();
+        List<Op> byEnd = known.stream().sorted(java.util.Comparator.comparingLong(Op::completeNanos)).toList();
+        List<Op> byStart = known.stream().sorted(java.util.Comparator.comparingLong(Op::invokeNanos)).toList();
+        int done = 0;
+        Op newest = null;
+        Op newestWrite = null;
+        for (Op op : byStart) {
+            while (done < byEnd.size() && byEnd.get(done).completeNanos() < op.invokeNanos()) {
+                Op finished = byEnd.get(done++);
+                if (newest == null || revisionSeen(finished) > revisionSeen(newest)) {
+                    newest = finished;
+                }
+                if (isWrite(finished) && (newestWrite == null || revisionSeen(finished) > revisionSeen(newestWrite))) {
+                    newestWrite = finished;
+                }
+            }
+            if (newest != null && revisionSeen(op) < revisionSeen(newest)) {
+                violations.add("kv " + key + ": op " + op.id() + " of " + op.process() + " (" + op.kind() + ") saw revision "
+                        + revisionSeen(op) + ", older than revision " + revisionSeen(newest) + " of op " + newest.id() + " of "
+                        + newest.process() + ", which completed before it started");
+            } else if (isWrite(op) && newestWrite != null && revisionSeen(op) <= revisionSeen(newestWrite)) {
+                violations.add("kv " + key + ": op " + op.id() + " of " + op.process() + " wrote revision " + revisionSeen(op)
+                        + ", not above revision " + revisionSeen(newestWrite) + " of op " + newestWrite.id() + ", written before it started");
+            }
+        }
+    }
+
+    private static boolean isWrite(Op op) {
+        return op.kind() == Kind.KV_CAS && op.outcome() == Outcome.OK;
+    }
+
+    /** The revision an operation saw or made: a read's, a swap's new one, a miss's current one; 0 when unknown. */
+    private static long revisionSeen(Op op) {
+        return op.kind() == Kind.KV_READ ? op.token() : op.position();
     }
 
     /** Violations 1 and 2: per key, accepted tokens never go down and accepted values always go up. */

@@ -110,4 +110,46 @@ class HarnessChecksTest {
     private static Op write(String process, long id, String key, long token, long value, Outcome outcome) {
         return new Op(id, process, Kind.WRITE, key, 1, token, value, 0, 1, 2, outcome, 0, null, null, null);
     }
+
+    private static Op kvRead(long id, long invoke, long complete, long value, long revision) {
+        return new Op(id, "c" + id, Kind.KV_READ, "k", 0, revision, value, 0, invoke, complete, Outcome.OK, 0, null, null, null);
+    }
+
+    private static Op kvCas(long id, long invoke, long complete, long from, long value, Outcome outcome, long revision) {
+        return new Op(id, "c" + id, Kind.KV_CAS, "k", 0, from, value, 0, invoke, complete, outcome, revision, null, null, null);
+    }
+
+    private static List<String> kvViolations(Op... ops) {
+        List<String> violations = new ArrayList<>();
+        HarnessChecks.checkKv(List.of(ops), violations);
+        return violations;
+    }
+
+    @Test
+    void aLinearizableKvHistoryPasses() {
+        assertThat(kvViolations(
+                kvCas(1, 0, 10, 0, 101, Outcome.OK, 0),           // created the key
+                kvRead(2, 11, 20, 101, 5),                          // at revision 5
+                kvCas(3, 21, 30, 5, 102, Outcome.OK, 9),
+                kvCas(4, 22, 31, 5, 103, Outcome.FAIL, 9),         // lost the race, saw 9
+                kvCas(5, 32, 40, 9, 104, Outcome.INFO, 0),         // unknown: it did swap
+                kvCas(6, 41, 50, 12, 105, Outcome.OK, 15),         // compared 104's revision, which a read shows
+                kvRead(7, 35, 45, 104, 12),
+                kvRead(8, 51, 60, 105, 15))).isEmpty();
+    }
+
+    @Test
+    void theKvCheckCatchesALostUpdateAStaleReadAValueFromNowhereAndABrokenChain() {
+        assertThat(kvViolations(kvCas(1, 0, 10, 5, 101, Outcome.OK, 7), kvCas(2, 0, 10, 5, 102, Outcome.OK, 8)))
+                .anySatisfy(v -> assertThat(v).contains("lost update"));
+        assertThat(kvViolations(kvCas(1, 0, 10, 5, 101, Outcome.OK, 7), kvRead(2, 11, 20, 100, 5), kvCas(3, 0, 1, 0, 100, Outcome.OK, 5)))
+                .anySatisfy(v -> assertThat(v).contains("saw revision 5, older than revision 7"));
+        assertThat(kvViolations(kvRead(1, 0, 10, 999, 5))).anySatisfy(v -> assertThat(v).contains("which no write wrote"));
+        assertThat(kvViolations(kvRead(1, 0, 10, 101, 5), kvCas(2, 20, 30, 3, 101, Outcome.OK, 5)))
+                .anySatisfy(v -> assertThat(v).contains("only after the read completed"));
+        assertThat(kvViolations(kvCas(1, 0, 10, 3, 101, Outcome.OK, 5), kvCas(2, 20, 30, 4, 102, Outcome.OK, 9)))
+                .anySatisfy(v -> assertThat(v).contains("no write of unknown outcome compared that"));
+        assertThat(kvViolations(kvCas(1, 0, 10, 3, 101, Outcome.OK, 5), kvRead(2, 11, 20, 101, 6)))
+                .anySatisfy(v -> assertThat(v).contains("but it was written at revision 5"));
+    }
 }

@@ -69,7 +69,15 @@ public record Op(long id, String process, Kind kind, String key, long leaseId, l
         /** The leadership of election {@code key} with {@code token} was resigned. */
         RESIGN,
         /** Counter {@code key} was incremented by one: {@code value} is the value answered (OK only). */
-        INCR
+        INCR,
+        /** Key {@code key} was read: {@code value} its value (a number unique to the write that made it; 0: absent), {@code token} its mod revision. */
+        KV_READ,
+        /**
+         * Key {@code key} was compare-and-set to {@code value} (unique to this op) if its mod revision was {@code token}
+         * (0: if absent). OK: set, {@code position} the put's revision (0 when the answer does not say); FAIL: not
+         * set, {@code position} the key's mod revision then (0 when unknown); INFO: unknown.
+         */
+        KV_CAS
     }
 
     public enum Outcome { OK, FAIL, INFO }

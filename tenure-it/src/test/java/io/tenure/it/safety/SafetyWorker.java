@@ -22,7 +22,7 @@ import java.util.Random;
  * endpoints given (the harness's links to the members), and plays its role until it is told to
  * stop: SIGTERM, or the end of its standard input (the harness closes it, or died). A lock
  * worker also runs a {@link SemaphoreWorker} and an {@link ElectionWorker}, each on a thread of its
- * own, when the run has semaphores and elections, and a {@link CounterWorker}. Every
+ * own, when the run has semaphores and elections, a {@link CounterWorker} and a {@link KvWorker}. Every
  * operation goes to {@code DIR/history/<name>.jsonl}; operations still open when it stops are
  * written as INFO. It may be killed or paused (SIGSTOP) at any moment; the SDK fails over when
  * members die.
@@ -51,11 +51,13 @@ public final class SafetyWorker {
         WorkerContext semaphoreCtx = ctx.withRandom(new Random(~seed));
         WorkerContext electionCtx = ctx.withRandom(new Random(Long.reverse(seed)));
         WorkerContext counterCtx = ctx.withRandom(new Random(seed ^ 0x5DEECE66DL));
+        WorkerContext kvCtx = ctx.withRandom(new Random(seed * 31 + 7));
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             ctx.running = false;
             semaphoreCtx.running = false;
             electionCtx.running = false;
             counterCtx.running = false;
+            kvCtx.running = false;
             history.close("the process was stopped with the operation open");
         }, "history-close"));
         exitWhenStdinEnds();
@@ -79,6 +81,10 @@ public final class SafetyWorker {
                     Thread counter = new Thread(() -> new CounterWorker(counterCtx).run(), "counter-worker");
                     counter.setDaemon(true);
                     counter.start();
+                    int number = Integer.parseInt(options.get("number"));
+                    Thread kv = new Thread(() -> new KvWorker(kvCtx, number).run(), "kv-worker");
+                    kv.setDaemon(true);
+                    kv.start();
                     new LockWorker(ctx, leases).run();
                 }
                 case "keeper" -> new KeeperWorker(ctx, leases).run();
