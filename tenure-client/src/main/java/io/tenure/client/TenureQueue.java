@@ -109,9 +109,36 @@ public final class TenureQueue {
         return Futures.await(withLease(held -> popAsync(held, true, null, FailoverCall.ON_TRANSPORT_THREAD)), what()).orElseThrow();
     }
 
+    /** {@link #take()}, without blocking; cancelling the future withdraws the wait. */
+    public CompletableFuture<byte[]> takeAsync() {
+        CompletableFuture<Optional<byte[]>> pop = withLease(held -> popAsync(held, true, null, null));
+        CompletableFuture<byte[]> item = pop.thenApply(Optional::orElseThrow);
+        item.whenComplete((value, error) -> {
+            if (item.isCancelled()) {
+                pop.cancel(true);
+            }
+        });
+        return item;
+    }
+
     /** The number of items, read linearizably. */
     public int size() {
-        return Futures.await(rangeAsync(0, -1).thenApply(Range::length), what());
+        return Futures.await(rangeAsync(0, 0).thenApply(Range::length), what());
+    }
+
+    /**
+     * This list as a {@link java.util.concurrent.BlockingQueue} of byte arrays, for code written
+     * against the JDK's queues (an executor's work queue, a consumer loop): {@code offer}/{@code add}
+     * push at the tail, {@code poll}/{@code take} pop the head (waiting with this queue's lease),
+     * {@code peek}, {@code size} and the iterator read it linearizably (the iterator over a copy).
+     * Differences, since the list is shared by every client: {@code offer} answers false and
+     * {@code add}/{@code put} throw {@link IllegalStateException} when the list is full (100,000
+     * items), without waiting for room; {@code remove(Object)}, {@code contains} and the iterator's
+     * {@code remove} are not supported; an interrupted {@code take} or {@code poll(timeout)}
+     * withdraws its wait before throwing {@link InterruptedException}.
+     */
+    public java.util.concurrent.BlockingQueue<byte[]> asBlockingQueue() {
+        return new QueueView(this);
     }
 
     /**
