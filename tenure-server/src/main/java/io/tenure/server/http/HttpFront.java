@@ -41,7 +41,7 @@ import java.util.function.Supplier;
 
 /**
  * The HTTP front end (Javalin on Jetty): the JSON lock, semaphore, election and barrier API under
- * {@code /v1} ({@link LockApi}, {@link SemaphoreApi}, {@link ElectionApi}, {@link BarrierApi}, {@link LatchApi}, {@link CounterApi}, {@link KvApi}, {@link SignalApi}), {@code /metrics} in
+ * {@code /v1} ({@link LockApi}, {@link SemaphoreApi}, {@link ElectionApi}, {@link BarrierApi}, {@link LatchApi}, {@link CounterApi}, {@link KvApi}, {@link ListApi}, {@link SignalApi}), {@code /metrics} in
  * the Prometheus text format, {@code /healthz} and {@code /readyz}. Like the gRPC front end it
  * only translates: the lock, semaphore, election and lease services decide, and failures become answers in one table ({@link Failures}).
  *
@@ -306,6 +306,21 @@ public final class HttpFront implements AutoCloseable {
         Map<String, Action> signalActions = new LinkedHashMap<>();
         signalActions.put("publish", signals::publish);
         app.post("/v1/signals/*", ctx -> serve(ctx, () -> post(ctx, NamePath.SIGNALS, signalActions)));
+        ListApi lists = new ListApi(member, timer);
+        app.get("/v1/lists/*", ctx -> serve(ctx, () -> {
+            NamePath.Target range = NamePath.LISTS.actionOf(ctx.req().getRequestURI());
+            return range != null && range.action().equals("range")
+                    ? lists.range(range.name(), ctx.queryParam("start"), ctx.queryParam("stop"))
+                    : lists.length(NamePath.LISTS.nameOf(ctx.req().getRequestURI()));
+        }));
+        app.post("/v1/lists/*", ctx -> serve(ctx, () -> {
+            // A pop may wait: it looks at its own connection to learn whether its client went away.
+            Map<String, Action> listActions = new LinkedHashMap<>();
+            listActions.put("push", lists::push);
+            ClientConnection caller = new ClientConnection(ctx);
+            listActions.put("pop", (name, body, requestId) -> lists.pop(name, body, requestId, caller));
+            return post(ctx, NamePath.LISTS, listActions);
+        }));
         app.exception(Failure.class, (failure, ctx) -> render(ctx, failure));
         app.exception(HttpResponseException.class, (e, ctx) -> render(ctx, fromJavalin(ctx, e)));
         app.exception(Exception.class, (e, ctx) -> render(ctx, Failures.of(e)));

@@ -28,6 +28,7 @@ record NamePath(String noun, String prefix) {
     static final NamePath COUNTERS = new NamePath("counter", "/v1/counters/");
     static final NamePath KV = new NamePath("key", "/v1/kv/");
     static final NamePath SIGNALS = new NamePath("channel", "/v1/signals/");
+    static final NamePath LISTS = new NamePath("list", "/v1/lists/");
 
     /** A name and, for a POST, the action after it. */
     record Target(String name, String action) {}
