@@ -12,7 +12,7 @@ enum ErrorCode {
     INVALID_JSON(400, "invalid_json"),
     /** A field is missing, of the wrong type or out of range; {@code field} names it. */
     INVALID_ARGUMENT(400, "invalid_argument"),
-    /** A GET of a lock that is free, of a semaphore that does not exist (nobody holds or waits), of an election nobody leads, of a barrier nobody waits at, or of a latch whose count is zero. */
+    /** A GET of a lock that is free, of a semaphore that does not exist (nobody holds or waits), of an election nobody leads, of a barrier nobody waits at, or of a latch whose count is zero; a pop of a list still empty when its wait ends. */
     NOT_FOUND(404, "not_found"),
     /** The lease was never granted, has expired or was revoked (a two-phase wait's, a withdrawal's, a double barrier leave's). */
     LEASE_NOT_FOUND(404, "lease_not_found"),
