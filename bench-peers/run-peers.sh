@@ -27,6 +27,11 @@
 # W8, one counter incremented by 64 clients (W8_CLIENTS), on every target: etcd by get + Txn on
 # the key's mod revision (etcd has no increment), ZooKeeper by Curator's DistributedAtomicLong,
 # Redis by INCR (Redisson's RAtomicLong).
+# W9, 64 clients (W9_CLIENTS) each putting a key of its own (of 1,000, 100-byte values) and reading
+# it back linearizably, on every target: etcd Put + Get (serializable=false), ZooKeeper setData +
+# sync + getData, Redis SET + GET (not durable). W10, 64 producers and 64 consumers (W10_CLIENTS) on
+# one queue: ZooKeeper by Curator's DistributedQueue, Redis by Redisson's RBlockingQueue; etcd has no
+# queue, so W10 is skipped on etcd and etcd-3.
 # Logs the PIDs it starts; stops every one of them, by PID, on success, failure and Ctrl-C. Never
 # kills by pattern.
 set -euo pipefail
@@ -50,11 +55,15 @@ W6_LIMIT="${W6_LIMIT:-8}"
 W7_LIST="${W7_CLIENTS-64}"
 W7_READS="${W7_READS:-0.9}"
 W8_LIST="${W8_CLIENTS-64}"
+W9_LIST="${W9_CLIENTS-64}"
+W10_LIST="${W10_CLIENTS-64}"
 read -r -a W1_CLIENTS <<<"${W1_LIST//,/ }"
 read -r -a W2_CLIENTS <<<"${W2_LIST//,/ }"
 read -r -a W6_CLIENTS <<<"${W6_LIST//,/ }"
 read -r -a W7_CLIENTS <<<"${W7_LIST//,/ }"
 read -r -a W8_CLIENTS <<<"${W8_LIST//,/ }"
+read -r -a W9_CLIENTS <<<"${W9_LIST//,/ }"
+read -r -a W10_CLIENTS <<<"${W10_LIST//,/ }"
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -66,7 +75,7 @@ while [[ $# -gt 0 ]]; do
     --no-build) BUILD=0; shift ;;
     --w3) W3=1; shift ;;
     --clusters) CLUSTERS=1; shift ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 64 ;;
   esac
 done
@@ -84,8 +93,9 @@ for target in "${targets[@]}"; do
   esac
 done
 for c in "${W1_CLIENTS[@]+"${W1_CLIENTS[@]}"}" "${W2_CLIENTS[@]+"${W2_CLIENTS[@]}"}" "${W6_CLIENTS[@]+"${W6_CLIENTS[@]}"}" \
-    "${W7_CLIENTS[@]+"${W7_CLIENTS[@]}"}" "${W8_CLIENTS[@]+"${W8_CLIENTS[@]}"}" "$W6_LIMIT"; do
-  [[ "$c" =~ ^[1-9][0-9]*$ ]] || { echo "W1_CLIENTS/W2_CLIENTS/W6_CLIENTS/W7_CLIENTS/W8_CLIENTS/W6_LIMIT: not a count: $c" >&2; exit 64; }
+    "${W7_CLIENTS[@]+"${W7_CLIENTS[@]}"}" "${W8_CLIENTS[@]+"${W8_CLIENTS[@]}"}" "${W9_CLIENTS[@]+"${W9_CLIENTS[@]}"}" \
+    "${W10_CLIENTS[@]+"${W10_CLIENTS[@]}"}" "$W6_LIMIT"; do
+  [[ "$c" =~ ^[1-9][0-9]*$ ]] || { echo "W1_CLIENTS/W2_CLIENTS/W6_CLIENTS/W7_CLIENTS/W8_CLIENTS/W9_CLIENTS/W10_CLIENTS/W6_LIMIT: not a count: $c" >&2; exit 64; }
 done
 [[ "$W7_READS" =~ ^(0(\.[0-9]+)?|1(\.0+)?|\.[0-9]+)$ ]] || { echo "W7_READS: not a share between 0 and 1: $W7_READS" >&2; exit 64; }
 
@@ -412,6 +422,12 @@ for target in "${targets[@]}"; do
     for c in "${W7_CLIENTS[@]+"${W7_CLIENTS[@]}"}"; do run_driver "$target" W7 "$c" --reads "$W7_READS"; done
   fi
   for c in "${W8_CLIENTS[@]+"${W8_CLIENTS[@]}"}"; do run_driver "$target" W8 "$c"; done
+  for c in "${W9_CLIENTS[@]+"${W9_CLIENTS[@]}"}"; do run_driver "$target" W9 "$c"; done
+  if [[ ${#W10_CLIENTS[@]} -gt 0 && "$(driver_of "$target")" == etcd ]]; then
+    log "$target W10 skipped: etcd has no queue (jetcd has no queue recipe)"
+  else
+    for c in "${W10_CLIENTS[@]+"${W10_CLIENTS[@]}"}"; do run_driver "$target" W10 "$c"; done
+  fi
   if [[ $W3 -eq 1 && ( "$target" == etcd || ( "$target" == etcd-3 && "$W3_ETCD3" == 1 ) ) ]]; then
     run_driver "$target" W3 1 --leases "$W3_LEASES" --ttl "$W3_TTL"
   fi

@@ -23,6 +23,8 @@ public final class Bench {
                     case "W7" -> s.clients() + " clients on a read/write lock, " + Math.round(BenchSettings.W7_READS * 100)
                             + " % reads";
                     case "W8" -> s.clients() + " clients incrementing one counter";
+                    case "W9" -> s.clients() + " clients putting and reading keys";
+                    case "W10" -> s.clients() + " producers and " + s.clients() + " consumers on one queue";
                     default -> s.clients() + " clients";
                 }, s.duration(), s.warmup());
         try (Members members = Members.start(s.memberCount(), s.jvmOptions())) {
@@ -35,12 +37,15 @@ public final class Bench {
                 case "W6" -> Contended.semaphore(members, s);
                 case "W7" -> Contended.readWrite(members, s);
                 case "W8" -> Counted.run(members, s);
+                case "W9" -> PutGets.run(members, s);
+                case "W10" -> Queued.run(members, s);
                 default -> throw new IllegalArgumentException("unknown workload " + s.workload());
             };
         }
     }
 
-    /** Whether the run kept its promises: no overlap (W8: no value answered twice), no lease (W8: increment) lost. */
+    /** Whether the run kept its promises: no overlap (W8: no value answered twice; W9: no stale read; W10: no item
+     * popped twice), no lease (W8: increment; W10: item) lost. */
     public static boolean passed(BenchResult r) {
         Object lost = r.extra().get("lost");
         return r.overlaps() == 0 && (lost == null || ((Number) lost).longValue() == 0);

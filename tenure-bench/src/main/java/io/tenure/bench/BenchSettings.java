@@ -8,8 +8,9 @@ import java.util.Locale;
  * One run: which members, which workload, how long.
  *
  * @param target     {@code tenure-1} or {@code tenure-3}
- * @param workload   W1 to W8
- * @param clients    concurrent clients (W1, W2, W4, W6, W7, W8); ignored by W3 and W5
+ * @param workload   W1 to W10
+ * @param clients    concurrent clients (W1, W2, W4, W6, W7, W8, W9; W10: producers, and as many consumers);
+ *                   ignored by W3 and W5
  * @param duration   the measured window (W3: how long the leases are held)
  * @param warmup     run before measuring, on the same members, to get past the JIT (RATIS.md)
  * @param leases     W3: how many leases
@@ -40,12 +41,16 @@ public record BenchSettings(String target, String workload, int clients, Duratio
     public static final double W7_READS = 0.9;
     /** W8 as issue 18 defines it: 64 clients incrementing one counter. */
     public static final int DEFAULT_W8_CLIENTS = 64;
+    /** W9 as issue 18 defines it: 64 clients putting and reading keys. */
+    public static final int DEFAULT_W9_CLIENTS = 64;
+    /** W10 as issue 18 defines it: 64 producers and 64 consumers on one queue. */
+    public static final int DEFAULT_W10_CLIENTS = 64;
     /** W7: client {@code i} draws its reads and writes from {@code new SplittableRandom(READ_WRITE_SEED + i)}, as the peer drivers do. */
     public static final long READ_WRITE_SEED = 7;
     /** The SDK's largest semaphore limit. */
     public static final int MAX_LIMIT = 1_000_000;
     /** The workloads, in order. */
-    public static final List<String> WORKLOADS = List.of("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8");
+    public static final List<String> WORKLOADS = List.of("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10");
     /** The lease TTL on one member (issue 7's 10 s; W3 keeps leases alive at TTL/3, the SDK's rhythm). */
     public static final Duration TTL = Duration.ofSeconds(10);
     /**
@@ -62,10 +67,14 @@ public record BenchSettings(String target, String workload, int clients, Duratio
             throw new IllegalArgumentException("target must be tenure-1 or tenure-3 (peers have their own drivers), got " + target);
         }
         if (!WORKLOADS.contains(workload)) {
-            throw new IllegalArgumentException("workload must be W1..W8, got " + workload);
+            throw new IllegalArgumentException("workload must be W1..W10, got " + workload);
         }
         if (workload.equals("W5") && !target.equals("tenure-3")) {
             throw new IllegalArgumentException("W5 (failover) needs --target tenure-3");
+        }
+        if (workload.equals("W9") && clients > PutGets.KEYS) {
+            throw new IllegalArgumentException("W9 shares " + PutGets.KEYS + " keys out among its clients: at most " + PutGets.KEYS
+                    + " clients, got " + clients);
         }
         if (clients < 1 || leases < 1 || watchers < 0 || rounds < 1) {
             throw new IllegalArgumentException("clients, leases and rounds must be positive");
@@ -87,12 +96,14 @@ public record BenchSettings(String target, String workload, int clients, Duratio
                 DEFAULT_ROUNDS, DEFAULT_JVM_OPTIONS);
     }
 
-    /** The clients of {@code workload} when none are given: 64 for W6, W7 and W8, else 16. */
+    /** The clients of {@code workload} when none are given: 64 for W6 to W10, else 16. */
     public static int defaultClients(String workload) {
         return switch (workload.toUpperCase(Locale.ROOT)) {
             case "W6" -> DEFAULT_W6_CLIENTS;
             case "W7" -> DEFAULT_W7_CLIENTS;
             case "W8" -> DEFAULT_W8_CLIENTS;
+            case "W9" -> DEFAULT_W9_CLIENTS;
+            case "W10" -> DEFAULT_W10_CLIENTS;
             default -> DEFAULT_CLIENTS;
         };
     }

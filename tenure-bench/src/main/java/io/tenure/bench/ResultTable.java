@@ -89,7 +89,8 @@ public final class ResultTable {
         }
         out.append('\n').append(rule).append('\n');
         List<BenchResult> sorted = new ArrayList<>(results);
-        sorted.sort(Comparator.comparing(BenchResult::workload).thenComparingInt(BenchResult::clients)
+        sorted.sort(Comparator.comparingInt((BenchResult r) -> workloadOrder(r.workload())).thenComparing(BenchResult::workload)
+                .thenComparingInt(BenchResult::clients)
                 .thenComparingInt(r -> targetOrder(r.target())));
         for (BenchResult r : sorted) {
             out.append("| ").append(r.workload()).append(" | ").append(r.clients()).append(" | ").append(r.target())
@@ -207,12 +208,21 @@ public final class ResultTable {
                     + (x.containsKey("readers_peak") ? ", peak readers " + x.get("readers_peak") : "");
             case "W8" -> "duplicates " + x.getOrDefault("duplicates", "?") + ", lost " + x.getOrDefault("lost", "?")
                     + (x.containsKey("recipe") ? ", " + x.get("recipe") : "");
+            case "W9" -> "stale reads " + x.getOrDefault("stale_reads", "?") + (x.containsKey("recipe") ? ", " + x.get("recipe") : "");
+            case "W10" -> "duplicates " + x.getOrDefault("duplicates", "?") + ", lost " + x.getOrDefault("lost", "?")
+                    + (x.containsKey("recipe") ? ", " + x.get("recipe") : "");
             default -> "";
         };
     }
 
     private static double number(Map<String, Object> extra, String key, double otherwise) {
         return extra.get(key) instanceof Number n ? n.doubleValue() : otherwise;
+    }
+
+    /** W1 to W10 in number order (W10 after W9), anything else after them. */
+    private static int workloadOrder(String workload) {
+        int i = BenchSettings.WORKLOADS.indexOf(workload);
+        return i < 0 ? BenchSettings.WORKLOADS.size() : i;
     }
 
     private static int targetOrder(String target) {

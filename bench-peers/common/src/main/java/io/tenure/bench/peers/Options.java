@@ -6,10 +6,11 @@ import java.util.List;
 
 /**
  * The command line every driver takes, the same as the tenure-bench side:
- * {@code --workload W1|W2|W6|W7|W8 --clients N --duration 20s --warmup 5s --endpoint host:port}; W3
+ * {@code --workload W1|W2|W6|W7|W8|W9|W10 --clients N --duration 20s --warmup 5s --endpoint host:port}; W3
  * (lease keep-alives, etcd only) adds {@code --leases 10000 --ttl 6s}; W6 (one semaphore, ZooKeeper
  * and Redis) takes {@code --limit 8}, its permits; W7 (one read/write lock, ZooKeeper and Redis)
- * takes {@code --reads 0.9}, the share of its acquisitions that are reads.
+ * takes {@code --reads 0.9}, the share of its acquisitions that are reads. W10 runs {@code --clients}
+ * producers and as many consumers.
  *
  * <p>{@code --endpoint} may name several members of one cluster, comma-separated
  * ({@code 127.0.0.1:2379,127.0.0.1:2381,127.0.0.1:2383}); {@link #host()} and {@link #port()} are
@@ -61,8 +62,8 @@ public record Options(String workload, int clients, Duration duration, Duration 
                         + " [--reads 0.9])");
             }
         }
-        if (!List.of("W1", "W2", "W3", "W6", "W7", "W8").contains(workload)) {
-            throw new IllegalArgumentException("--workload must be W1, W2, W3, W6, W7 or W8, not " + workload);
+        if (!List.of("W1", "W2", "W3", "W6", "W7", "W8", "W9", "W10").contains(workload)) {
+            throw new IllegalArgumentException("--workload must be W1, W2, W3, W6, W7, W8, W9 or W10, not " + workload);
         }
         if (clients < 1) {
             throw new IllegalArgumentException("--clients must be at least 1");

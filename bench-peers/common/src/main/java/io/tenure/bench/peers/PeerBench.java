@@ -35,6 +35,7 @@ import org.HdrHistogram.Histogram;
  *       {@code ops} are acknowledged increments; each answer must be a value no other increment
  *       was answered ({@code duplicates}, reported in the overlaps field), and at the end the
  *       counter must equal the increments acknowledged ({@code lost}).
+ *   <li>W9 and W10, keys and a queue ({@link KvTarget}, {@link QueueTarget}): see {@link DataBench}.
  * </ul>
  *
  * <p>An operation counts when its acquisition falls inside the measured window (after the
@@ -49,9 +50,9 @@ import org.HdrHistogram.Histogram;
 public final class PeerBench {
 
     /** Latencies above this are clamped (and still counted) rather than dropped. */
-    private static final long HIGHEST_NANOS = TimeUnit.MINUTES.toNanos(2);
+    static final long HIGHEST_NANOS = TimeUnit.MINUTES.toNanos(2);
     /** How long the clients may take past the window to finish their last cycle. */
-    private static final long DRAIN_SECONDS = 60;
+    static final long DRAIN_SECONDS = 60;
     /** W7: client {@code i} draws its reads and writes from {@code new SplittableRandom(READ_WRITE_SEED + i)}. */
     public static final long READ_WRITE_SEED = 7;
     /**
@@ -79,6 +80,16 @@ public final class PeerBench {
                 } else if (options.workload().equals("W7") && !(target instanceof ReadWriteLockTarget)) {
                     throw new IllegalArgumentException(target.name()
                             + " has no W7 driver: its client library has no read/write lock recipe");
+                } else if (options.workload().equals("W9")) {
+                    if (!(target instanceof KvTarget kvs)) {
+                        throw new IllegalArgumentException(target.name() + " has no W9 driver");
+                    }
+                    status = DataBench.runKv(options, target, kvs);
+                } else if (options.workload().equals("W10")) {
+                    if (!(target instanceof QueueTarget queues)) {
+                        throw new IllegalArgumentException(target.name() + " has no W10 driver: it has no queue");
+                    }
+                    status = DataBench.runQueue(options, target, queues);
                 } else if (options.workload().equals("W8")) {
                     if (!(target instanceof CounterTarget counters)) {
                         throw new IllegalArgumentException(target.name() + " has no W8 driver");
@@ -421,7 +432,7 @@ public final class PeerBench {
     }
 
     /** Prints the result line of a run of {@code ops} over {@code seconds}, with its latencies and {@code overlaps}. */
-    private static void printLine(PeerTarget target, Options options, double seconds, long ops, Histogram cycles, long overlaps,
+    static void printLine(PeerTarget target, Options options, double seconds, long ops, Histogram cycles, long overlaps,
                                   Map<String, Object> extra) {
         Map<String, Object> line = new LinkedHashMap<>();
         line.put("target", target.name());
@@ -448,7 +459,7 @@ public final class PeerBench {
         return Math.round(nanos / 1_000.0) / 1_000.0;
     }
 
-    private static void await(CyclicBarrier barrier) {
+    static void await(CyclicBarrier barrier) {
         try {
             barrier.await();
         } catch (Exception e) {
@@ -457,7 +468,7 @@ public final class PeerBench {
     }
 
     /** After an error, so a dead peer does not turn into a busy loop. */
-    private static void pause() {
+    static void pause() {
         try {
             Thread.sleep(10);
         } catch (InterruptedException e) {

@@ -9,6 +9,7 @@ import io.etcd.jetcd.support.CloseableClient;
 import io.grpc.stub.StreamObserver;
 import io.tenure.bench.peers.CounterTarget;
 import io.tenure.bench.peers.KeepAliveTarget;
+import io.tenure.bench.peers.KvTarget;
 import io.tenure.bench.peers.Options;
 import io.tenure.bench.peers.PeerBench;
 import io.tenure.bench.peers.PeerTarget;
@@ -39,8 +40,16 @@ import java.util.concurrent.TimeUnit;
  * <p>W8: etcd has no increment; the counter is a key holding a decimal value, incremented as
  * etcd's own STM does: read the key and its mod revision, then a {@code Txn} that writes the value
  * plus one only if the mod revision is unchanged, retried at once until it succeeds.
+ *
+ * <p>W9: a KV {@code Put}, then a KV {@code Get} with {@code serializable=false}, etcd's
+ * linearizable read (through the leader's read index); the put's stamp is the revision of its
+ * response header, the get's the key's mod revision.
+ *
+ * <p>No W10: etcd has no queue (jetcd has no queue recipe, and etcd's own recipes in Go build one
+ * from keys, watches and transactions), so this driver is no {@link io.tenure.bench.peers.QueueTarget}
+ * and answers {@code --workload W10} with a usage error; run-peers.sh skips W10 on etcd.
  */
-public final class EtcdPeer implements PeerTarget, KeepAliveTarget, CounterTarget {
+public final class EtcdPeer implements PeerTarget, KeepAliveTarget, CounterTarget, KvTarget {
 
     /** Lease TTL of each client's session; long enough that a loaded machine never loses one. */
     private static final long SESSION_TTL_SECONDS = 30;
@@ -151,6 +160,30 @@ public final class EtcdPeer implements PeerTarget, KeepAliveTarget, CounterTarge
     @Override
     public String counterRecipe() {
         return "get + Txn(if mod_revision unchanged then put value+1), retried until it succeeds";
+    }
+
+    @Override
+    public KvClient kv(int index) {
+        io.etcd.jetcd.KV kv = client.getKVClient();
+        io.etcd.jetcd.options.GetOption linearizable = io.etcd.jetcd.options.GetOption.builder().withSerializable(false).build();
+        return new KvClient() {
+            @Override
+            public long put(String key, byte[] value) throws Exception {
+                return kv.put(bytes(key), ByteSequence.from(value)).get(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS).getHeader().getRevision();
+            }
+
+            @Override
+            public Read get(String key) throws Exception {
+                var read = kv.get(bytes(key), linearizable).get(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+                return read.getKvs().isEmpty() ? null
+                        : new Read(read.getKvs().get(0).getValue().getBytes(), read.getKvs().get(0).getModRevision());
+            }
+        };
+    }
+
+    @Override
+    public String kvRecipe() {
+        return "KV Put, then KV Get with serializable=false (linearizable)";
     }
 
     private static ByteSequence bytes(String text) {

@@ -1,9 +1,11 @@
 package io.tenure.bench.peers.redis;
 
 import io.tenure.bench.peers.CounterTarget;
+import io.tenure.bench.peers.KvTarget;
 import io.tenure.bench.peers.Options;
 import io.tenure.bench.peers.PeerBench;
 import io.tenure.bench.peers.PeerTarget;
+import io.tenure.bench.peers.QueueTarget;
 import io.tenure.bench.peers.ReadWriteLockTarget;
 import io.tenure.bench.peers.SemaphoreTarget;
 import io.tenure.bench.peers.Versions;
@@ -16,7 +18,9 @@ import org.redisson.Redisson;
 import org.redisson.api.RLock;
 import org.redisson.api.RPermitExpirableSemaphore;
 import org.redisson.api.RReadWriteLock;
+import org.redisson.api.RBlockingQueue;
 import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.ByteArrayCodec;
 import org.redisson.config.Config;
 
 /**
@@ -37,8 +41,16 @@ import org.redisson.config.Config;
  *
  * <p>W8 uses Redisson's {@code RAtomicLong.incrementAndGet()}: one {@code INCR}, atomic in Redis,
  * no retries. Not durable at Redis's default (no fsync per write).
+ *
+ * <p>W9 uses Redisson's {@code RBucket} (bytes, {@link ByteArrayCodec}): {@code set} ({@code SET}),
+ * then {@code get} ({@code GET}). One Redis process holds the one copy, so a read is of the last
+ * write; nothing is durable, and Redis has no revision to compare (the check compares values).
+ *
+ * <p>W10 uses Redisson's {@link RBlockingQueue} (bytes): {@code offer} ({@code RPUSH}) and
+ * {@code poll(timeout)} ({@code BLPOP}), one blocked connection per waiting consumer. An item taken
+ * by a consumer that dies before using it is gone: BLPOP removes it as it answers.
  */
-public final class RedisPeer implements PeerTarget, SemaphoreTarget, ReadWriteLockTarget, CounterTarget {
+public final class RedisPeer implements PeerTarget, SemaphoreTarget, ReadWriteLockTarget, CounterTarget, KvTarget, QueueTarget {
 
     /** W6's lease time per permit: far beyond any hold, a bound on a crashed holder's. */
     private static final long PERMIT_LEASE_SECONDS = 30;
@@ -49,12 +61,14 @@ public final class RedisPeer implements PeerTarget, SemaphoreTarget, ReadWriteLo
     private final Map<String, RPermitExpirableSemaphore> semaphores = new ConcurrentHashMap<>();
 
     private RedisPeer(Options options) {
-        poolSize = Math.max(64, options.clients() + 8);
+        // W10's consumers each hold a connection while BLPOP waits, beside its producers'.
+        int users = options.workload().equals("W10") ? 2 * options.clients() : options.clients();
+        poolSize = Math.max(64, users + 8);
         Config config = new Config();
         config.useSingleServer()
                 .setAddress("redis://" + options.host() + ":" + options.port())
                 .setConnectionPoolSize(poolSize)
-                .setConnectionMinimumIdleSize(Math.min(poolSize, options.clients() + 1))
+                .setConnectionMinimumIdleSize(Math.min(poolSize, users + 1))
                 .setSubscriptionConnectionPoolSize(Math.max(50, options.clients()));
         redisson = Redisson.create(config);
     }
@@ -162,6 +176,54 @@ public final class RedisPeer implements PeerTarget, SemaphoreTarget, ReadWriteLo
     @Override
     public String counterRecipe() {
         return "RAtomicLong.incrementAndGet() (INCR)";
+    }
+
+    @Override
+    public KvClient kv(int client) {
+        return new KvClient() {
+            @Override
+            public long put(String key, byte[] value) {
+                redisson.<byte[]>getBucket(key, ByteArrayCodec.INSTANCE).set(value);
+                return 0;
+            }
+
+            @Override
+            public Read get(String key) {
+                byte[] value = redisson.<byte[]>getBucket(key, ByteArrayCodec.INSTANCE).get();
+                return value == null ? null : new Read(value, 0);
+            }
+        };
+    }
+
+    @Override
+    public String kvRecipe() {
+        return "RBucket set (SET), then get (GET); not durable";
+    }
+
+    @Override
+    public void resetQueue(String name) {
+        redisson.getBlockingQueue(name, ByteArrayCodec.INSTANCE).delete();
+    }
+
+    @Override
+    public Producer producer(int client, String name) {
+        RBlockingQueue<byte[]> queue = redisson.getBlockingQueue(name, ByteArrayCodec.INSTANCE);
+        return item -> {
+            if (!queue.offer(item)) {
+                throw new IllegalStateException("queue " + name + " refused an item");
+            }
+        };
+    }
+
+    @Override
+    public Consumer consumer(int client, String name) {
+        RBlockingQueue<byte[]> queue = redisson.getBlockingQueue(name, ByteArrayCodec.INSTANCE);
+        return timeoutMs -> queue.poll(timeoutMs, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public String queueRecipe() {
+        return "RBlockingQueue offer (RPUSH) and poll(timeout) (BLPOP); not durable";
     }
 
     @Override
