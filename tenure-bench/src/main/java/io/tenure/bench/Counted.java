@@ -7,8 +7,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
-import org.HdrHistogram.Histogram;
 
 /**
  * W8: every client increments one counter in a loop ({@code incrementAndGet}, one call each, the
@@ -29,56 +27,35 @@ final class Counted {
             sdks.get(0).counter(COUNTER).set(0);
             Window window = new Window(s.warmup(), s.duration());
             CpuMeter cpu = CpuMeter.during(members, window);
-            Histogram[] latencies = new Histogram[s.clients()];
-            long[] ops = new long[s.clients()];
+            ClientLoops loops = new ClientLoops("W8", s.clients());
             BitSet answered = new BitSet();
             AtomicLong acknowledged = new AtomicLong();
             AtomicLong duplicates = new AtomicLong();
-            AtomicReference<Throwable> failure = new AtomicReference<>();
             List<Thread> threads = new ArrayList<>();
             for (int i = 0; i < s.clients(); i++) {
                 int client = i;
-                latencies[i] = Latencies.histogram();
-                Thread thread = new Thread(() -> {
+                threads.add(loops.start("bench-w8-" + i, () -> {
                     TenureCounter counter = sdks.get(client).counter(COUNTER);
-                    try {
-                        while (!window.over(System.nanoTime()) && failure.get() == null) {
-                            long began = System.nanoTime();
-                            long value = counter.incrementAndGet();
-                            long ended = System.nanoTime();
-                            acknowledged.incrementAndGet();
-                            synchronized (answered) {
-                                if (value < 1 || value > Integer.MAX_VALUE || answered.get((int) value)) {
-                                    duplicates.incrementAndGet();
-                                } else {
-                                    answered.set((int) value);
-                                }
-                            }
-                            if (window.counts(began, ended)) {
-                                Latencies.recordNanos(latencies[client], ended - began);
-                                ops[client]++;
+                    while (!window.over(System.nanoTime()) && !loops.failed()) {
+                        long began = System.nanoTime();
+                        long value = counter.incrementAndGet();
+                        long ended = System.nanoTime();
+                        acknowledged.incrementAndGet();
+                        synchronized (answered) {
+                            if (value < 1 || value > Integer.MAX_VALUE || answered.get((int) value)) {
+                                duplicates.incrementAndGet();
+                            } else {
+                                answered.set((int) value);
                             }
                         }
-                    } catch (Throwable t) {
-                        failure.compareAndSet(null, t);
+                        if (window.counts(began, ended)) {
+                            loops.counted(client, ended - began);
+                        }
                     }
-                }, "bench-w8-" + i);
-                thread.start();
-                threads.add(thread);
+                }));
             }
-            for (Thread t : threads) {
-                t.join();
-            }
-            if (failure.get() != null) {
-                throw new IllegalStateException("W8 client failed: " + failure.get(), failure.get());
-            }
+            loops.join(threads);
             long finalValue = sdks.get(0).counter(COUNTER).get();
-            Histogram all = Latencies.histogram();
-            long total = 0;
-            for (int i = 0; i < s.clients(); i++) {
-                all.add(latencies[i]);
-                total += ops[i];
-            }
             Map<String, Object> x = new LinkedHashMap<>();
             x.put("counters", 1);
             x.put("sdk_clients", sdks.size());
@@ -86,9 +63,7 @@ final class Counted {
             x.put("final_value", finalValue);
             x.put("duplicates", duplicates.get());
             x.put("lost", Math.abs(finalValue - acknowledged.get()));
-            cpu.report(total, window.seconds(), x);
-            return new BenchResult(s.target(), s.workload(), s.clients(), window.seconds(), total, total / window.seconds(),
-                    Latencies.ms(all, 50), Latencies.ms(all, 99), Latencies.maxMs(all), duplicates.get(), x);
+            return loops.result(s, window, cpu, duplicates.get(), x);
         }
     }
 }

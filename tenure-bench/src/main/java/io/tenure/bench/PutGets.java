@@ -9,8 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
-import org.HdrHistogram.Histogram;
 
 /**
  * W9: key-value puts and linearizable gets. Each client owns the keys of {@value #KEYS} whose
@@ -33,66 +31,43 @@ final class PutGets {
         try (SdkClients sdks = new SdkClients(members.endpoints(), s.clients(), "bench-w9", s.unaryLockCalls())) {
             Window window = new Window(s.warmup(), s.duration());
             CpuMeter cpu = CpuMeter.during(members, window);
-            Histogram[] latencies = new Histogram[s.clients()];
-            long[] ops = new long[s.clients()];
+            ClientLoops loops = new ClientLoops("W9", s.clients());
             AtomicLong stale = new AtomicLong();
-            AtomicReference<Throwable> failure = new AtomicReference<>();
             List<Thread> threads = new ArrayList<>();
             for (int i = 0; i < s.clients(); i++) {
                 int client = i;
-                latencies[i] = Latencies.histogram();
-                Thread thread = new Thread(() -> {
+                threads.add(loops.start("bench-w9-" + i, () -> {
                     TenureKv kv = sdks.get(client).kv();
                     int key = client;
                     long sequence = 0;
-                    try {
-                        while (!window.over(System.nanoTime()) && failure.get() == null) {
-                            String name = PREFIX + key;
-                            byte[] value = value(client, ++sequence);
-                            long began = System.nanoTime();
-                            long revision = kv.put(name, value);
-                            Optional<TenureKv.Entry> read = kv.get(name);
-                            long ended = System.nanoTime();
-                            if (read.isEmpty() || read.get().modRevision() < revision || !Arrays.equals(read.get().value(), value)) {
-                                stale.incrementAndGet();
-                            }
-                            if (window.counts(began, ended)) {
-                                Latencies.recordNanos(latencies[client], ended - began);
-                                ops[client]++;
-                            }
-                            key += s.clients();
-                            if (key >= KEYS) {
-                                key = client;
-                            }
+                    while (!window.over(System.nanoTime()) && !loops.failed()) {
+                        String name = PREFIX + key;
+                        byte[] value = value(client, ++sequence);
+                        long began = System.nanoTime();
+                        long revision = kv.put(name, value);
+                        Optional<TenureKv.Entry> read = kv.get(name);
+                        long ended = System.nanoTime();
+                        if (read.isEmpty() || read.get().modRevision() < revision || !Arrays.equals(read.get().value(), value)) {
+                            stale.incrementAndGet();
                         }
-                    } catch (Throwable t) {
-                        failure.compareAndSet(null, t);
+                        if (window.counts(began, ended)) {
+                            loops.counted(client, ended - began);
+                        }
+                        key += s.clients();
+                        if (key >= KEYS) {
+                            key = client;
+                        }
                     }
-                }, "bench-w9-" + i);
-                thread.start();
-                threads.add(thread);
+                }));
             }
-            for (Thread t : threads) {
-                t.join();
-            }
-            if (failure.get() != null) {
-                throw new IllegalStateException("W9 client failed: " + failure.get(), failure.get());
-            }
-            Histogram all = Latencies.histogram();
-            long total = 0;
-            for (int i = 0; i < s.clients(); i++) {
-                all.add(latencies[i]);
-                total += ops[i];
-            }
+            loops.join(threads);
             Map<String, Object> x = new LinkedHashMap<>();
             x.put("recipe", "kv().put then kv().get (linearizable) of the same key");
             x.put("keys", KEYS);
             x.put("value_bytes", VALUE_BYTES);
             x.put("sdk_clients", sdks.size());
             x.put("stale_reads", stale.get());
-            cpu.report(total, window.seconds(), x);
-            return new BenchResult(s.target(), s.workload(), s.clients(), window.seconds(), total, total / window.seconds(),
-                    Latencies.ms(all, 50), Latencies.ms(all, 99), Latencies.maxMs(all), stale.get(), x);
+            return loops.result(s, window, cpu, stale.get(), x);
         }
     }
 

@@ -12,9 +12,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
-import org.HdrHistogram.Histogram;
 
 /**
  * W10: a blocking queue with as many producers as consumers ({@code --clients} of each) on one
@@ -50,68 +48,45 @@ final class Queued {
             Ledger ledger = new Ledger(n);
             Window window = new Window(s.warmup(), s.duration());
             CpuMeter cpu = CpuMeter.during(members, window);
-            Histogram[] latencies = new Histogram[n];
-            long[] ops = new long[n];
-            AtomicReference<Throwable> failure = new AtomicReference<>();
+            ClientLoops loops = new ClientLoops("W10", n);
             List<Thread> producers = new ArrayList<>();
             List<Thread> consumers = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 int client = i;
-                latencies[i] = Latencies.histogram();
-                Thread producer = new Thread(() -> {
-                    TenureQueue queue = producing.get(client).queue(QUEUE);
-                    try {
-                        for (int sequence = 0; !window.over(System.nanoTime()) && failure.get() == null; sequence++) {
-                            while (ledger.backlog() >= BACKLOG && !window.over(System.nanoTime())) {
-                                LockSupport.parkNanos(100_000);
-                            }
-                            queue.offer(Ledger.item(client, sequence, System.nanoTime()));
-                            ledger.pushed(client, sequence);
-                        }
-                    } catch (Throwable t) {
-                        failure.compareAndSet(null, t);
-                    }
-                }, "bench-w10-producer-" + i);
-                Thread consumer = new Thread(() -> {
+                consumers.add(loops.start("bench-w10-consumer-" + i, () -> {
                     TenureQueue queue = consuming.get(client).queue(QUEUE, leases.get(client));
-                    try {
-                        while (failure.get() == null && ledger.wanted()) {
-                            Optional<byte[]> item = queue.poll(POLL);
-                            if (item.isPresent()) {
-                                long now = System.nanoTime();
-                                long sent = ledger.popped(item.get());
-                                if (window.counts(now, now)) {
-                                    Latencies.recordNanos(latencies[client], now - sent);
-                                    ops[client]++;
-                                }
+                    while (!loops.failed() && ledger.wanted()) {
+                        Optional<byte[]> item = queue.poll(POLL);
+                        if (item.isPresent()) {
+                            long now = System.nanoTime();
+                            long sent = ledger.popped(item.get());
+                            if (window.counts(now, now)) {
+                                loops.counted(client, now - sent);
                             }
                         }
-                    } catch (Throwable t) {
-                        failure.compareAndSet(null, t);
                     }
-                }, "bench-w10-consumer-" + i);
-                producers.add(producer);
-                consumers.add(consumer);
+                }));
             }
-            consumers.forEach(Thread::start);
-            producers.forEach(Thread::start);
-            for (Thread t : producers) {
-                t.join();
+            for (int i = 0; i < n; i++) {
+                int client = i;
+                producers.add(loops.start("bench-w10-producer-" + i, () -> {
+                    TenureQueue queue = producing.get(client).queue(QUEUE);
+                    for (int sequence = 0; !window.over(System.nanoTime()) && !loops.failed(); sequence++) {
+                        while (ledger.backlog() >= BACKLOG && !window.over(System.nanoTime())) {
+                            LockSupport.parkNanos(100_000);
+                        }
+                        queue.offer(Ledger.item(client, sequence, System.nanoTime()));
+                        ledger.pushed(client, sequence);
+                    }
+                }));
             }
-            ledger.producersStopped();
-            for (Thread t : consumers) {
-                t.join();
+            try {
+                loops.join(producers);
+            } finally {
+                ledger.producersStopped();
+                loops.join(consumers);
             }
             leases.forEach(Lease::close);
-            if (failure.get() != null) {
-                throw new IllegalStateException("W10 client failed: " + failure.get(), failure.get());
-            }
-            Histogram all = Latencies.histogram();
-            long total = 0;
-            for (int i = 0; i < n; i++) {
-                all.add(latencies[i]);
-                total += ops[i];
-            }
             Map<String, Object> x = new LinkedHashMap<>();
             x.put("recipe", "queue(name).offer at the tail; queue(name, own lease).poll(" + POLL.toMillis() + " ms) at the head");
             x.put("producers", n);
@@ -122,9 +97,7 @@ final class Queued {
             x.put("popped", ledger.poppedDistinct());
             x.put("duplicates", ledger.duplicates());
             x.put("lost", ledger.lost());
-            cpu.report(total, window.seconds(), x);
-            return new BenchResult(s.target(), s.workload(), n, window.seconds(), total, total / window.seconds(),
-                    Latencies.ms(all, 50), Latencies.ms(all, 99), Latencies.maxMs(all), ledger.duplicates(), x);
+            return loops.result(s, window, cpu, ledger.duplicates(), x);
         }
     }
 
