@@ -122,6 +122,8 @@ final class ListApi {
             return wait.outcome().orTimeout(timeoutMs + LeaseRecipe.WAIT_SLACK_MS, TimeUnit.MILLISECONDS).whenComplete((o, error) -> {
                 renewing.cancel(false);
                 looking.cancel(false);
+                // No look at the connection after this one: Jetty reads it once the answer is written.
+                caller.lastLook();
                 RequestIds.traced(requestId, () -> member.leases().revoke(lease)).whenComplete((ignored, revokeError) -> {
                     if (revokeError != null && Failures.of(revokeError).code != ErrorCode.LEASE_NOT_FOUND) {
                         LOG.debug("event=http_pop_lease_not_revoked lease={} reason=\"{}\": it ends by its TTL", lease, revokeError.toString());
@@ -136,7 +138,8 @@ final class ListApi {
      * the log ({@link Lists#abandon}), and the answer nobody reads is a 503.
      */
     private Answer delivered(String name, long lease, long request, Lists.Outcome popped, ClientConnection caller, long waitedMs) {
-        if (popped.popped() && caller.lastLook()) {
+        boolean gone = caller.lastLook();
+        if (popped.popped() && gone) {
             member.lists().abandon(name, lease, request, popped);
             throw new Failure(ErrorCode.UNAVAILABLE, null, "the client went away before the item of list '" + name
                     + "' was answered: it went back to the list");
