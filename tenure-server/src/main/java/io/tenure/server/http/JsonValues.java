@@ -9,7 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 
 /**
- * Bytes in JSON, as the routes that store them (lists; key-value's own copy predates this) send
+ * Bytes in JSON, as the routes that store them (key-value, lists, signals' payloads) send
  * and answer them: a request sends {@code "<field>"}, a string stored as UTF-8, or
  * {@code "<field>_base64"}, any bytes in standard base64, never both; an answer carries
  * {@code "value"} when the bytes are valid UTF-8 and {@code "value_base64"} otherwise.

@@ -11,11 +11,6 @@ import io.tenure.server.RequestRejected;
 import io.tenure.server.kv.KeyValues;
 import io.tenure.server.Member;
 
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
-import java.util.Base64;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
@@ -58,7 +53,7 @@ final class KvApi {
     }
 
     CompletableFuture<Answer> put(String key, JsonBody body, String requestId) {
-        byte[] value = value(body, "value", true);
+        byte[] value = JsonValues.read(body, "value", true);
         long ttl = body.optionalLong("ttl_ms", 0);
         long lease = body.optionalLong("lease_id", 0);
         long request = body.optionalLong("request_id", 0);
@@ -75,9 +70,9 @@ final class KvApi {
     }
 
     CompletableFuture<Answer> compareAndSet(String key, JsonBody body, String requestId) {
-        byte[] value = value(body, "value", true);
+        byte[] value = JsonValues.read(body, "value", true);
         boolean byRevision = body.has("expected_mod_revision");
-        byte[] expectedValue = value(body, "expected_value", false);
+        byte[] expectedValue = JsonValues.read(body, "expected_value", false);
         if (byRevision == (expectedValue != null)) {
             throw Failure.invalid("expected_mod_revision", "a compare-and-set needs exactly one of expected_mod_revision"
                     + " (0 = the key must be absent), expected_value or expected_value_base64");
@@ -103,7 +98,7 @@ final class KvApi {
                         answer.put("prev_mod_revision", swap.prevModRevision());
                         answer.put("version", swap.version());
                     } else if (swap.value() != null) {
-                        putValue(answer, swap.value());
+                        JsonValues.put(answer, swap.value());
                     }
                     return Answer.ok(answer);
                 }));
@@ -175,47 +170,10 @@ final class KvApi {
         });
     }
 
-    /**
-     * The value sent as {@code field} (a UTF-8 string) or {@code field_base64}: not both. Null when
-     * neither is sent and it is optional.
-     */
-    static byte[] value(JsonBody body, String field, boolean required) {
-        String text = body.optionalString(field);
-        String base64 = body.optionalString(field + "_base64");
-        if (text != null && base64 != null) {
-            throw Failure.invalid(field, "send " + field + " (a UTF-8 string) or " + field + "_base64 (any bytes), not both");
-        }
-        if (text != null) {
-            return text.getBytes(StandardCharsets.UTF_8);
-        }
-        if (base64 != null) {
-            try {
-                return Base64.getDecoder().decode(base64);
-            } catch (IllegalArgumentException e) {
-                throw Failure.invalid(field + "_base64", field + "_base64 must be standard base64: " + e.getMessage());
-            }
-        }
-        if (required) {
-            throw Failure.invalid(field, field + " is required (a UTF-8 string), or " + field + "_base64 (any bytes in base64)");
-        }
-        return null;
-    }
-
-    /** {@code "value"} when the bytes are valid UTF-8, {@code "value_base64"} otherwise. */
-    static void putValue(ObjectNode json, byte[] value) {
-        try {
-            String text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(value)).toString();
-            json.put("value", text);
-        } catch (CharacterCodingException e) {
-            json.put("value_base64", Base64.getEncoder().encodeToString(value));
-        }
-    }
-
     private static ObjectNode entryJson(KvView view) {
         ObjectNode body = NODES.objectNode();
         body.put("key", view.key());
-        putValue(body, view.value());
+        JsonValues.put(body, view.value());
         body.put("create_revision", view.createRevision());
         body.put("mod_revision", view.modRevision());
         body.put("version", view.version());

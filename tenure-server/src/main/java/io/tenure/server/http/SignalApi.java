@@ -54,7 +54,7 @@ final class SignalApi {
     }
 
     CompletableFuture<Answer> publish(String channel, JsonBody body, String requestId) {
-        byte[] payload = KvApi.value(body, "payload", false);
+        byte[] payload = JsonValues.read(body, "payload", false);
         long request = body.optionalLong("request_id", 0);
         return member.signals().publish(channel, payload == null ? new byte[0] : payload, request).thenApply(receivers -> {
             ObjectNode answer = NODES.objectNode();
@@ -145,7 +145,7 @@ final class SignalApi {
                 event.put("channel", s.channel());
                 byte[] payload = s.payload();
                 ObjectNode holder = NODES.objectNode();
-                KvApi.putValue(holder, payload);
+                JsonValues.put(holder, payload);
                 if (holder.has("value")) {
                     event.put("payload", holder.get("value").asText());
                 } else {
