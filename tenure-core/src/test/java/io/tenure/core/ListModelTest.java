@@ -10,6 +10,7 @@ import io.tenure.core.list.ListPop;
 import io.tenure.core.list.ListPush;
 import io.tenure.core.list.ListResult;
 import io.tenure.core.list.ListReturn;
+import io.tenure.core.list.ListWithdraw;
 import io.tenure.core.list.ListTable;
 import io.tenure.core.list.ListView;
 import org.junit.jupiter.api.Test;
@@ -53,6 +54,8 @@ class ListModelTest {
         final Map<Long, String> pushes = new HashMap<>();
         /** Pop request id → [list, value, state (0 answered, 1 answered again, 2 returned)]. */
         final Map<Long, String[]> pops = new HashMap<>();
+        /** Pop request id → the lease it popped (or was handed an item) with. */
+        final Map<Long, Long> popLease = new HashMap<>();
         final Set<List<Object>> ended = new HashSet<>();
         final List<Command> sent = new ArrayList<>();
         long nextRequest = 1;
@@ -82,6 +85,17 @@ class ListModelTest {
                 c = new ListPop(name, random.nextBoolean(), 0, false, requestId);
             } else if (dice < 80) {
                 c = new ListPop(name, random.nextBoolean(), lease, true, requestId);
+            } else if (dice < 84) {
+                // A timeout's withdrawal: of a waiting pop, or of one a push handed an item to first.
+                LinkedHashMap<Long, Long> w = waiting.getOrDefault(name, new LinkedHashMap<>());
+                List<Long> answered = new ArrayList<>(popLease.keySet());
+                if (!answered.isEmpty() && random.nextBoolean()) {
+                    long id = answered.get(random.nextInt(answered.size()));
+                    c = new ListWithdraw(pops.get(id)[0], popLease.get(id), id);
+                } else {
+                    long withdrawn = w.isEmpty() || random.nextBoolean() ? lease : w.keySet().iterator().next();
+                    c = new ListWithdraw(name, withdrawn, w.getOrDefault(withdrawn, 0L));
+                }
             } else if (dice < 88) {
                 LinkedHashMap<Long, Long> w = waiting.getOrDefault(name, new LinkedHashMap<>());
                 long withdrawn = w.isEmpty() || random.nextBoolean() ? lease : w.keySet().iterator().next();
@@ -96,7 +110,7 @@ class ListModelTest {
                     c = new ListReturn(p[0], bytes(p[1]), random.nextBoolean(), id);
                 }
             }
-            if (!(c instanceof ListCancel) && !sent.contains(c)) {
+            if (!(c instanceof ListCancel) && !(c instanceof ListWithdraw) && !sent.contains(c)) {
                 sent.add(c);
             }
             return c;
@@ -149,6 +163,7 @@ class ListModelTest {
                     }
                     if (p.requestId() != 0) {
                         pops.put(p.requestId(), new String[] {p.key(), value, "0"});
+                        popLease.put(p.requestId(), p.leaseId());
                     }
                     return "Popped";
                 }
@@ -157,6 +172,25 @@ class ListModelTest {
                 }
                 waiting.computeIfAbsent(p.key(), k -> new LinkedHashMap<>()).putIfAbsent(p.leaseId(), p.requestId());
                 return "Waiting";
+            }
+            if (command instanceof ListWithdraw c) {
+                String[] p = c.requestId() == 0 ? null : pops.get(c.requestId());
+                if (p == null) {
+                    if (c.requestId() != 0) {
+                        ended.add(List.of(c.key(), c.leaseId(), c.requestId()));
+                    }
+                } else if (!p[2].equals("2") && popLease.get(c.requestId()) == c.leaseId()) {
+                    return "Popped"; // handed an item first: it keeps it, nothing changes
+                }
+                LinkedHashMap<Long, Long> w = waiting.get(c.key());
+                Long request = w == null ? null : w.remove(c.leaseId());
+                if (request != null && request != 0) {
+                    ended.add(List.of(c.key(), c.leaseId(), request));
+                }
+                if (w != null && w.isEmpty()) {
+                    waiting.remove(c.key());
+                }
+                return "Left";
             }
             if (command instanceof ListCancel c) {
                 if (c.requestId() == 0 || !pops.containsKey(c.requestId())) {
@@ -196,6 +230,7 @@ class ListModelTest {
                 }
                 if (request != 0) {
                     pops.put(request, new String[] {key, value, "0"});
+                    popLease.put(request, lease);
                 }
                 handedTo = lease;
                 handed = value;

@@ -17,6 +17,7 @@ import io.tenure.core.list.ListResult.Returned;
 import io.tenure.core.list.ListResult.Waiting;
 import io.tenure.core.list.ListReturn;
 import io.tenure.core.list.ListTable;
+import io.tenure.core.list.ListWithdraw;
 import io.tenure.core.lock.LockAcquire;
 import io.tenure.core.watch.WatchEvent;
 import org.junit.jupiter.api.BeforeEach;
@@ -224,5 +225,25 @@ class ListTest {
         replica.run(new ListPop("full", true, 0, false, 0));
         assertThat(expect(replica.run(new ListPush("full", b("one more"), false, 77)), Pushed.class).length())
                 .as("the refused push was not remembered: its retry is applied once there is room").isEqualTo(ListTable.MAX_LENGTH);
+    }
+
+    @Test
+    void aTimeoutsWithdrawalAfterAHandOffLeavesTheItemWithThePopAndACancelGivesItBack() {
+        expect(replica.run(new ListPop("jobs", true, 1, true, 21)), Waiting.class);
+        push("jobs", "x", false); // handed to lease 1's pop 21
+        Popped again = expect(replica.run(new ListWithdraw("jobs", 1, 21)), Popped.class);
+        assertThat(s(again.value())).isEqualTo("x");
+        assertThat(all("jobs")).as("the item is not also back in the list").isEmpty();
+
+        expect(replica.run(new ListPop("jobs", true, 1, true, 22)), Waiting.class);
+        push("jobs", "y", false);
+        replica.run(new ListCancel("jobs", 1, 22));
+        assertThat(all("jobs")).as("a cancel gives back what its pop was handed").containsExactly("y");
+
+        expect(replica.run(new ListPop("jobs2", true, 1, true, 23)), Waiting.class);
+        assertThat(replica.run(new ListWithdraw("jobs2", 1, 23))).isInstanceOf(Left.class);
+        assertThat(table().list("jobs2")).as("the wait withdrawn").isNull();
+        assertThat(replica.run(new ListPop("jobs2", true, 1, true, 23))).as("a late copy of the withdrawn pop")
+                .isInstanceOf(Rejected.class);
     }
 }

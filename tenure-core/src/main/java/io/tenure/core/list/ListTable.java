@@ -101,7 +101,12 @@ public final class ListTable implements Primitive {
                 Wire.writeString(out, c.key());
                 out.writeLong(c.leaseId());
                 out.writeLong(c.requestId());
-            }, in -> new ListAbandon(Wire.readString(in, MAX_FIELD_BYTES), in.readLong(), in.readLong()))));
+            }, in -> new ListAbandon(Wire.readString(in, MAX_FIELD_BYTES), in.readLong(), in.readLong())),
+            new CommandType<>(55, ListWithdraw.class, (c, out) -> {
+                Wire.writeString(out, c.key());
+                out.writeLong(c.leaseId());
+                out.writeLong(c.requestId());
+            }, in -> new ListWithdraw(Wire.readString(in, MAX_FIELD_BYTES), in.readLong(), in.readLong()))));
 
     /** A waiter: its lease, the pop that brought it (0 = none), and the end it pops from. */
     record Popping(long leaseId, long requestId, boolean left) implements Claim {}
@@ -196,6 +201,8 @@ public final class ListTable implements Primitive {
             return giveBack(context, c);
         } else if (command instanceof ListAbandon c) {
             return abandon(context, c);
+        } else if (command instanceof ListWithdraw c) {
+            return withdraw(context, c);
         }
         throw new IllegalArgumentException("not a list command: " + command.getClass().getName());
     }
@@ -328,15 +335,35 @@ public final class ListTable implements Primitive {
             giveBack(context, new ListReturn(c.key(), popped.popped().value(), popped.popped().left(), c.requestId()));
             return new Left(c.key(), c.leaseId());
         }
-        ItemList list = lists.get(c.key());
-        Left answer = new Left(c.key(), c.leaseId());
+        return leave(context, c.key(), c.leaseId());
+    }
+
+    /** A timed-out wait: withdrawn, unless its pop was handed an item first, which it keeps (answered again). */
+    private Result withdraw(ApplyContext context, ListWithdraw c) {
+        String problem = Limits.checkKey("name", c.key());
+        if (problem != null) {
+            return new Result.Rejected(Code.INVALID_ARGUMENT, problem);
+        }
+        PopMemo popped = c.requestId() == 0 ? null : recentPops.recall(new Request(c.key(), c.requestId()));
+        if (popped == null) {
+            withdrawnPops.ended(context, c.key(), c.leaseId(), c.requestId());
+        } else if (popped.state() != RETURNED && popped.popped().leaseId() == c.leaseId()) {
+            return popped.popped();
+        }
+        return leave(context, c.key(), c.leaseId());
+    }
+
+    /** The lease's wait on list {@code key} ends (if it waits), waking its calls with {@link Left}. */
+    private Result leave(ApplyContext context, String key, long leaseId) {
+        ItemList list = lists.get(key);
+        Left answer = new Left(key, leaseId);
         if (list == null) {
             return answer;
         }
-        Waiter<Popping> left = list.waiters.withdraw(c.leaseId());
+        Waiter<Popping> left = list.waiters.withdraw(leaseId);
         if (left != null) {
-            withdrawnPops.ended(context, c.key(), c.leaseId(), left.claim().requestId());
-            context.wake(new WaitKey(NAME, c.key(), c.leaseId()), answer);
+            withdrawnPops.ended(context, key, leaseId, left.claim().requestId());
+            context.wake(new WaitKey(NAME, key, leaseId), answer);
             removeIfUnused(list);
         }
         return answer;

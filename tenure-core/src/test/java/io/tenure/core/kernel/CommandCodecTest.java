@@ -22,6 +22,7 @@ import io.tenure.core.list.ListCancel;
 import io.tenure.core.list.ListPop;
 import io.tenure.core.list.ListPush;
 import io.tenure.core.list.ListReturn;
+import io.tenure.core.list.ListWithdraw;
 import io.tenure.core.signal.SignalListen;
 import io.tenure.core.signal.SignalPublish;
 import io.tenure.core.signal.SignalUnlisten;
@@ -92,12 +93,13 @@ class CommandCodecTest {
             new ListCancel("q/a", 7, 46),
             new ListReturn("q/b", new byte[0], false, 47),
             new ListAbandon("q/c", 8, 48),
+            new ListWithdraw("q/d", 9, 53),
             new SignalListen(-49, 9, "orders.*.>", "workers", 52),
             new SignalUnlisten(50, 9),
             new SignalPublish("orders.\u9396", new byte[] {6, -6}, 51));
 
     /** Tags are what old logs name their commands by: changing one would misread every log written before. */
-    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 23, 24, 25, 26, 32, 33, 34, 40, 41, 42, 43, 50, 51, 52, 53, 54, 60, 61, 62);
+    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 23, 24, 25, 26, 32, 33, 34, 40, 41, 42, 43, 50, 51, 52, 53, 54, 55, 60, 61, 62);
     /** Tags of older encodings, read from old logs, and written for commands that leave the newer fields unset. */
     static final List<Integer> OLDER_TAGS = List.of(5, 6, 10);
 

@@ -4,6 +4,7 @@ import io.tenure.core.Limits;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.list.ListAbandon;
 import io.tenure.core.list.ListCancel;
+import io.tenure.core.list.ListWithdraw;
 import io.tenure.core.list.ListPop;
 import io.tenure.core.list.ListPush;
 import io.tenure.core.list.ListResult;
@@ -67,7 +68,7 @@ public final class Lists {
         this.pops = new Acquires<>(new Acquires.Kind<>(ListTable.class, (table, name) -> {
             ListView view = table.list(name);
             return view == null ? 0 : view.waiting().size();
-        }, ListCancel::new, Lists::decide, new Acquires.Wording("list", "a list", "locks, semaphores, elections, barriers, latches and lists")),
+        }, ListWithdraw::new, Lists::decide, new Acquires.Wording("list", "a list", "locks, semaphores, elections, barriers, latches and lists")),
                 journal, proposer, stateMachine, waits, admission, timer, limits, metrics);
     }
 
