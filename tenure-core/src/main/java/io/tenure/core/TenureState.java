@@ -8,6 +8,8 @@ import io.tenure.core.kernel.LeaseView;
 import io.tenure.core.kernel.Leases;
 import io.tenure.core.kernel.Names;
 import io.tenure.core.kernel.Primitive;
+import io.tenure.core.kernel.Transactions;
+import io.tenure.core.kernel.Txn;
 import io.tenure.core.barrier.BarrierTable;
 import io.tenure.core.barrier.DoubleBarrierTable;
 import io.tenure.core.election.ElectionTable;
@@ -104,7 +106,8 @@ public final class TenureState {
     public java.util.Set<String> watchedKinds() {
         java.util.Set<String> kinds = new java.util.TreeSet<>();
         for (Primitive p : kernel.primitives()) {
-            if (!(p instanceof MemberEndpoints) && !(p instanceof SignalTable)) { // signals are delivered to listeners, not watched
+            // Signals are delivered to listeners, not watched; transactions change other kinds' names, and have none of their own.
+            if (!(p instanceof MemberEndpoints) && !(p instanceof SignalTable) && !(p instanceof Transactions)) {
                 kinds.add(p.kind().name());
             }
         }
@@ -114,6 +117,15 @@ public final class TenureState {
     /** The primitive of this class, for its own reads (for example {@code primitive(LockTable.class).lock(name)}). */
     public <P extends Primitive> P primitive(Class<P> type) {
         return kernel.primitive(type);
+    }
+
+    /**
+     * Null when transaction {@code txn} is well formed, else a message naming the comparison or
+     * operation and its field: what apply would refuse it for before reading any state, for the
+     * front ends to refuse it before it goes to the log. Reads nothing of the state.
+     */
+    public String checkTransaction(Txn txn) {
+        return kernel.primitive(Transactions.class).problem(txn);
     }
 
     // ---- idle names ------------------------------------------------------------------------------

@@ -14,6 +14,9 @@ import io.tenure.core.kernel.Result;
 import io.tenure.core.kernel.Result.Code;
 import io.tenure.core.kernel.RetryMemo;
 import io.tenure.core.kernel.Ties;
+import io.tenure.core.kernel.Transactional;
+import io.tenure.core.kernel.TxnCompare;
+import io.tenure.core.kernel.TxnResult;
 import io.tenure.core.kernel.Wire;
 import io.tenure.core.watch.KeyValue;
 import io.tenure.core.watch.WatchEvent;
@@ -22,6 +25,7 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -41,9 +45,14 @@ import java.util.TreeMap;
  * failover) gets the first copy's answer, among the last {@value #RECENT_REQUESTS} changes. An
  * increment is therefore neither lost nor doubled when its client retries within that window.
  *
+ * <p>Each change is two steps, a check that changes nothing ({@link #added}) and an apply that
+ * checks nothing ({@link #change}), so that a transaction ({@link io.tenure.core.kernel.Txn}) can
+ * check every operation before applying any: it compares a counter's value, revisions or version,
+ * and applies adds and sets.
+ *
  * <p>Watches see a PUT at every change, whose value is the counter in decimal.
  */
-public final class CounterTable implements Primitive {
+public final class CounterTable implements Primitive, Transactional {
     /** How many changes are remembered with their answers, for their retries. */
     public static final int RECENT_REQUESTS = 65_536;
     private static final int MAX_FIELD_BYTES = 1 << 20;
@@ -113,17 +122,15 @@ public final class CounterTable implements Primitive {
         if (before != null) {
             return before;
         }
-        Counter counter = counters.get(c.key());
-        long current = counter == null ? 0 : counter.value;
+        long current = value(c.key());
         long next;
         if (c instanceof CounterAdd add) {
-            try {
-                next = Math.addExact(current, add.delta());
-            } catch (ArithmeticException e) {
+            Result.Rejected overflow = added(c.key(), current, add.delta());
+            if (overflow != null) {
                 // Not remembered: nothing changed, and a retry is refused the same way while the value stays.
-                return new Result.Rejected(Code.FAILED_PRECONDITION, "counter '" + c.key() + "' is " + current + "; adding " + add.delta()
-                        + " would leave the signed 64-bit range [" + Long.MIN_VALUE + ", " + Long.MAX_VALUE + "]");
+                return overflow;
             }
+            next = current + add.delta();
         } else if (c instanceof CounterSet set) {
             next = set.value();
         } else {
@@ -135,24 +142,102 @@ public final class CounterTable implements Primitive {
             }
             next = cas.value();
         }
+        Changed changed = change(context, c.key(), next);
+        remember(request, changed);
+        return changed;
+    }
+
+    // ---- the steps: a check that changes nothing, an apply that checks nothing -----------------
+
+    /** Null when adding {@code delta} to counter {@code key}, at {@code current}, stays in range; else the refusal. */
+    private static Result.Rejected added(String key, long current, long delta) {
+        long sum = current + delta;
+        if (((current ^ sum) & (delta ^ sum)) >= 0) {
+            return null;
+        }
+        return new Result.Rejected(Code.FAILED_PRECONDITION, "counter '" + key + "' is " + current + "; adding " + delta
+                + " would leave the signed 64-bit range [" + Long.MIN_VALUE + ", " + Long.MAX_VALUE + "]");
+    }
+
+    /** Sets counter {@code key} to {@code next}, creating it, with its PUT; idle from now when {@code next} is 0. */
+    private Changed change(ApplyContext context, String key, long next) {
+        Counter counter = counters.get(key);
+        long current = counter == null ? 0 : counter.value;
         long revision = context.stamp();
         if (counter == null) {
-            counter = new Counter(c.key(), revision);
-            counters.put(c.key(), counter);
+            counter = new Counter(key, revision);
+            counters.put(key, counter);
         }
         counter.value = next;
         counter.modRevision = revision;
         counter.version++;
-        names.take(c.key(), NAME);
+        names.take(key, NAME);
         if (next == 0) {
-            names.idle(c.key(), NAME, context.position());
+            names.idle(key, NAME, context.position());
         }
         byte[] value = Long.toString(next).getBytes(StandardCharsets.US_ASCII);
         context.emit(new WatchEvent(revision, WatchEvent.Type.PUT,
                 new KeyValue(counter.key, "", value, 0, counter.createRevision, revision, counter.version), null, NAME));
-        Changed changed = new Changed(c.key(), current, next, revision);
-        remember(request, changed);
-        return changed;
+        return new Changed(key, current, next, revision);
+    }
+
+    // ---- transactions --------------------------------------------------------------------------
+
+    /** Every target is a number; a counter that does not exist reads 0 for each. */
+    @Override
+    public String checkCompare(TxnCompare compare) {
+        return compare.value() != null ? "a counter is compared with a number, not bytes" : null;
+    }
+
+    @Override
+    public boolean compare(TxnCompare compare) {
+        Counter counter = counters.get(compare.key());
+        long actual = counter == null ? 0 : switch (compare.target()) {
+            case VALUE -> counter.value;
+            case MOD_REVISION -> counter.modRevision;
+            case CREATE_REVISION -> counter.createRevision;
+            case VERSION -> counter.version;
+        };
+        return compare.relation().holds(Long.compare(actual, compare.number()));
+    }
+
+    @Override
+    public String checkOperation(Command operation) {
+        if (!(operation instanceof CounterAdd) && !(operation instanceof CounterSet)) {
+            return "a counter " + operation.getClass().getSimpleName() + " cannot be part of a transaction (adds and sets can;"
+                    + " compare the value instead)";
+        }
+        CounterCommand c = (CounterCommand) operation;
+        String problem = Transactional.ownRequestId(c.requestId());
+        return problem != null ? problem : Limits.checkKey("name", c.key());
+    }
+
+    /** Each add is checked against the value the operations before it leave. */
+    @Override
+    public Refusal admit(List<Command> operations) {
+        HashMap<String, Long> values = new HashMap<>(); // looked up, never iterated
+        for (int i = 0; i < operations.size(); i++) {
+            CounterCommand c = (CounterCommand) operations.get(i);
+            long current = values.containsKey(c.key()) ? values.get(c.key()) : value(c.key());
+            if (c instanceof CounterAdd add) {
+                Result.Rejected overflow = added(c.key(), current, add.delta());
+                if (overflow != null) {
+                    return new Refusal(i, overflow);
+                }
+                values.put(c.key(), current + add.delta());
+            } else {
+                values.put(c.key(), ((CounterSet) c).value());
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public TxnResult.Done applyOperation(ApplyContext context, Command operation) {
+        String key = ((CounterCommand) operation).key();
+        long next = operation instanceof CounterAdd add ? value(key) + add.delta() : ((CounterSet) operation).value();
+        Changed changed = change(context, key, next);
+        return new TxnResult.Done(changed.revision(), true, changed.previous(), changed.value());
     }
 
     private void remember(Request request, CounterResult answer) {

@@ -14,7 +14,8 @@ import java.util.function.BiFunction;
 /**
  * What every primitive shares, and the dispatch to them: the lease table, the applied position
  * and stamps, the watch event log, and a fixed, ordered list of primitives. A command goes to the
- * lease table or to the one primitive that declared its type; a lease's end goes to every
+ * lease table or to the one primitive that declared its type, a {@link Txn} to {@link Transactions}
+ * (added after the primitives given, and routing to them); a lease's end goes to every
  * primitive, in order; a snapshot is the kernel's part followed by each primitive's section.
  *
  * <p>Changes only through {@link #apply}; reads no clock, makes no random choice and iterates only
@@ -22,7 +23,7 @@ import java.util.function.BiFunction;
  * Not thread-safe: the server applies from one thread and guards reads.
  */
 public final class Kernel {
-    /** The kernel's own commands; their tags are never reused. */
+    /** The kernel's own commands; their tags are never reused (nor {@link Transactions#TAG}, which {@link #codecOf} adds). */
     static final List<CommandType<?>> COMMAND_TYPES = List.of(
             new CommandType<>(1, LeaseGrant.class, (c, out) -> {
                 out.writeLong(c.leaseId());
@@ -90,20 +91,29 @@ public final class Kernel {
     public Kernel(int eventLogCapacity, BiFunction<Leases, Names, List<Primitive>> primitives) {
         this.events = new EventLog(eventLogCapacity);
         this.context = new ApplyContext(leases, events);
-        this.primitives = List.copyOf(primitives.apply(leases, names));
+        List<Primitive> made = new ArrayList<>(primitives.apply(leases, names));
+        // Last, after every primitive it routes to: its section holds the transactions' retry memo.
+        Transactions transactions = new Transactions(made, owners::get);
+        made.add(transactions);
+        this.primitives = List.copyOf(made);
         for (Primitive primitive : this.primitives) {
             byKind.put(primitive.kind().name(), primitive);
             for (CommandType<?> type : primitive.kind().commands()) {
                 owners.put(type.type(), primitive);
             }
         }
+        owners.put(Txn.class, transactions);
     }
 
     /** The log codec of the kernel's commands and those of {@code primitives}. */
     public static CommandCodec codecOf(List<Primitive> primitives) {
         List<CommandType<?>> types = new ArrayList<>(COMMAND_TYPES);
         primitives.forEach(p -> types.addAll(p.kind().commands()));
-        return new CommandCodec(types);
+        // A transaction's operations are written by the codec it belongs to.
+        CommandCodec[] codec = new CommandCodec[1];
+        types.add(Transactions.commandType(() -> codec[0]));
+        codec[0] = new CommandCodec(types);
+        return codec[0];
     }
 
     /**

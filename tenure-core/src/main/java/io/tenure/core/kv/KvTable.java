@@ -11,6 +11,9 @@ import io.tenure.core.kernel.Primitive;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.kernel.Result.Code;
 import io.tenure.core.kernel.RetryMemo;
+import io.tenure.core.kernel.Transactional;
+import io.tenure.core.kernel.TxnCompare;
+import io.tenure.core.kernel.TxnResult;
 import io.tenure.core.kernel.Wire;
 import io.tenure.core.kv.KvResult.CompareFailed;
 import io.tenure.core.kv.KvResult.Deleted;
@@ -25,6 +28,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -50,6 +54,8 @@ import java.util.TreeSet;
  * <p><b>Reuse.</b> Each change is two steps, a check that changes nothing ({@link #checkPut},
  * {@link #admitPut}, {@link #matches}) and an apply that checks nothing ({@link #put},
  * {@link #delete}), so that a multi-key transaction can check every operation before applying any.
+ * A transaction ({@link io.tenure.core.kernel.Txn}) compares a key's value, mod or create revision
+ * or version, and puts and deletes keys (unconditionally: its comparisons are its conditions).
  *
  * <p>Watches see a PUT at every put (the value in {@link KeyValue#metadata()}, the previous one in
  * {@code prevKv}) and a DELETE at every delete, expiry and lease end, of kind {@value #NAME}.
@@ -57,7 +63,7 @@ import java.util.TreeSet;
  * events share rather than copy again (a value is up to {@value #MAX_VALUE_BYTES} bytes, and the
  * event log keeps thousands of events).
  */
-public final class KvTable implements Primitive {
+public final class KvTable implements Primitive, Transactional {
     /** The largest value, in bytes. */
     public static final int MAX_VALUE_BYTES = 64 * 1024;
     /** The most keys the store holds; a put that would create one more is refused. */
@@ -296,10 +302,15 @@ public final class KvTable implements Primitive {
 
     /** Null when this state admits a well-formed put of {@code key} bound to {@code leaseId}, else the refusal. */
     Result.Rejected admitPut(String key, long leaseId) {
+        return admitPut(leaseId, !entries.containsKey(key), entries.size());
+    }
+
+    /** Null when a put bound to {@code leaseId}, which {@code creates} a key while the store holds {@code keys}, is admitted. */
+    private Result.Rejected admitPut(long leaseId, boolean creates, int keys) {
         if (leaseId != 0 && leases.get(leaseId) == null) {
             return new Result.Rejected(Code.NOT_FOUND, Leases.notFound(leaseId));
         }
-        if (entries.size() >= maxKeys && !entries.containsKey(key)) {
+        if (creates && keys >= maxKeys) {
             return new Result.Rejected(Code.FAILED_PRECONDITION,
                     "key count is at its limit of " + maxKeys + ": delete keys before creating more");
         }
@@ -445,6 +456,85 @@ public final class KvTable implements Primitive {
         for (String key : keys) {
             remove(context, key, entries.get(key));
         }
+    }
+
+    // ---- transactions --------------------------------------------------------------------------
+
+    @Override
+    public String checkCompare(TxnCompare compare) {
+        if (compare.target() != TxnCompare.Target.VALUE) {
+            return null;
+        }
+        if (compare.value() == null) {
+            return "value is required to compare a key's value";
+        }
+        return compare.value().length > MAX_VALUE_BYTES
+                ? "value must be at most " + MAX_VALUE_BYTES + " bytes, got " + compare.value().length : null;
+    }
+
+    @Override
+    public boolean compare(TxnCompare compare) {
+        Entry entry = entries.get(compare.key());
+        return switch (compare.target()) {
+            case VALUE -> entry != null && compare.relation().holds(Arrays.compareUnsigned(entry.value, compare.value()));
+            case MOD_REVISION -> compare.relation().holds(Long.compare(entry == null ? 0 : entry.modRevision, compare.number()));
+            case CREATE_REVISION -> compare.relation().holds(Long.compare(entry == null ? 0 : entry.createRevision, compare.number()));
+            case VERSION -> compare.relation().holds(Long.compare(entry == null ? 0 : entry.version, compare.number()));
+        };
+    }
+
+    @Override
+    public String checkOperation(Command operation) {
+        if (operation instanceof KvPut p) {
+            String problem = Transactional.ownRequestId(p.requestId());
+            return problem != null ? problem : checkPut(p.key(), p.value(), p.leaseId(), p.ttlMillis());
+        } else if (operation instanceof KvDelete d) {
+            if (d.requestId() != 0) {
+                return Transactional.ownRequestId(d.requestId());
+            }
+            return d.expectedModRevision() != KvDelete.ANY_REVISION ? "expected_mod_revision must be -1 in a transaction, got "
+                    + d.expectedModRevision() + ": compare the key's mod revision instead" : Limits.checkKey("key", d.key());
+        }
+        return "a key-value " + operation.getClass().getSimpleName() + " cannot be part of a transaction (puts and deletes can)";
+    }
+
+    /** Each put is admitted with the keys the operations before it create and delete counted. */
+    @Override
+    public Refusal admit(List<Command> operations) {
+        HashSet<String> created = new HashSet<>();
+        HashSet<String> deleted = new HashSet<>();
+        int keys = entries.size();
+        for (int i = 0; i < operations.size(); i++) {
+            Command operation = operations.get(i);
+            String key = operation instanceof KvPut p ? p.key() : ((KvDelete) operation).key();
+            boolean present = created.contains(key) || (entries.containsKey(key) && !deleted.contains(key));
+            if (operation instanceof KvPut p) {
+                Result.Rejected refused = admitPut(p.leaseId(), !present, keys);
+                if (refused != null) {
+                    return new Refusal(i, refused);
+                }
+                if (!present) {
+                    keys++;
+                    created.add(key);
+                    deleted.remove(key);
+                }
+            } else if (present) {
+                keys--;
+                created.remove(key);
+                deleted.add(key);
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public TxnResult.Done applyOperation(ApplyContext context, Command operation) {
+        if (operation instanceof KvPut p) {
+            Put put = put(context, p.key(), p.value(), p.leaseId(), p.ttlMillis());
+            return new TxnResult.Done(put.revision(), true, put.prevModRevision(), put.version());
+        }
+        Deleted deleted = delete(context, ((KvDelete) operation).key());
+        return new TxnResult.Done(deleted.revision(), deleted.existed(), 0, 0);
     }
 
     // ---- reads ---------------------------------------------------------------------------------

@@ -96,10 +96,15 @@ class CommandCodecTest {
             new ListWithdraw("q/d", 9, 53),
             new SignalListen(-49, 9, "orders.*.>", "workers", 52),
             new SignalUnlisten(50, 9),
-            new SignalPublish("orders.\u9396", new byte[] {6, -6}, 51));
+            new SignalPublish("orders.\u9396", new byte[] {6, -6}, 51),
+            new Txn(List.of(TxnCompare.ofValue("kv", "cfg/\u9396", TxnCompare.Relation.NOT_EQUAL, new byte[] {7, -7}),
+                    TxnCompare.of("counter", "seq/a", TxnCompare.Target.VALUE, TxnCompare.Relation.GREATER, -3),
+                    new TxnCompare("kv", "cfg/a", null, null, 5, null)),
+                    List.of(new KvPut("cfg/a", new byte[] {8}, 0, 1_000, 0), new CounterAdd("seq/a", -1, 0)),
+                    List.of(new KvDelete("cfg/b", -1, 0)), -53));
 
     /** Tags are what old logs name their commands by: changing one would misread every log written before. */
-    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 23, 24, 25, 26, 32, 33, 34, 40, 41, 42, 43, 50, 51, 52, 53, 54, 55, 60, 61, 62);
+    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 23, 24, 25, 26, 32, 33, 34, 40, 41, 42, 43, 50, 51, 52, 53, 54, 55, 60, 61, 62, 70);
     /** Tags of older encodings, read from old logs, and written for commands that leave the newer fields unset. */
     static final List<Integer> OLDER_TAGS = List.of(5, 6, 10);
 
@@ -152,6 +157,27 @@ class CommandCodecTest {
         assertThat(render(CODEC.decode(bytes))).isEqualTo(render(write));
         assertThat(((LockAcquire) CODEC.decode(bytes)).shared()).isFalse();
         assertThat(CODEC.encode(new LockAcquire("jobs/a", 7, new byte[] {1}, true, 42, true))[0] & 0xFF).isEqualTo(15);
+    }
+
+    /** A transaction's operations are written as on their own; one that nests a transaction is neither written nor read. */
+    @Test
+    void aTransactionCarriesItsOperationsAndNoTransaction() throws IOException {
+        Txn nested = new Txn(List.of(), List.of(new Txn(List.of(), List.of(), List.of(), 0)), List.of(), 1);
+        assertThatThrownBy(() -> CODEC.encode(nested)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("cannot contain a transaction");
+
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        java.io.DataOutputStream out = new java.io.DataOutputStream(bytes);
+        out.writeByte(Transactions.TAG);
+        out.writeInt(0);
+        out.writeInt(1);
+        CODEC.write(new Txn(List.of(), List.of(), List.of(), 0), out);
+        out.writeInt(0);
+        out.writeLong(1);
+        assertThatThrownBy(() -> CODEC.decode(bytes.toByteArray())).isInstanceOf(CommandFormatException.class)
+                .hasMessageContaining("contains a transaction");
+        byte[] oversized = {(byte) Transactions.TAG, 0x7f, 0, 0, 0};
+        assertThatThrownBy(() -> CODEC.decode(oversized)).isInstanceOf(CommandFormatException.class).hasMessageContaining("declares");
     }
 
     @Test
@@ -218,6 +244,9 @@ class CommandCodecTest {
         }
         if (value instanceof long[] l) {
             return Arrays.toString(l);
+        }
+        if (value instanceof List<?> list) {
+            return list.stream().map(CommandCodecTest::render).toList().toString();
         }
         if (value instanceof Record r) {
             StringBuilder out = new StringBuilder(r.getClass().getName()).append('(');
