@@ -2,7 +2,16 @@ package io.tenure.server.grpc;
 
 import com.google.protobuf.ByteString;
 import io.grpc.stub.StreamObserver;
+import io.tenure.core.counter.CounterAdd;
+import io.tenure.core.counter.CounterSet;
+import io.tenure.core.counter.CounterTable;
+import io.tenure.core.kernel.Command;
+import io.tenure.core.kernel.Txn;
+import io.tenure.core.kernel.TxnCompare;
+import io.tenure.core.kernel.TxnResult;
 import io.tenure.core.kv.KvDelete;
+import io.tenure.core.kv.KvPut;
+import io.tenure.core.kv.KvTable;
 import io.tenure.core.kv.KvView;
 import io.tenure.proto.v1.KvCompareAndSetRequest;
 import io.tenure.proto.v1.KvCompareAndSetResponse;
@@ -16,8 +25,19 @@ import io.tenure.proto.v1.KvListResponse;
 import io.tenure.proto.v1.KvPutRequest;
 import io.tenure.proto.v1.KvPutResponse;
 import io.tenure.proto.v1.KvServiceGrpc;
+import io.tenure.proto.v1.KvTxnCompare;
+import io.tenure.proto.v1.KvTxnCounterResult;
+import io.tenure.proto.v1.KvTxnDeleteResult;
+import io.tenure.proto.v1.KvTxnOp;
+import io.tenure.proto.v1.KvTxnOpResult;
+import io.tenure.proto.v1.KvTxnPutResult;
+import io.tenure.proto.v1.KvTxnRequest;
+import io.tenure.proto.v1.KvTxnResponse;
 import io.tenure.server.Member;
 import io.tenure.server.kv.KeyValues;
+
+import java.util.ArrayList;
+import java.util.List;
 
 /** The gRPC front end of the key-value store: translates {@code tenure.v1.KvService} to {@link KeyValues} and back. */
 public final class GrpcKvService extends KvServiceGrpc.KvServiceImplBase {
@@ -25,7 +45,8 @@ public final class GrpcKvService extends KvServiceGrpc.KvServiceImplBase {
     public static final java.util.Set<String> NON_BLOCKING = java.util.Set.of(
             KvServiceGrpc.getPutMethod().getFullMethodName(),
             KvServiceGrpc.getCompareAndSetMethod().getFullMethodName(),
-            KvServiceGrpc.getDeleteMethod().getFullMethodName());
+            KvServiceGrpc.getDeleteMethod().getFullMethodName(),
+            KvServiceGrpc.getTxnMethod().getFullMethodName());
 
     private final Member member;
 
@@ -94,6 +115,86 @@ public final class GrpcKvService extends KvServiceGrpc.KvServiceImplBase {
             listing.entries().forEach(view -> response.addEntries(entry(view)));
             return response.build();
         });
+    }
+
+    @Override
+    public void txn(KvTxnRequest request, StreamObserver<KvTxnResponse> observer) {
+        List<TxnCompare> compares = new ArrayList<>(request.getCompareCount());
+        request.getCompareList().forEach(c -> compares.add(compare(c)));
+        List<Command> success;
+        List<Command> failure;
+        try {
+            success = operations(request.getSuccessList(), "success");
+            failure = operations(request.getFailureList(), "failure");
+        } catch (IllegalArgumentException e) {
+            observer.onError(Statuses.invalid(e.getMessage()));
+            return;
+        }
+        Txn txn = new Txn(compares, success, failure, request.getRequestId());
+        GrpcLockService.answer(member.keyValues().transact(txn), observer, transacted -> {
+            KvTxnResponse.Builder response = KvTxnResponse.newBuilder()
+                    .setHeader(member.header().toBuilder().setRevision(transacted.revision())).setSucceeded(transacted.succeeded());
+            for (int i = 0; i < transacted.results().size(); i++) {
+                response.addResults(result(transacted.applied().get(i), transacted.results().get(i)));
+            }
+            return response.build();
+        });
+    }
+
+    /** An unspecified kind, target or relation goes to the service as none, which refuses it naming the field. */
+    private static TxnCompare compare(KvTxnCompare c) {
+        String kind = switch (c.getKind()) {
+            case KV_TXN_KIND_KV -> KvTable.NAME;
+            case KV_TXN_KIND_COUNTER -> CounterTable.NAME;
+            default -> "";
+        };
+        TxnCompare.Target target = switch (c.getTarget()) {
+            case KV_TXN_TARGET_VALUE -> TxnCompare.Target.VALUE;
+            case KV_TXN_TARGET_MOD_REVISION -> TxnCompare.Target.MOD_REVISION;
+            case KV_TXN_TARGET_CREATE_REVISION -> TxnCompare.Target.CREATE_REVISION;
+            case KV_TXN_TARGET_VERSION -> TxnCompare.Target.VERSION;
+            default -> null;
+        };
+        TxnCompare.Relation relation = switch (c.getRelation()) {
+            case KV_TXN_RELATION_EQUAL -> TxnCompare.Relation.EQUAL;
+            case KV_TXN_RELATION_NOT_EQUAL -> TxnCompare.Relation.NOT_EQUAL;
+            case KV_TXN_RELATION_LESS -> TxnCompare.Relation.LESS;
+            case KV_TXN_RELATION_GREATER -> TxnCompare.Relation.GREATER;
+            default -> null;
+        };
+        byte[] value = kind.equals(KvTable.NAME) && target == TxnCompare.Target.VALUE ? c.getValue().toByteArray() : null;
+        return new TxnCompare(kind, c.getKey(), target, relation, c.getNumber(), value);
+    }
+
+    /** @throws IllegalArgumentException for an operation that is none of put, delete, add and set */
+    private static List<Command> operations(List<KvTxnOp> ops, String branch) {
+        List<Command> commands = new ArrayList<>(ops.size());
+        for (KvTxnOp op : ops) {
+            commands.add(switch (op.getOpCase()) {
+                case PUT -> new KvPut(op.getPut().getKey(), op.getPut().getValue().toByteArray(), op.getPut().getLeaseId(),
+                        op.getPut().getTtlMs(), 0);
+                case DELETE -> new KvDelete(op.getDelete().getKey(), KvDelete.ANY_REVISION, 0);
+                case ADD -> new CounterAdd(op.getAdd().getCounter(), op.getAdd().getDelta(), 0);
+                case SET -> new CounterSet(op.getSet().getCounter(), op.getSet().getValue(), 0);
+                case OP_NOT_SET -> throw new IllegalArgumentException(branch + "[" + commands.size()
+                        + "] must set one of put, delete, add and set");
+            });
+        }
+        return commands;
+    }
+
+    private static KvTxnOpResult result(Command applied, TxnResult.Done done) {
+        KvTxnOpResult.Builder result = KvTxnOpResult.newBuilder();
+        if (applied instanceof KvPut) {
+            result.setPut(KvTxnPutResult.newBuilder().setRevision(done.revision()).setPrevModRevision(done.previous())
+                    .setVersion(done.value()));
+        } else if (applied instanceof KvDelete) {
+            result.setDelete(KvTxnDeleteResult.newBuilder().setDeleted(done.changed()).setRevision(done.revision()));
+        } else {
+            result.setCounter(KvTxnCounterResult.newBuilder().setValue(done.value()).setPrevious(done.previous())
+                    .setRevision(done.revision()));
+        }
+        return result.build();
     }
 
     private static KvEntry entry(KvView view) {

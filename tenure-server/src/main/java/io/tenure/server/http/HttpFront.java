@@ -321,6 +321,9 @@ public final class HttpFront implements AutoCloseable {
             listActions.put("pop", (name, body, requestId) -> lists.pop(name, body, requestId, caller));
             return post(ctx, NamePath.LISTS, listActions);
         }));
+        // Not under /v1/kv/, where "txn" would be a key.
+        app.post("/v1/txn", ctx -> serve(ctx, () -> kv.txn(JsonBody.parse(JSON,
+                JsonBody.read(ctx.req().getInputStream(), ctx.req().getContentLengthLong(), maxBodyBytes)))));
         app.exception(Failure.class, (failure, ctx) -> render(ctx, failure));
         app.exception(HttpResponseException.class, (e, ctx) -> render(ctx, fromJavalin(ctx, e)));
         app.exception(Exception.class, (e, ctx) -> render(ctx, Failures.of(e)));

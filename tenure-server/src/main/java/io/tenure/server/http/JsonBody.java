@@ -15,9 +15,56 @@ import java.io.InputStream;
  */
 final class JsonBody {
     private final ObjectNode fields;
+    /** Where this object sits in the request ("" for the body itself, "success[2].put." for a nested one): failures name fields with it. */
+    private final String at;
 
     private JsonBody(ObjectNode fields) {
+        this(fields, "");
+    }
+
+    private JsonBody(ObjectNode fields, String at) {
         this.fields = fields;
+        this.at = at;
+    }
+
+    /** The field's name as a failure names it: with where this object sits in the request. */
+    String named(String field) {
+        return at + field;
+    }
+
+    /**
+     * The objects of array {@code field}, in order; none when it is absent. Each is a body whose
+     * failures name its fields as {@code field[i].name}.
+     */
+    java.util.List<JsonBody> optionalObjects(String field) {
+        JsonNode node = present(field);
+        if (node == null) {
+            return java.util.List.of();
+        }
+        if (!node.isArray()) {
+            throw Failure.invalid(named(field), named(field) + " must be an array of objects, got " + describe(node));
+        }
+        java.util.List<JsonBody> objects = new java.util.ArrayList<>(node.size());
+        for (int i = 0; i < node.size(); i++) {
+            if (!(node.get(i) instanceof ObjectNode object)) {
+                throw Failure.invalid(named(field) + "[" + i + "]", named(field) + "[" + i + "] must be an object, got "
+                        + describe(node.get(i)));
+            }
+            objects.add(new JsonBody(object, named(field) + "[" + i + "]."));
+        }
+        return objects;
+    }
+
+    /** The object {@code field}, or null when it is absent; its failures name its fields as {@code field.name}. */
+    JsonBody optionalObject(String field) {
+        JsonNode node = present(field);
+        if (node == null) {
+            return null;
+        }
+        if (!(node instanceof ObjectNode object)) {
+            throw Failure.invalid(named(field), named(field) + " must be an object, got " + describe(node));
+        }
+        return new JsonBody(object, named(field) + ".");
     }
 
     /**
@@ -63,7 +110,7 @@ final class JsonBody {
     String requiredString(String field) {
         String value = optionalString(field);
         if (value == null) {
-            throw Failure.invalid(field, field + " is required (a string)");
+            throw Failure.invalid(named(field), named(field) + " is required (a string)");
         }
         return value;
     }
@@ -75,7 +122,7 @@ final class JsonBody {
             return null;
         }
         if (!node.isTextual()) {
-            throw Failure.invalid(field, field + " must be a string, got " + describe(node));
+            throw Failure.invalid(named(field), named(field) + " must be a string, got " + describe(node));
         }
         return node.textValue();
     }
@@ -92,7 +139,7 @@ final class JsonBody {
         if (node.isTextual() && java.util.List.of(choices).contains(node.textValue())) {
             return node.textValue();
         }
-        throw Failure.invalid(field, field + " must be \"" + String.join("\" or \"", choices) + "\" (default \"" + absent
+        throw Failure.invalid(named(field), named(field) + " must be \"" + String.join("\" or \"", choices) + "\" (default \"" + absent
                 + "\"), got " + describe(node));
     }
 
@@ -102,14 +149,14 @@ final class JsonBody {
             return absent;
         }
         if (!node.isBoolean()) {
-            throw Failure.invalid(field, field + " must be true or false, got " + describe(node));
+            throw Failure.invalid(named(field), named(field) + " must be true or false, got " + describe(node));
         }
         return node.booleanValue();
     }
 
     long requiredLong(String field) {
         if (present(field) == null) {
-            throw Failure.invalid(field, field + " is required (an integer)");
+            throw Failure.invalid(named(field), named(field) + " is required (an integer)");
         }
         return optionalLong(field, 0);
     }
@@ -120,7 +167,7 @@ final class JsonBody {
             return absent;
         }
         if (!node.isIntegralNumber() || !node.canConvertToLong()) {
-            throw Failure.invalid(field, field + " must be an integer, got " + describe(node));
+            throw Failure.invalid(named(field), named(field) + " must be an integer, got " + describe(node));
         }
         return node.longValue();
     }
@@ -129,7 +176,7 @@ final class JsonBody {
     long requiredPositive(String field) {
         long value = requiredLong(field);
         if (value <= 0) {
-            throw Failure.invalid(field, field + " must be positive, got " + value);
+            throw Failure.invalid(named(field), named(field) + " must be positive, got " + value);
         }
         return value;
     }
@@ -143,9 +190,9 @@ final class JsonBody {
         return fitted(field, optionalLong(field, absent));
     }
 
-    private static int fitted(String field, long value) {
+    private int fitted(String field, long value) {
         if (value != (int) value) {
-            throw Failure.invalid(field, field + " must be an integer between " + Integer.MIN_VALUE + " and " + Integer.MAX_VALUE
+            throw Failure.invalid(named(field), named(field) + " must be an integer between " + Integer.MIN_VALUE + " and " + Integer.MAX_VALUE
                     + ", got " + value);
         }
         return (int) value;

@@ -21,8 +21,9 @@ final class JsonValues {
     static byte[] read(JsonBody body, String field, boolean required) {
         String text = body.optionalString(field);
         String base64 = body.optionalString(field + "_base64");
+        String named = body.named(field);
         if (text != null && base64 != null) {
-            throw Failure.invalid(field, "send " + field + " (a UTF-8 string) or " + field + "_base64 (any bytes), not both");
+            throw Failure.invalid(named, "send " + named + " (a UTF-8 string) or " + named + "_base64 (any bytes), not both");
         }
         if (text != null) {
             return text.getBytes(StandardCharsets.UTF_8);
@@ -31,11 +32,11 @@ final class JsonValues {
             try {
                 return Base64.getDecoder().decode(base64);
             } catch (IllegalArgumentException e) {
-                throw Failure.invalid(field + "_base64", field + "_base64 must be standard base64: " + e.getMessage());
+                throw Failure.invalid(named + "_base64", named + "_base64 must be standard base64: " + e.getMessage());
             }
         }
         if (required) {
-            throw Failure.invalid(field, field + " is required (a UTF-8 string), or " + field + "_base64 (any bytes in base64)");
+            throw Failure.invalid(named, named + " is required (a UTF-8 string), or " + named + "_base64 (any bytes in base64)");
         }
         return null;
     }

@@ -4,13 +4,25 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tenure.core.Limits;
+import io.tenure.core.counter.CounterAdd;
+import io.tenure.core.counter.CounterSet;
+import io.tenure.core.counter.CounterTable;
+import io.tenure.core.kernel.Command;
+import io.tenure.core.kernel.Txn;
+import io.tenure.core.kernel.TxnCompare;
+import io.tenure.core.kernel.TxnResult;
 import io.tenure.core.kv.KvDelete;
+import io.tenure.core.kv.KvPut;
+import io.tenure.core.kv.KvTable;
 import io.tenure.core.kv.KvView;
 import io.tenure.server.Causes;
 import io.tenure.server.RequestRejected;
 import io.tenure.server.kv.KeyValues;
 import io.tenure.server.Member;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
@@ -39,6 +51,18 @@ import java.util.concurrent.CompletionException;
  *   <li><b>GET /v1/kv/{key}</b>: the key, read linearizably; 404 {@code not_found} when absent.</li>
  *   <li><b>GET /v1/kv?prefix=&amp;limit=&amp;after=</b>: keys with the prefix after key {@code after},
  *       in key order, with {@code more} and {@code next_after} to continue from.</li>
+ *   <li><b>POST /v1/txn</b> (not under {@code /v1/kv/}, where it would be a key's path): a
+ *       transaction over keys and counters (etcd's Txn). {@code "compare"}: objects of
+ *       {@code kind} ("kv" or "counter"), {@code key} (the key or counter name), {@code target}
+ *       ("value", "mod_revision", "create_revision" or "version"), {@code result} ("equal",
+ *       "not_equal", "less" or "greater") and {@code value} (an integer, or for a key's value the
+ *       bytes as above); {@code "success"} and {@code "failure"}: operations, each one of
+ *       {@code {"put": {"key", "value", "ttl_ms", "lease_id"}}}, {@code {"delete": {"key"}}},
+ *       {@code {"add": {"counter", "delta"}}} and {@code {"set": {"counter", "value"}}}; at most
+ *       128 comparisons and 128 operations per branch; optional {@code request_id}. 200 with
+ *       {@code succeeded} (every comparison held: the success operations were applied, else the
+ *       failure ones), the {@code revision} after it, and {@code results}, one per applied
+ *       operation under its name, with the fields its own endpoint answers.</li>
  * </ul>
  * A change that names its {@code request_id} is applied once and a retry answered as the first
  * copy was. Bad input is 400 {@code invalid_argument} naming the field.
@@ -147,6 +171,111 @@ final class KvApi {
             body.put("revision", listing.revision());
             return Answer.ok(body);
         }));
+    }
+
+    /**
+     * A transaction over keys and counters: the comparisons, then the success or the failure
+     * operations, all or none (see the class comment for the body). Bad input names the field as
+     * sent ({@code compare[1].target}, {@code success[0].put.value}); a put bound to a lease that
+     * is gone is 404 {@code lease_not_found}; an operation the store refuses (a new key over its
+     * limit, an add out of the 64-bit range) is 409 {@code conflict} naming it; nothing changes then.
+     */
+    CompletableFuture<Answer> txn(JsonBody body) {
+        List<TxnCompare> compares = new ArrayList<>();
+        for (JsonBody compare : body.optionalObjects("compare")) {
+            compares.add(compare(compare));
+        }
+        List<Command> success = operations(body.optionalObjects("success"));
+        List<Command> failure = operations(body.optionalObjects("failure"));
+        long request = body.optionalLong("request_id", 0);
+        return member.keyValues().transact(new Txn(compares, success, failure, request)).thenApply(transacted -> {
+            ObjectNode answer = NODES.objectNode();
+            answer.put("succeeded", transacted.succeeded());
+            answer.put("revision", transacted.revision());
+            ArrayNode results = answer.putArray("results");
+            for (int i = 0; i < transacted.results().size(); i++) {
+                results.add(result(transacted.applied().get(i), transacted.results().get(i)));
+            }
+            return Answer.ok(answer);
+        }).exceptionally(error -> {
+            Failure f = Failures.of(error);
+            // The shared table's FAILED_PRECONDITION (stale) is, here, an operation the store refuses.
+            throw new CompletionException(f.code == ErrorCode.STALE ? new Failure(ErrorCode.CONFLICT, null, f.getMessage()) : f);
+        });
+    }
+
+    private static TxnCompare compare(JsonBody compare) {
+        String kind = choice(compare, "kind", KvTable.NAME, CounterTable.NAME);
+        String key = compare.requiredString("key");
+        TxnCompare.Target target = TxnCompare.Target.valueOf(choice(compare, "target", "value", "mod_revision", "create_revision", "version")
+                .toUpperCase(Locale.ROOT));
+        TxnCompare.Relation relation = TxnCompare.Relation.valueOf(choice(compare, "result", "equal", "not_equal", "less", "greater")
+                .toUpperCase(Locale.ROOT));
+        if (kind.equals(KvTable.NAME) && target == TxnCompare.Target.VALUE) {
+            return TxnCompare.ofValue(kind, key, relation, JsonValues.read(compare, "value", true));
+        }
+        return TxnCompare.of(kind, key, target, relation, compare.requiredLong("value"));
+    }
+
+    /** The string {@code field}, required, one of {@code choices}. */
+    private static String choice(JsonBody body, String field, String... choices) {
+        String value = body.optionalString(field);
+        if (value == null || !List.of(choices).contains(value)) {
+            throw Failure.invalid(body.named(field), body.named(field) + " must be \"" + String.join("\", \"", choices) + "\", got "
+                    + (value == null ? "nothing" : "\"" + value + "\""));
+        }
+        return value;
+    }
+
+    private static List<Command> operations(List<JsonBody> operations) {
+        List<Command> commands = new ArrayList<>(operations.size());
+        for (JsonBody operation : operations) {
+            JsonBody put = operation.optionalObject("put");
+            JsonBody delete = operation.optionalObject("delete");
+            JsonBody add = operation.optionalObject("add");
+            JsonBody set = operation.optionalObject("set");
+            if ((put == null ? 0 : 1) + (delete == null ? 0 : 1) + (add == null ? 0 : 1) + (set == null ? 0 : 1) != 1) {
+                String at = operation.named("");
+                throw Failure.invalid(at.substring(0, at.length() - 1), at.substring(0, at.length() - 1)
+                        + " must be an object with exactly one of put, delete, add and set");
+            }
+            if (put != null) {
+                commands.add(new KvPut(put.requiredString("key"), JsonValues.read(put, "value", true), put.optionalLong("lease_id", 0),
+                        put.optionalLong("ttl_ms", 0), 0));
+            } else if (delete != null) {
+                commands.add(new KvDelete(delete.requiredString("key"), KvDelete.ANY_REVISION, 0));
+            } else if (add != null) {
+                commands.add(new CounterAdd(add.requiredString("counter"), add.optionalLong("delta", 1), 0));
+            } else {
+                commands.add(new CounterSet(set.requiredString("counter"), set.requiredLong("value"), 0));
+            }
+        }
+        return commands;
+    }
+
+    /** One applied operation's answer, under its name: the fields of the put, delete, add or set endpoints' answers. */
+    private static ObjectNode result(Command applied, TxnResult.Done done) {
+        ObjectNode result = NODES.objectNode();
+        if (applied instanceof KvPut put) {
+            ObjectNode body = result.putObject("put");
+            body.put("key", put.key());
+            body.put("revision", done.revision());
+            body.put("prev_mod_revision", done.previous());
+            body.put("created", done.previous() == 0);
+            body.put("version", done.value());
+        } else if (applied instanceof KvDelete delete) {
+            ObjectNode body = result.putObject("delete");
+            body.put("key", delete.key());
+            body.put("deleted", done.changed());
+            body.put("revision", done.revision());
+        } else {
+            ObjectNode body = result.putObject(applied instanceof CounterAdd ? "add" : "set");
+            body.put("counter", applied instanceof CounterAdd add ? add.key() : ((CounterSet) applied).key());
+            body.put("value", done.value());
+            body.put("previous", done.previous());
+            body.put("mod_revision", done.revision());
+        }
+        return result;
     }
 
     /**

@@ -4,7 +4,10 @@ import io.tenure.core.Limits;
 import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.Command;
 import io.tenure.core.kernel.Result;
+import io.tenure.core.kernel.Txn;
+import io.tenure.core.kernel.TxnResult;
 import io.tenure.core.kv.KvCompareAndSet;
+import io.tenure.core.kv.KvDelete;
 import io.tenure.core.kv.KvExpire;
 import io.tenure.core.kv.KvPut;
 import io.tenure.core.kv.KvResult;
@@ -81,18 +84,35 @@ public final class KeyExpiry implements AutoCloseable {
             for (int slot = 0; slot < results.size(); slot++) {
                 Result result = results.get(slot).result();
                 if (result instanceof KvResult.Put put) {
-                    long ttl = ttlOf(commands.get(slot));
-                    if (ttl > 0) {
-                        deadlines.put(put.key(), put.revision(), ttl, now);
-                    } else {
-                        deadlines.forget(put.key(), put.revision());
-                    }
+                    put(put.key(), put.revision(), ttlOf(commands.get(slot)), now);
                 } else if (result instanceof KvResult.Deleted deleted && deleted.existed()) {
                     deadlines.forget(deleted.key(), deleted.revision());
                 } else if (result instanceof KvResult.Expired expired) {
                     deadlines.forget(expired.key(), expired.revision());
+                } else if (result instanceof TxnResult txn && commands.get(slot) instanceof Txn sent) {
+                    applied(txn, txn.succeeded() ? sent.success() : sent.failure(), now);
                 }
             }
+        }
+    }
+
+    /** The puts and deletes of a transaction's branch that was applied, as if each came on its own. */
+    private void applied(TxnResult txn, List<Command> branch, long now) {
+        for (int i = 0; i < txn.operations().size(); i++) {
+            TxnResult.Done done = txn.operations().get(i);
+            if (branch.get(i) instanceof KvPut put) {
+                put(put.key(), done.revision(), put.ttlMillis(), now);
+            } else if (branch.get(i) instanceof KvDelete delete && done.changed()) {
+                deadlines.forget(delete.key(), done.revision());
+            }
+        }
+    }
+
+    private void put(String key, long revision, long ttl, long now) {
+        if (ttl > 0) {
+            deadlines.put(key, revision, ttl, now);
+        } else {
+            deadlines.forget(key, revision);
         }
     }
 

@@ -1,8 +1,11 @@
 package io.tenure.server.kv;
 
 import io.tenure.core.Limits;
+import io.tenure.core.TenureState;
+import io.tenure.core.kernel.Command;
 import io.tenure.core.kernel.Result;
-import io.tenure.core.kv.KvCommand;
+import io.tenure.core.kernel.Txn;
+import io.tenure.core.kernel.TxnResult;
 import io.tenure.core.kv.KvCompareAndSet;
 import io.tenure.core.kv.KvDelete;
 import io.tenure.core.kv.KvPage;
@@ -31,6 +34,11 @@ import java.util.function.Function;
 public final class KeyValues {
     /** The most keys one list answers. */
     public static final int MAX_LIST = Limits.MAX_LIST;
+    /**
+     * The largest transaction, in bytes as written to the log: one log entry's worth (etcd's
+     * request limit is of the same order), so that one transaction never crowds the Raft messages.
+     */
+    public static final int MAX_TXN_BYTES = 1 << 20;
 
     /** What a compare-and-set compares the key with. */
     public enum Compare {
@@ -66,6 +74,13 @@ public final class KeyValues {
      * the key's mod revision, 0 when absent).
      */
     public record Removal(String key, boolean deleted, long revision, boolean compareFailed) {}
+
+    /**
+     * What a transaction answered: whether every comparison held ({@code succeeded}: the success
+     * operations were applied, otherwise the failure ones), the operations of that branch with
+     * what each did, in order, and the store's revision after it.
+     */
+    public record Transacted(boolean succeeded, List<Command> applied, List<TxnResult.Done> results, long revision) {}
 
     /** A key read from one state: {@code entry} is null when it is absent; {@code revision} is that state's. */
     public record Read(String key, KvView entry, long revision) {}
@@ -148,7 +163,31 @@ public final class KeyValues {
         }, removal -> removal.deleted() ? "deleted" : removal.compareFailed() ? "compare_failed" : "absent");
     }
 
-    private <T> CompletableFuture<T> change(String op, String[] problem, KvCommand command, Function<Result, T> answer,
+    /**
+     * Applies transaction {@code txn} (its comparisons of keys and counters, then one branch of
+     * puts, deletes, adds and sets), all or nothing. Bad input is refused here, before the log, by
+     * the check apply makes: the message names the comparison or operation and its field.
+     */
+    public CompletableFuture<Transacted> transact(Txn txn) {
+        String problem = stateMachine.read(s -> s.checkTransaction(txn));
+        // The message starts with where the problem is: "compare[2].key ...", "success[0] (KvPut): ...".
+        String[] refused = problem == null ? null : new String[] {problem.split("[ :]", 2)[0], problem};
+        if (refused == null) {
+            int bytes = TenureState.CODEC.encode(txn).length;
+            if (bytes > MAX_TXN_BYTES) {
+                refused = new String[] {"request", "the transaction is " + bytes + " bytes as written to the log, over the limit of "
+                        + MAX_TXN_BYTES + ": split it"};
+            }
+        }
+        return change("txn", refused, txn, result -> {
+            if (result instanceof TxnResult r) {
+                return new Transacted(r.succeeded(), r.succeeded() ? txn.success() : txn.failure(), r.operations(), r.revision());
+            }
+            return null;
+        }, transacted -> transacted.succeeded() ? "succeeded" : "failed");
+    }
+
+    private <T> CompletableFuture<T> change(String op, String[] problem, Command command, Function<Result, T> answer,
                                             Function<T, String> outcome) {
         long started = System.nanoTime();
         CompletableFuture<T> result = (problem == null ? CompletableFuture.<Void>completedFuture(null)

@@ -2,6 +2,7 @@ package io.tenure.server.kv;
 
 import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.Command;
+import io.tenure.core.kernel.Txn;
 import io.tenure.core.kv.KvDelete;
 import io.tenure.core.kv.KvExpire;
 import io.tenure.core.kv.KvPut;
@@ -133,6 +134,21 @@ class KeyExpiryTest {
         advanceMillis(5_000);
         assertThat(expiry.due()).isEmpty();
         assertThat(key("cache/c")).as("a key without a TTL stays").isNotNull();
+    }
+
+    /** A transaction's puts and deletes keep the deadlines as they would on their own; its other branch changes none. */
+    @Test
+    void aTransactionsPutsAndDeletesKeepTheDeadlines() {
+        put("cache/t1", 1_000);
+        apply(new Txn(List.of(), List.of(new KvDelete("cache/t1", KvDelete.ANY_REVISION, 0),
+                new KvPut("cache/t2", "v".getBytes(), 0, 2_000, 0), new KvPut("cache/t2", "w".getBytes(), 0, 1_500, 0)),
+                List.of(new KvPut("cache/t3", "v".getBytes(), 0, 1_000, 0)), 0));
+        long revision = key("cache/t2").modRevision();
+        assertThat(expiry.known()).as("t1 deleted, t2 put with a TTL, t3 not put").isOne();
+        advanceMillis(1_499);
+        assertThat(expiry.due()).isEmpty();
+        advanceMillis(1);
+        assertThat(expiry.due()).as("the TTL of the transaction's last put of the key").containsExactly(new KvExpire("cache/t2", revision));
     }
 
     @Test
