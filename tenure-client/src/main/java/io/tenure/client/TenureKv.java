@@ -29,6 +29,7 @@ import java.util.concurrent.CompletableFuture;
  * kv.put("cache/warm", "yes", Duration.ofMinutes(5));      // goes 5 minutes after this put
  * Optional<TenureKv.Entry> mode = kv.get("config/mode");
  * if (kv.compareAndSet("config/mode", mode.get().modRevision(), "draining".getBytes(UTF_8))) { ... }
+ * kv.txn().ifVersion("config/mode", EQUAL, 2).thenPut("config/mode", "off").thenAdd("config/epoch", 1).commit();
  * }</pre>
  *
  * <p>Keys are not blank and at most 1,024 bytes of UTF-8; values at most 65,536 bytes. A key may
@@ -222,6 +223,14 @@ public final class TenureKv {
         return client.call(KvServiceGrpc.getCompareAndSetMethod(), request.build(), null);
     }
 
+    /**
+     * A new transaction over keys and counters: comparisons, then the operations applied when all
+     * hold and those applied otherwise, all or none ({@link KvTransaction}).
+     */
+    public KvTransaction txn() {
+        return new KvTransaction(client);
+    }
+
     /** The key, read linearizably; empty when it is absent. */
     public Optional<Entry> get(String key) {
         return Futures.await(getAsync(key), what(key));
@@ -294,7 +303,7 @@ public final class TenureKv {
                 e.getLeaseId(), Duration.ofMillis(e.getTtlMs()));
     }
 
-    private static long ttlMillis(Duration ttl) {
+    static long ttlMillis(Duration ttl) {
         Objects.requireNonNull(ttl, "ttl");
         if (ttl.isNegative() || ttl.isZero() || ttl.compareTo(Duration.ofDays(1)) > 0 || ttl.toMillis() < 1) {
             throw new IllegalArgumentException("ttl must be between 1 ms and 24 hours, got " + ttl);
@@ -302,11 +311,11 @@ public final class TenureKv {
         return ttl.toMillis();
     }
 
-    private static byte[] utf8(String value) {
+    static byte[] utf8(String value) {
         return Objects.requireNonNull(value, "value").getBytes(StandardCharsets.UTF_8);
     }
 
-    private static void checkKey(String key) {
+    static void checkKey(String key) {
         if (key == null || key.isEmpty()) {
             throw new IllegalArgumentException("key must not be empty, got " + (key == null ? "null" : "''"));
         }
@@ -316,7 +325,7 @@ public final class TenureKv {
         }
     }
 
-    private static void checkValue(String what, byte[] value) {
+    static void checkValue(String what, byte[] value) {
         Objects.requireNonNull(value, what);
         if (value.length > MAX_VALUE_BYTES) {
             throw new IllegalArgumentException(what + " is " + value.length + " bytes, over the limit of " + MAX_VALUE_BYTES);
