@@ -247,6 +247,10 @@ class TxnTest {
         assertThat(expect(restored.run(new Txn(increment.compares(), increment.success(), List.of(), 42)), TxnResult.class).succeeded())
                 .as("another request id is another transaction").isTrue();
         assertThat(restored.state.primitive(CounterTable.class).value("c")).isEqualTo(3);
+        TxnResult other = expect(restored.run(new Txn(increment.compares(), List.of(new CounterAdd("c", 10, 0)), List.of(), 41)),
+                TxnResult.class);
+        assertThat(other).as("another transaction that carries a remembered request id is applied as a new one").isNotEqualTo(first);
+        assertThat(restored.state.primitive(CounterTable.class).value("c")).isEqualTo(13);
     }
 
     @Test

@@ -93,7 +93,7 @@ public final class Kernel {
         this.context = new ApplyContext(leases, events);
         List<Primitive> made = new ArrayList<>(primitives.apply(leases, names));
         // Last, after every primitive it routes to: its section holds the transactions' retry memo.
-        Transactions transactions = new Transactions(made, owners::get);
+        Transactions transactions = new Transactions(made, owners::get, codecOf(made));
         made.add(transactions);
         this.primitives = List.copyOf(made);
         for (Primitive primitive : this.primitives) {

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.zip.CRC32C;
 
 /**
  * Applies {@link Txn}s over the primitives that take part in them ({@link Transactional}), without
@@ -34,6 +35,8 @@ import java.util.function.Supplier;
  *
  * <p><b>Retries.</b> A transaction that names its request is applied once: a retry (after a lost
  * answer, or a failover) gets the first copy's answer, among the last {@value #RECENT_REQUESTS}.
+ * A retry is the same transaction with the same request id; another transaction that happens to
+ * carry a remembered id is applied as a new one.
  * A refused transaction is not remembered: nothing changed, and its retry is judged afresh.
  *
  * <p>The kernel adds this to the end of the primitives, for its snapshot section (the remembered
@@ -55,17 +58,27 @@ public final class Transactions implements Primitive {
     private static final int MAX_FIELD_BYTES = 1 << 20;
     private static final Kind KIND = new Kind(NAME, List.of());
 
+    /**
+     * One transaction of one client: its request id, and a checksum of the whole transaction as
+     * written to the log, so that another transaction sent with the same id (two HTTP clients that
+     * both chose 17) is not answered as the first. A retry sends the same transaction.
+     */
+    private record Request(long requestId, int fingerprint) {}
+
     private final List<Primitive> primitives;
     private final Function<Class<?>, Primitive> owners;
-    private final RetryMemo<Long, TxnResult> recentRequests = new RetryMemo<>(RECENT_REQUESTS);
+    private final CommandCodec codec;
+    private final RetryMemo<Request, TxnResult> recentRequests = new RetryMemo<>(RECENT_REQUESTS);
 
     /**
      * @param primitives the state's primitives, in their fixed order
      * @param owners     command class → the primitive that applies it (null for none)
+     * @param codec      the log encoding of the commands of {@code primitives}, for the requests' checksums
      */
-    Transactions(List<Primitive> primitives, Function<Class<?>, Primitive> owners) {
+    Transactions(List<Primitive> primitives, Function<Class<?>, Primitive> owners, CommandCodec codec) {
         this.primitives = List.copyOf(primitives);
         this.owners = owners;
+        this.codec = codec;
     }
 
     /**
@@ -162,7 +175,8 @@ public final class Transactions implements Primitive {
         if (problem != null) {
             return new Result.Rejected(Code.INVALID_ARGUMENT, problem);
         }
-        TxnResult before = txn.requestId() == 0 ? null : recentRequests.recall(txn.requestId());
+        Request request = txn.requestId() == 0 ? null : new Request(txn.requestId(), fingerprint(txn));
+        TxnResult before = request == null ? null : recentRequests.recall(request);
         if (before != null) {
             return before;
         }
@@ -183,10 +197,17 @@ public final class Transactions implements Primitive {
             done.add(((Transactional) owners.apply(operation.getClass())).applyOperation(context, operation));
         }
         TxnResult result = new TxnResult(succeeded, Math.max(context.position(), context.lastStamp()), done);
-        if (txn.requestId() != 0) {
-            recentRequests.remember(txn.requestId(), result);
+        if (request != null) {
+            recentRequests.remember(request, result);
         }
         return result;
+    }
+
+    /** A checksum of the well-formed {@code txn} as the log writes it: the same bytes on every member. */
+    private int fingerprint(Txn txn) {
+        CRC32C crc = new CRC32C();
+        crc.update(codec.encode(txn));
+        return (int) crc.getValue();
     }
 
     /**
@@ -294,13 +315,14 @@ public final class Transactions implements Primitive {
 
     // ---- snapshot section ------------------------------------------------------------------------
 
-    /** The remembered transactions, oldest first: request id, outcome, revision, and each operation's answer. */
+    /** The remembered transactions, oldest first: request id and checksum, outcome, revision, and each operation's answer. */
     @Override
     public void writeSnapshot(DataOutputStream out) throws IOException {
         out.writeInt(recentRequests.size());
-        for (Map.Entry<Long, TxnResult> e : recentRequests.entries().entrySet()) {
+        for (Map.Entry<Request, TxnResult> e : recentRequests.entries().entrySet()) {
             TxnResult result = e.getValue();
-            out.writeLong(e.getKey());
+            out.writeLong(e.getKey().requestId());
+            out.writeInt(e.getKey().fingerprint());
             out.writeBoolean(result.succeeded());
             out.writeLong(result.revision());
             out.writeInt(result.operations().size());
@@ -322,6 +344,7 @@ public final class Transactions implements Primitive {
         int count = Wire.count(in, "transaction");
         for (int i = 0; i < count; i++) {
             long requestId = in.readLong();
+            int fingerprint = in.readInt();
             boolean succeeded = in.readBoolean();
             long revision = in.readLong();
             int n = Wire.count(in, "transaction operation");
@@ -332,7 +355,7 @@ public final class Transactions implements Primitive {
             for (int j = 0; j < n; j++) {
                 done.add(new TxnResult.Done(in.readLong(), in.readBoolean(), in.readLong(), in.readLong()));
             }
-            recentRequests.remember(requestId, new TxnResult(succeeded, revision, done));
+            recentRequests.remember(new Request(requestId, fingerprint), new TxnResult(succeeded, revision, done));
         }
     }
 }

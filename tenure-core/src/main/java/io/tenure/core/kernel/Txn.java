@@ -10,8 +10,8 @@ import java.util.List;
  * a counter add or set. {@link Transactions} applies it.
  *
  * <p>{@code requestId} (0 = none) names one transaction of its client, the same on every retry of
- * it: a retry is answered as the first copy was, and applied once. The operations' own request ids
- * must be 0.
+ * it: a retry (the same transaction with the same id) is answered as the first copy was, and
+ * applied once. The operations' own request ids must be 0.
  */
 public record Txn(List<TxnCompare> compares, List<Command> success, List<Command> failure, long requestId) implements Command {
     public Txn {
