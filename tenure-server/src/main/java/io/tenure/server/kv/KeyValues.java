@@ -169,9 +169,16 @@ public final class KeyValues {
      * the check apply makes: the message names the comparison or operation and its field.
      */
     public CompletableFuture<Transacted> transact(Txn txn) {
-        String problem = stateMachine.read(s -> s.checkTransaction(txn));
-        // The message starts with where the problem is: "compare[2].key ...", "success[0] (KvPut): ...".
-        String[] refused = problem == null ? null : new String[] {problem.split("[ :]", 2)[0], problem};
+        // A put's fields first, as a put's own are checked (named as the front ends name them).
+        String[] refused = checkPuts(txn.success(), "success");
+        if (refused == null) {
+            refused = checkPuts(txn.failure(), "failure");
+        }
+        if (refused == null) {
+            String problem = stateMachine.read(s -> s.checkTransaction(txn));
+            // The message starts with where the problem is: "compare[2].key ...", "success[0] (KvPut): ...".
+            refused = problem == null ? null : new String[] {problem.split("[ :]", 2)[0], problem};
+        }
         if (refused == null) {
             int bytes = TenureState.CODEC.encode(txn).length;
             if (bytes > MAX_TXN_BYTES) {
@@ -232,6 +239,19 @@ public final class KeyValues {
         if (leaseId != 0 && ttlMillis != 0) {
             return new String[] {"ttl_ms", "ttl_ms and lease_id are exclusive: a key is bound to a lease or has a TTL, got lease "
                     + leaseId + " and " + ttlMillis + " ms"};
+        }
+        return null;
+    }
+
+    /** The first put of a transaction's branch whose fields are not well formed, named {@code success[2].put.ttl_ms}. */
+    private static String[] checkPuts(List<Command> operations, String branch) {
+        for (int i = 0; i < operations.size(); i++) {
+            if (operations.get(i) instanceof KvPut p) {
+                String[] problem = checkPut(p.key(), p.value(), p.leaseId(), p.ttlMillis());
+                if (problem != null) {
+                    return new String[] {branch + "[" + i + "].put." + problem[0], branch + "[" + i + "] (KvPut): " + problem[1]};
+                }
+            }
         }
         return null;
     }

@@ -120,9 +120,12 @@ class HttpKvTxnApiTest {
         assertError(txn("{\"success\": [" + add + "], \"failure\": [{\"put\": {\"key\": \"a\"}}]}"),
                 400, "invalid_argument", "failure[0].put.value");
         assertError(txn("{\"success\": [" + add + ", {\"put\": {\"key\": \"t3/a\", \"value\": \"" + "x".repeat(64 * 1024 + 1) + "\"}}]}"),
-                400, "invalid_argument", "success[1]");
-        assertError(txn("{\"success\": [" + add + ", {\"put\": {\"key\": \"t3/a\", \"value\": \"x\", \"ttl_ms\": 5, \"lease_id\": 9}}]}"),
-                400, "invalid_argument", "success[1]");
+                400, "invalid_argument", "success[1].put.value");
+        Reply exclusive = txn("{\"success\": [" + add + "], \"failure\": [{\"put\": {\"key\": \"t3/a\", \"value\": \"x\", \"ttl_ms\": 5,"
+                + " \"lease_id\": 9}}]}");
+        assertError(exclusive, 400, "invalid_argument", "failure[0].put.ttl_ms");
+        assertThat(exclusive.json().get("message").asText()).startsWith("failure[0] (KvPut): ttl_ms and lease_id are exclusive");
+        assertError(txn("{\"success\": [{\"add\": {\"counter\": \"\"}}]}"), 400, "invalid_argument", "success[0]");
         assertError(txn("{\"success\": [" + (add + ",").repeat(128) + add + "]}"), 400, "invalid_argument", "success");
         assertError(txn("{\"success\": [" + add + ", {\"put\": {\"key\": \"t3/a\", \"value\": \"x\", \"lease_id\": 424242}}]}"),
                 404, "lease_not_found", null);
