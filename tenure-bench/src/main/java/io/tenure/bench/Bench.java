@@ -25,6 +25,7 @@ public final class Bench {
                     case "W8" -> s.clients() + " clients incrementing one counter";
                     case "W9" -> s.clients() + " clients putting and reading keys";
                     case "W10" -> s.clients() + " producers and " + s.clients() + " consumers on one queue";
+                    case "W11" -> s.clients() + " publishers on one channel, a listener on each member";
                     default -> s.clients() + " clients";
                 }, s.duration(), s.warmup());
         try (Members members = Members.start(s.memberCount(), s.jvmOptions())) {
@@ -39,13 +40,14 @@ public final class Bench {
                 case "W8" -> Counted.run(members, s);
                 case "W9" -> PutGets.run(members, s);
                 case "W10" -> Queued.run(members, s);
+                case "W11" -> Signalled.run(members, s);
                 default -> throw new IllegalArgumentException("unknown workload " + s.workload());
             };
         }
     }
 
     /** Whether the run kept its promises: no overlap (W8: no value answered twice; W9: no stale read; W10: no item
-     * popped twice), no lease (W8: increment; W10: item) lost. */
+     * popped twice), no lease (W8: increment; W10: item; W11: signal) lost. */
     public static boolean passed(BenchResult r) {
         Object lost = r.extra().get("lost");
         return r.overlaps() == 0 && (lost == null || ((Number) lost).longValue() == 0);

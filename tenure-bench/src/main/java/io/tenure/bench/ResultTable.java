@@ -211,6 +211,9 @@ public final class ResultTable {
             case "W9" -> "stale reads " + x.getOrDefault("stale_reads", "?") + (x.containsKey("recipe") ? ", " + x.get("recipe") : "");
             case "W10" -> "duplicates " + x.getOrDefault("duplicates", "?") + ", lost " + x.getOrDefault("lost", "?")
                     + (x.containsKey("recipe") ? ", " + x.get("recipe") : "");
+            case "W11" -> "listeners " + x.getOrDefault("listeners", "?") + ", delivery p50 " + x.getOrDefault("delivery_p50_ms", "?")
+                    + " ms, p99 " + x.getOrDefault("delivery_p99_ms", "?") + " ms, out of order " + x.getOrDefault("duplicates", "?")
+                    + ", lost " + x.getOrDefault("lost", "?");
             default -> "";
         };
     }
@@ -219,7 +222,7 @@ public final class ResultTable {
         return extra.get(key) instanceof Number n ? n.doubleValue() : otherwise;
     }
 
-    /** W1 to W10 in number order (W10 after W9), anything else after them. */
+    /** W1 to W11 in number order (W10 after W9), anything else after them. */
     private static int workloadOrder(String workload) {
         int i = BenchSettings.WORKLOADS.indexOf(workload);
         return i < 0 ? BenchSettings.WORKLOADS.size() : i;

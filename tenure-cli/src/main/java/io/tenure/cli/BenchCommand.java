@@ -24,10 +24,11 @@ import picocli.CommandLine.Option;
             "W1 uncontended lock+unlock, W2 contended hand-offs, W3 leases kept alive, W4 watchers while W1 runs, "
                     + "W5 leader kill -9 and failover (tenure-3 only), W6 clients on one semaphore of --limit permits, "
                     + "W7 clients on one read/write lock, 90 %% of the acquisitions reads, W8 clients incrementing one counter, "
-                    + "W9 clients each putting a key of 1,000 and reading it back linearizably, W10 as many producers as consumers on one queue."
+                    + "W9 clients each putting a key of 1,000 and reading it back linearizably, W10 as many producers as consumers on one queue, "
+                    + "W11 publishers on one channel with a listener on each member."
         },
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:every run completed without an overlap, a lost lease, a lost or doubled increment or queue item, or a stale read", "1:a run failed or broke a promise", "2:usage error"})
+        exitCodeList = {"0:every run completed without an overlap, a lost lease, a lost or doubled increment or queue item, a lost or reordered signal, or a stale read", "1:a run failed or broke a promise", "2:usage error"})
 final class BenchCommand implements Callable<Integer> {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -47,10 +48,10 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--target", defaultValue = "tenure-1", description = "tenure-1 or tenure-3 (default: ${DEFAULT-VALUE}).")
     String target;
 
-    @Option(names = "--workload", defaultValue = "W1", description = "W1..W10 (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--workload", defaultValue = "W1", description = "W1..W11 (default: ${DEFAULT-VALUE}).")
     String workload;
 
-    @Option(names = "--clients", description = "Concurrent clients for W1, W2, W4, W6 to W9; W10: producers, and as many consumers (default: 16; W6 to W10: 64).")
+    @Option(names = "--clients", description = "Concurrent clients for W1, W2, W4, W6 to W9; W10: producers, and as many consumers; W11: publishers (default: 16; W6 to W10: 64).")
     Integer clients;
 
     @Option(names = "--duration", defaultValue = "20s", converter = DurationConverter.class, paramLabel = "DURATION",
