@@ -65,7 +65,10 @@ final class KvWorker {
                     }
                 }
             } catch (RuntimeException e) {
-                cas.complete(WorkerContext.outcomeOf(e), WorkerContext.describe(e));
+                // Whatever the error: an earlier attempt of this call (the SDK retries with the same request id) may have
+                // been applied before a later one was refused (say, shed by a member that was behind). Only a compare that
+                // answered "not swapped" is known not to have happened.
+                cas.info(WorkerContext.describe(e));
             }
             WorkerContext.sleep(ctx.random.nextInt(MAX_PAUSE_MILLIS + 1));
         }
