@@ -7,7 +7,6 @@ import io.tenure.proto.v1.Signal;
 import io.tenure.proto.v1.SignalListenRequest;
 import io.tenure.proto.v1.SignalListenResponse;
 import io.tenure.proto.v1.SignalServiceGrpc;
-import java.util.ArrayDeque;
 import java.util.EnumSet;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -53,8 +52,7 @@ final class ListenStream {
     private int breaksInARow;
     private long registeredAtNanos;
     private boolean finished;
-    private final ArrayDeque<Runnable> outbox = new ArrayDeque<>();
-    private boolean delivering;
+    private final ListenerCalls outbox = new ListenerCalls(this);
 
     ListenStream(String pattern, String group, SignalListener listener, Endpoints endpoints, MonotonicClock clock,
                  ScheduledExecutorService scheduler) {
@@ -248,25 +246,8 @@ final class ListenStream {
         });
     }
 
-    /** Runs the queued listener calls, one thread at a time, outside the monitor. */
     private void deliver() {
-        while (true) {
-            Runnable next;
-            synchronized (this) {
-                if (delivering || outbox.isEmpty()) {
-                    return;
-                }
-                delivering = true;
-                next = outbox.poll();
-            }
-            try {
-                next.run();
-            } finally {
-                synchronized (this) {
-                    delivering = false;
-                }
-            }
-        }
+        outbox.run();
     }
 
     @Override

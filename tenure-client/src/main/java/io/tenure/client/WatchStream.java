@@ -8,7 +8,6 @@ import io.tenure.proto.v1.KeyValue;
 import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.WatchRequest;
 import io.tenure.proto.v1.WatchResponse;
-import java.util.ArrayDeque;
 import java.util.EnumSet;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -79,8 +78,7 @@ final class WatchStream {
     private ScheduledFuture<?> reconnectTimer;
     private boolean finished;
     private boolean startQueued;
-    private final ArrayDeque<Runnable> outbox = new ArrayDeque<>();
-    private boolean delivering;
+    private final ListenerCalls outbox = new ListenerCalls(this);
 
     WatchStream(String key, boolean prefix, long startRevision, WatchListener listener,
                 Endpoints endpoints, MonotonicClock clock, ScheduledExecutorService scheduler) {
@@ -366,32 +364,8 @@ final class WatchStream {
         });
     }
 
-    /** Runs what was queued, unless another thread is already doing so; one thread at a time, in order. */
     private void deliver() {
-        synchronized (this) {
-            if (delivering) {
-                return;
-            }
-            delivering = true;
-        }
-        while (true) {
-            Runnable next;
-            synchronized (this) {
-                next = outbox.poll();
-                if (next == null) {
-                    delivering = false;
-                    return;
-                }
-            }
-            try {
-                next.run();
-            } catch (Error e) {
-                synchronized (this) {
-                    delivering = false;
-                }
-                throw e;
-            }
-        }
+        outbox.run();
     }
 
     private void callListener(Runnable call, String method) {
