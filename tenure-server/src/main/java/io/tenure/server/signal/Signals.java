@@ -9,12 +9,12 @@ import io.tenure.core.signal.SignalTable;
 import io.tenure.core.signal.SignalUnlisten;
 import io.tenure.server.Admission;
 import io.tenure.server.Overloaded;
+import io.tenure.server.PacedQueue;
 import io.tenure.server.RequestRejected;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.raft.Proposer;
 
 import java.security.SecureRandom;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -39,7 +39,6 @@ import java.util.concurrent.Executor;
 public final class Signals {
     /** Undelivered signals one listener may have before it is cut off as too slow. */
     public static final int MAX_PENDING = 10_000;
-    private static final int SEND_BATCH = 256;
 
     /** One signal as delivered. */
     public record Signal(String channel, byte[] payload) {}
@@ -63,14 +62,24 @@ public final class Signals {
         private final long id;
         private final long leaseId;
         private final Sink sink;
-        private final ArrayDeque<Signal> pending = new ArrayDeque<>();
-        private boolean draining;
+        private final PacedQueue<Signal> queue;
         private volatile boolean closed;
 
         private Listener(long id, long leaseId, Sink sink) {
             this.id = id;
             this.leaseId = leaseId;
             this.sink = sink;
+            this.queue = new PacedQueue<>(MAX_PENDING, delivery, new PacedQueue.Transport<>() {
+                @Override
+                public void send(List<Signal> batch) {
+                    sink.send(batch);
+                }
+
+                @Override
+                public boolean ready() {
+                    return sink.ready();
+                }
+            });
         }
 
         public long id() {
@@ -79,7 +88,7 @@ public final class Signals {
 
         /** The transport can take more: resume delivery. */
         public void resume() {
-            scheduleDrain(this);
+            queue.resume();
         }
 
         /** The client went away or cancelled: the listener stops here and is unregistered through the log. */
@@ -88,6 +97,7 @@ public final class Signals {
                 return;
             }
             closed = true;
+            queue.close();
             local.remove(id, this);
             proposer.propose(new SignalUnlisten(id, leaseId)).whenComplete((applied, error) ->
                     metrics.signalChange("unlisten", error != null ? ServerMetrics.failureResult(error) : "done"));
@@ -170,6 +180,7 @@ public final class Signals {
                 return listener;
             }
             listener.closed = true;
+            listener.queue.close();
             local.remove(id, listener);
             throw RequestRejected.of(applied);
         });
@@ -224,6 +235,7 @@ public final class Signals {
         for (Listener l : local.values()) {
             if (l.leaseId == leaseId) {
                 l.closed = true;
+                l.queue.close();
                 local.remove(l.id, l);
                 l.sink.leaseEnded("lease " + leaseId + " ended (expired or revoked), and its listener with it");
             }
@@ -239,6 +251,7 @@ public final class Signals {
     public void closeAll(String reason) {
         for (Listener l : new ArrayList<>(local.values())) {
             l.closed = true;
+            l.queue.close();
             local.remove(l.id, l);
             l.sink.cutOff(reason, false);
         }
@@ -248,46 +261,9 @@ public final class Signals {
         if (l.closed) {
             return;
         }
-        boolean tooSlow;
-        synchronized (l) {
-            l.pending.add(signal);
-            tooSlow = l.pending.size() > MAX_PENDING;
-            if (tooSlow) {
-                l.pending.clear();
-            }
-        }
-        if (tooSlow) {
+        if (!l.queue.offer(signal)) {
             l.close();
             l.sink.cutOff("listener fell more than " + MAX_PENDING + " signals behind and was cut off; signals are not stored, listen again", true);
-            return;
-        }
-        scheduleDrain(l);
-    }
-
-    private void scheduleDrain(Listener l) {
-        synchronized (l) {
-            if (l.draining || l.pending.isEmpty()) {
-                return;
-            }
-            l.draining = true;
-        }
-        delivery.execute(() -> drain(l));
-    }
-
-    private void drain(Listener l) {
-        while (true) {
-            List<Signal> batch;
-            synchronized (l) {
-                if (l.closed || l.pending.isEmpty() || !l.sink.ready()) {
-                    l.draining = false;
-                    return;
-                }
-                batch = new ArrayList<>(Math.min(SEND_BATCH, l.pending.size()));
-                while (batch.size() < SEND_BATCH && !l.pending.isEmpty()) {
-                    batch.add(l.pending.poll());
-                }
-            }
-            l.sink.send(batch);
         }
     }
 }

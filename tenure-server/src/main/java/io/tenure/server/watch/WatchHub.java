@@ -4,9 +4,9 @@ import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.Effect;
 import io.tenure.core.watch.KeyPattern;
 import io.tenure.core.watch.WatchEvent;
+import io.tenure.server.PacedQueue;
 import io.tenure.server.raft.TenureStateMachine;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -25,7 +25,6 @@ import java.util.concurrent.Executor;
 public final class WatchHub {
     /** Undelivered events one watcher may have before it is cancelled as too slow. */
     public static final int MAX_PENDING = 100_000;
-    private static final int SEND_BATCH = 256;
 
     /** Where a watcher's events go: one transport stream. Calls come from one thread at a time per watcher. */
     public interface Sink {
@@ -45,9 +44,7 @@ public final class WatchHub {
         private final KeyPattern pattern; // null: a key or prefix watch
         private final Sink sink;
         private final long after;
-        private final ArrayDeque<WatchEvent> pending = new ArrayDeque<>();
-        private boolean draining;
-        private volatile boolean closed;
+        private final PacedQueue<WatchEvent> queue;
 
         private Watcher(String key, boolean prefix, KeyPattern pattern, long after, Sink sink) {
             this.key = key;
@@ -55,6 +52,17 @@ public final class WatchHub {
             this.pattern = pattern;
             this.after = after;
             this.sink = sink;
+            this.queue = new PacedQueue<>(MAX_PENDING, delivery, new PacedQueue.Transport<>() {
+                @Override
+                public void send(List<WatchEvent> batch) {
+                    sink.send(batch);
+                }
+
+                @Override
+                public boolean ready() {
+                    return sink.ready();
+                }
+            });
         }
 
         boolean matches(String k) {
@@ -71,12 +79,12 @@ public final class WatchHub {
 
         /** The transport can take more: resume delivery. */
         public void resume() {
-            scheduleDrain(this);
+            queue.resume();
         }
 
         /** The client cancelled the watch or went away. */
         public void close() {
-            closed = true;
+            queue.close();
             remove(this);
         }
     }
@@ -116,7 +124,7 @@ public final class WatchHub {
             long now = state.revision();
             Watcher w = new Watcher(key, prefix, pattern, Math.max(now, startRevision - 1), sink);
             if (startRevision > 0 && startRevision <= now) {
-                boolean complete = state.events().replay(startRevision, w::matches, w.pending::add);
+                boolean complete = state.events().replay(startRevision, w::matches, w.queue::add);
                 if (!complete) {
                     return new Opened(null, state.events().horizon());
                 }
@@ -127,9 +135,7 @@ public final class WatchHub {
             } else {
                 byKey.computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet()).add(w);
             }
-            if (!w.pending.isEmpty()) {
-                scheduleDrain(w);
-            }
+            w.queue.resume();
             return new Opened(w, 0);
         });
     }
@@ -172,49 +178,12 @@ public final class WatchHub {
     }
 
     private void offer(Watcher w, WatchEvent event) {
-        if (event.revision() <= w.after || w.closed) {
+        if (event.revision() <= w.after || w.queue.isClosed()) {
             return;
         }
-        boolean tooSlow;
-        synchronized (w) {
-            w.pending.add(event);
-            tooSlow = w.pending.size() > MAX_PENDING;
-            if (tooSlow) {
-                w.pending.clear();
-            }
-        }
-        if (tooSlow) {
+        if (!w.queue.offer(event)) {
             w.close();
             w.sink.cancelled("watcher fell more than " + MAX_PENDING + " events behind; restart it from the revision after the last one received");
-            return;
-        }
-        scheduleDrain(w);
-    }
-
-    private void scheduleDrain(Watcher w) {
-        synchronized (w) {
-            if (w.draining || w.pending.isEmpty()) {
-                return;
-            }
-            w.draining = true;
-        }
-        delivery.execute(() -> drain(w));
-    }
-
-    private void drain(Watcher w) {
-        while (true) {
-            List<WatchEvent> batch;
-            synchronized (w) {
-                if (w.closed || w.pending.isEmpty() || !w.sink.ready()) {
-                    w.draining = false;
-                    return;
-                }
-                batch = new ArrayList<>(Math.min(SEND_BATCH, w.pending.size()));
-                while (batch.size() < SEND_BATCH && !w.pending.isEmpty()) {
-                    batch.add(w.pending.poll());
-                }
-            }
-            w.sink.send(batch);
         }
     }
 
