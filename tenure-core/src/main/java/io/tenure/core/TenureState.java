@@ -102,12 +102,11 @@ public final class TenureState {
         return kernel.events();
     }
 
-    /** The kinds of resource a watch may name: every primitive's but the member endpoints' and the signals' (delivered to listeners, never watched). */
+    /** The kinds of resource a watch may name: those of the primitives whose changes are watch events ({@link Primitive#watched}). */
     public java.util.Set<String> watchedKinds() {
         java.util.Set<String> kinds = new java.util.TreeSet<>();
         for (Primitive p : kernel.primitives()) {
-            // Signals are delivered to listeners, not watched; transactions change other kinds' names, and have none of their own.
-            if (!(p instanceof MemberEndpoints) && !(p instanceof SignalTable) && !(p instanceof Transactions)) {
+            if (p.watched()) {
                 kinds.add(p.kind().name());
             }
         }

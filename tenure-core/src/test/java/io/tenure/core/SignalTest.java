@@ -185,4 +185,10 @@ class SignalTest {
         assertThat(next).isEqualTo(publish("x.y").receivers()[0]).isEqualTo(3);
         assertThat(expect(restored.run(new SignalPublish("x.y", new byte[0], 5)), Published.class).retry()).isTrue();
     }
+
+    @Test
+    void aWatchMayNameEveryKindWithEventsButNotSignalsTransactionsOrMemberEndpoints() {
+        assertThat(replica.state.watchedKinds()).contains("lock", "counter", "kv", "list")
+                .doesNotContain(SignalTable.NAME, "txn", "member");
+    }
 }

@@ -57,6 +57,11 @@ public interface Primitive {
         throw new IllegalStateException(kind().name() + " keeps no idle resources, asked to forget '" + name + "'");
     }
 
+    /** Whether its changes are watch events of its own kind, so that a watch may name the kind (false for one that emits none). */
+    default boolean watched() {
+        return true;
+    }
+
     /** The names of what the lease holds here, sorted. */
     default SortedSet<String> heldBy(long leaseId) {
         return EMPTY;

@@ -161,6 +161,12 @@ public final class Transactions implements Primitive {
         return values[ordinal];
     }
 
+    /** A transaction's changes are its operands' own events, of their kinds; it has none of its own. */
+    @Override
+    public boolean watched() {
+        return false;
+    }
+
     @Override
     public Kind kind() {
         return KIND;

@@ -30,6 +30,12 @@ public final class MemberEndpoints implements Primitive {
 
     private final TreeMap<String, String> endpoints = new TreeMap<>();
 
+    /** Member endpoints are the cluster's own bookkeeping, not a resource to watch. */
+    @Override
+    public boolean watched() {
+        return false;
+    }
+
     @Override
     public Kind kind() {
         return KIND;

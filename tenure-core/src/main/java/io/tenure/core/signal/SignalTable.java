@@ -96,6 +96,12 @@ public final class SignalTable implements Primitive {
         this.leases = leases;
     }
 
+    /** Signals are delivered to their listeners, not watched: a publish changes no name. */
+    @Override
+    public boolean watched() {
+        return false;
+    }
+
     @Override
     public Kind kind() {
         return KIND;
