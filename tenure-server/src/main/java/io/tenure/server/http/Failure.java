@@ -1,5 +1,8 @@
 package io.tenure.server.http;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -22,6 +25,18 @@ final class Failure extends RuntimeException {
         this.code = code;
         this.field = field;
         this.extra = Collections.unmodifiableMap(new LinkedHashMap<>(extra));
+    }
+
+    /** The error body every route answers: {@code {"error", "message", "field"?}} and the further fields. */
+    ObjectNode body(ObjectMapper json) {
+        ObjectNode body = json.createObjectNode();
+        body.put("error", code.wire);
+        body.put("message", getMessage());
+        if (field != null) {
+            body.put("field", field);
+        }
+        extra.forEach((name, value) -> body.set(name, json.valueToTree(value)));
+        return body;
     }
 
     static Failure invalid(String field, String message) {

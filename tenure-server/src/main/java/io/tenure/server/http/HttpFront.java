@@ -463,13 +463,7 @@ public final class HttpFront implements AutoCloseable {
     }
 
     private static void render(Context ctx, Failure failure) {
-        ObjectNode body = JSON.createObjectNode();
-        body.put("error", failure.code.wire);
-        body.put("message", failure.getMessage());
-        if (failure.field != null) {
-            body.put("field", failure.field);
-        }
-        failure.extra.forEach((name, value) -> body.set(name, JSON.valueToTree(value)));
+        ObjectNode body = failure.body(JSON);
         if (failure.code == ErrorCode.UNAVAILABLE) {
             ctx.header("Retry-After", RETRY_AFTER_SECONDS);
         }

@@ -1,5 +1,6 @@
 package io.tenure.server.http;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.javalin.http.Context;
@@ -38,6 +39,7 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class SignalApi {
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+    private static final ObjectMapper JSON = new ObjectMapper();
     private static final long DEFAULT_TTL_MILLIS = 10_000;
 
     private final Member member;
@@ -172,13 +174,7 @@ final class SignalApi {
         }
 
         void fail(Failure failure) {
-            ObjectNode body = NODES.objectNode();
-            body.put("error", failure.code.wire);
-            body.put("message", failure.getMessage());
-            if (failure.field != null) {
-                body.put("field", failure.field);
-            }
-            write("error", body);
+            write("error", failure.body(JSON));
             synchronized (this) {
                 writes.add(client::close);
             }
