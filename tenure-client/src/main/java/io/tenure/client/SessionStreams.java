@@ -11,8 +11,10 @@ import io.grpc.stub.ClientCalls;
 import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.StreamObserver;
 import io.tenure.proto.v1.BarrierServiceGrpc;
+import io.tenure.proto.v1.CounterServiceGrpc;
 import io.tenure.proto.v1.DoubleBarrierServiceGrpc;
 import io.tenure.proto.v1.ElectionServiceGrpc;
+import io.tenure.proto.v1.KvServiceGrpc;
 import io.tenure.proto.v1.LatchServiceGrpc;
 import io.tenure.proto.v1.LockServiceGrpc;
 import io.tenure.proto.v1.SemaphoreServiceGrpc;
@@ -44,10 +46,11 @@ import org.slf4j.LoggerFactory;
  * The client's session streams: one {@code LockService.Session} stream per member carries every
  * call of every kind this client makes through that member (lock acquires, tries, releases and
  * cancels; lease grants and revokes; semaphore, election, barrier, double barrier and latch
- * calls: each RPC that has a {@link Route}), many to a message both ways, instead of one HTTP/2
- * stream, header block and trailer per call. On two shared cores the per-call machinery of unary
- * gRPC was two thirds of a member's CPU and nearly all of a client's. Keep-alives have their own
- * stream ({@link KeepAliveStreams}); reads and watches stay unary.
+ * calls; counter and key-value calls, their linearizable gets included: each RPC that has a
+ * {@link Route}), many to a message both ways, instead of one HTTP/2 stream, header block and
+ * trailer per call. On two shared cores the per-call machinery of unary gRPC was two thirds of a
+ * member's CPU and nearly all of a client's. Keep-alives have their own stream
+ * ({@link KeepAliveStreams}); lists, signals, listings and watches stay unary.
  *
  * <p>{@link FailoverCall} sends each attempt through here as a {@link SessionCall} (its RPC's
  * {@link Route} sets the request on it) and hears back the same way as from a unary call: the
@@ -113,6 +116,16 @@ final class SessionStreams {
         add(routes, LatchServiceGrpc.getCountDownMethod(), SessionCall.Builder::setLatchCountDown, SessionAnswer::getLatchCountDown);
         add(routes, LatchServiceGrpc.getAwaitMethod(), SessionCall.Builder::setLatchAwait, SessionAnswer::getLatchAwait);
         add(routes, LatchServiceGrpc.getCancelMethod(), SessionCall.Builder::setLatchCancel, SessionAnswer::getLatchCancel);
+        add(routes, CounterServiceGrpc.getAddMethod(), SessionCall.Builder::setCounterAdd, SessionAnswer::getCounterAdd);
+        add(routes, CounterServiceGrpc.getSetMethod(), SessionCall.Builder::setCounterSet, SessionAnswer::getCounterSet);
+        add(routes, CounterServiceGrpc.getCompareAndSetMethod(), SessionCall.Builder::setCounterCompareAndSet,
+                SessionAnswer::getCounterCompareAndSet);
+        add(routes, CounterServiceGrpc.getGetMethod(), SessionCall.Builder::setCounterGet, SessionAnswer::getCounterGet);
+        add(routes, KvServiceGrpc.getPutMethod(), SessionCall.Builder::setKvPut, SessionAnswer::getKvPut);
+        add(routes, KvServiceGrpc.getCompareAndSetMethod(), SessionCall.Builder::setKvCompareAndSet, SessionAnswer::getKvCompareAndSet);
+        add(routes, KvServiceGrpc.getDeleteMethod(), SessionCall.Builder::setKvDelete, SessionAnswer::getKvDelete);
+        add(routes, KvServiceGrpc.getGetMethod(), SessionCall.Builder::setKvGet, SessionAnswer::getKvGet);
+        add(routes, KvServiceGrpc.getTxnMethod(), SessionCall.Builder::setKvTxn, SessionAnswer::getKvTxn);
         return Map.copyOf(routes);
     }
 

@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tenure.proto.v1.BarrierServiceGrpc;
+import io.tenure.proto.v1.CounterServiceGrpc;
 import io.tenure.proto.v1.DoubleBarrierServiceGrpc;
 import io.tenure.proto.v1.ElectionServiceGrpc;
+import io.tenure.proto.v1.KvServiceGrpc;
 import io.tenure.proto.v1.LatchServiceGrpc;
 import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.LockResponse;
@@ -127,7 +129,8 @@ class SessionStreamsTest {
     void aCallOfEveryKindIsSetOnASessionCallAndReadFromTheAnswerOfTheSameNumber() {
         for (var method : List.of(LockServiceGrpc.getLockMethod(), LockServiceGrpc.getLeaseGrantMethod(),
                 SemaphoreServiceGrpc.getAcquireMethod(), ElectionServiceGrpc.getCampaignMethod(), BarrierServiceGrpc.getAwaitMethod(),
-                DoubleBarrierServiceGrpc.getLeaveMethod(), LatchServiceGrpc.getCountDownMethod())) {
+                DoubleBarrierServiceGrpc.getLeaveMethod(), LatchServiceGrpc.getCountDownMethod(), CounterServiceGrpc.getAddMethod(),
+                CounterServiceGrpc.getGetMethod(), KvServiceGrpc.getPutMethod(), KvServiceGrpc.getGetMethod(), KvServiceGrpc.getTxnMethod())) {
             assertThat(SessionStreams.route(method)).as(method.getFullMethodName()).isNotNull();
         }
         SessionCall call = SessionStreams.route(SemaphoreServiceGrpc.getAcquireMethod())
@@ -142,7 +145,8 @@ class SessionStreamsTest {
                 assertThat(SessionAnswer.AnswerCase.forNumber(kind.getNumber())).as(kind + "'s answer").isNotNull();
             }
         }
-        assertThat(SessionStreams.route(SemaphoreServiceGrpc.getDescribeMethod())).as("reads stay unary").isNull();
+        assertThat(SessionStreams.route(SemaphoreServiceGrpc.getDescribeMethod())).as("descriptions stay unary").isNull();
+        assertThat(SessionStreams.route(KvServiceGrpc.getListMethod())).as("listings stay unary").isNull();
         assertThat(SessionStreams.route(LockServiceGrpc.getLeaseKeepAliveMethod())).as("keep-alives have their own stream").isNull();
     }
 

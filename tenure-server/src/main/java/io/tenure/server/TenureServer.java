@@ -128,7 +128,7 @@ public final class TenureServer implements AutoCloseable {
         this.raft = raft;
         this.timer = new ScheduledThreadPoolExecutor(1, daemon("tenure-timer"));
         this.delivery = Executors.newSingleThreadExecutor(daemon("tenure-watch"));
-        this.proposer = new Proposer(raft);
+        this.proposer = new Proposer(raft, stateMachine::whenApplied);
         this.metrics = new ServerMetrics();
         stateMachine.setMetrics(metrics);
         proposer.onCommitLatency(metrics::committed);

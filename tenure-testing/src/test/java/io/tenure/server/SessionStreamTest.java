@@ -44,6 +44,25 @@ import io.tenure.proto.v1.SessionRequest;
 import io.tenure.proto.v1.SessionResponse;
 import io.tenure.proto.v1.TryLockRequest;
 import io.tenure.proto.v1.UnlockRequest;
+import io.tenure.proto.v1.CounterAddRequest;
+import io.tenure.proto.v1.CounterCompareAndSetRequest;
+import io.tenure.proto.v1.CounterGetRequest;
+import io.tenure.proto.v1.CounterServiceGrpc;
+import io.tenure.proto.v1.CounterSetRequest;
+import io.tenure.proto.v1.KvCompare;
+import io.tenure.proto.v1.KvCompareAndSetRequest;
+import io.tenure.proto.v1.KvDeleteRequest;
+import io.tenure.proto.v1.KvGetRequest;
+import io.tenure.proto.v1.KvGetResponse;
+import io.tenure.proto.v1.KvPutRequest;
+import io.tenure.proto.v1.KvServiceGrpc;
+import io.tenure.proto.v1.KvTxnCompare;
+import io.tenure.proto.v1.KvTxnKind;
+import io.tenure.proto.v1.KvTxnOp;
+import io.tenure.proto.v1.KvTxnPut;
+import io.tenure.proto.v1.KvTxnRelation;
+import io.tenure.proto.v1.KvTxnRequest;
+import io.tenure.proto.v1.KvTxnTarget;
 import io.tenure.testing.Await;
 import io.tenure.testing.TenureCluster;
 import java.nio.file.Path;
@@ -275,6 +294,66 @@ class SessionStreamTest {
         session.send(call(15).setLeaseRevoke(LeaseRevokeRequest.newBuilder().setId(lease)));
         assertThat(session.await(15).hasLeaseRevoke()).isTrue();
         assertThat(member.blocking(0).leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setId(lease).build()).getTtl()).isEqualTo(-1);
+    }
+
+    @Test
+    void counterAndKeyValueCallsAreAnsweredOnTheStreamWithWhatTheirUnaryCallsGive() {
+        Session session = new Session();
+        session.send(call(1).setCounterAdd(CounterAddRequest.newBuilder().setName("c/seq").setDelta(5).setRequestId(71)),
+                call(2).setKvPut(KvPutRequest.newBuilder().setKey("c/flag").setValue(ByteString.copyFromUtf8("on")).setRequestId(72)));
+        assertThat(session.await(1).getCounterAdd().getValue()).isEqualTo(5);
+        long put = session.await(2).getKvPut().getRevision();
+        assertThat(put).isPositive();
+
+        session.send(call(3).setCounterAdd(CounterAddRequest.newBuilder().setName("c/seq").setDelta(5).setRequestId(71)),
+                call(4).setCounterGet(CounterGetRequest.newBuilder().setName("c/seq")),
+                call(5).setKvGet(KvGetRequest.newBuilder().setKey("c/flag")),
+                call(6).setCounterCompareAndSet(CounterCompareAndSetRequest.newBuilder().setName("c/seq").setExpected(5).setValue(9)),
+                call(7).setKvCompareAndSet(KvCompareAndSetRequest.newBuilder().setKey("c/flag").setCompare(KvCompare.KV_COMPARE_MOD_REVISION)
+                        .setExpectedModRevision(put).setValue(ByteString.copyFromUtf8("off"))));
+        assertThat(session.await(3).getCounterAdd().getValue()).as("a retry of request 71 is answered as the first copy").isEqualTo(5);
+        assertThat(session.await(4).getCounterGet().getValue()).isEqualTo(5);
+        KvGetResponse read = session.await(5).getKvGet();
+        assertThat(read.getExists()).isTrue();
+        assertThat(read.getEntry().getValue().toStringUtf8()).isEqualTo("on");
+        assertThat(read.getEntry().getModRevision()).isEqualTo(put);
+        assertThat(session.await(6).getCounterCompareAndSet().getSwapped()).isTrue();
+        assertThat(session.await(7).getKvCompareAndSet().getSwapped()).isTrue();
+
+        session.send(call(8).setCounterSet(CounterSetRequest.newBuilder().setName("c/seq").setValue(-2)),
+                call(9).setKvTxn(KvTxnRequest.newBuilder()
+                        .addCompare(KvTxnCompare.newBuilder().setKind(KvTxnKind.KV_TXN_KIND_KV).setKey("c/flag")
+                                .setTarget(KvTxnTarget.KV_TXN_TARGET_VALUE).setRelation(KvTxnRelation.KV_TXN_RELATION_EQUAL)
+                                .setValue(ByteString.copyFromUtf8("off")))
+                        .addSuccess(KvTxnOp.newBuilder().setPut(KvTxnPut.newBuilder().setKey("c/other")
+                                .setValue(ByteString.copyFromUtf8("x"))))),
+                call(10).setKvDelete(KvDeleteRequest.newBuilder().setKey("c/flag")));
+        assertThat(session.await(8).getCounterSet().getPrevious()).isEqualTo(9);
+        assertThat(session.await(9).getKvTxn().getSucceeded()).isTrue();
+        assertThat(session.await(10).getKvDelete().getDeleted()).isTrue();
+        KvServiceGrpc.KvServiceBlockingStub kv = KvServiceGrpc.newBlockingStub(member.channel(0));
+        assertThat(kv.get(KvGetRequest.newBuilder().setKey("c/flag").build()).getExists()).isFalse();
+        assertThat(kv.get(KvGetRequest.newBuilder().setKey("c/other").build()).getEntry().getValue().toStringUtf8()).isEqualTo("x");
+        assertThat(CounterServiceGrpc.newBlockingStub(member.channel(0)).get(CounterGetRequest.newBuilder().setName("c/seq").build())
+                .getValue()).isEqualTo(-2);
+
+        // Bad input: the status of the unary call, naming the field; nothing stored changes.
+        KvPutRequest tooBig = KvPutRequest.newBuilder().setKey("c/big").setValue(ByteString.copyFrom(new byte[70_000])).build();
+        KvDeleteRequest badRevision = KvDeleteRequest.newBuilder().setKey("c/other").setExpectedModRevision(-1).build();
+        CounterAddRequest overflow = CounterAddRequest.newBuilder().setName("c/seq").setDelta(Long.MIN_VALUE).build();
+        session.send(call(11).setKvPut(tooBig), call(12).setKvDelete(badRevision), call(13).setCounterAdd(overflow));
+        List<Runnable> unary = List.of(() -> kv.put(tooBig), () -> kv.delete(badRevision),
+                () -> CounterServiceGrpc.newBlockingStub(member.channel(0)).add(overflow));
+        List<String> fields = List.of("value", "expected_mod_revision", "64-bit range");
+        for (int i = 0; i < unary.size(); i++) {
+            SessionAnswer answer = session.await(11 + i);
+            Status status = Status.fromThrowable(catchThrowable(unary.get(i)::run));
+            assertThat(answer.hasError()).as("call " + (11 + i) + " is refused").isTrue();
+            assertThat(answer.getError().getCode()).isEqualTo(status.getCode().value());
+            assertThat(answer.getError().getMessage()).isEqualTo(status.getDescription()).containsIgnoringCase(fields.get(i));
+        }
+        assertThat(kv.get(KvGetRequest.newBuilder().setKey("c/other").build()).getExists()).isTrue();
+        assertThat(kv.get(KvGetRequest.newBuilder().setKey("c/big").build()).getExists()).isFalse();
     }
 
     @Test

@@ -13,6 +13,7 @@ import io.tenure.proto.v1.CounterServiceGrpc;
 import io.tenure.proto.v1.CounterSetRequest;
 import io.tenure.server.Member;
 import io.tenure.server.counter.Counters;
+import java.util.concurrent.CompletableFuture;
 
 /** The gRPC front end of counters: translates {@code tenure.v1.CounterService} to {@link Counters} and back. */
 public final class GrpcCounterService extends CounterServiceGrpc.CounterServiceImplBase {
@@ -30,26 +31,22 @@ public final class GrpcCounterService extends CounterServiceGrpc.CounterServiceI
 
     @Override
     public void add(CounterAddRequest request, StreamObserver<CounterChangeResponse> observer) {
-        GrpcLockService.answer(member.counters().add(request.getName(), request.getDelta(), request.getRequestId()), observer,
-                change -> changeResponse(member, change));
+        GrpcLockService.answer(add(member, request), observer, r -> r);
     }
 
     @Override
     public void set(CounterSetRequest request, StreamObserver<CounterChangeResponse> observer) {
-        GrpcLockService.answer(member.counters().set(request.getName(), request.getValue(), request.getRequestId()), observer,
-                change -> changeResponse(member, change));
+        GrpcLockService.answer(set(member, request), observer, r -> r);
     }
 
     @Override
     public void compareAndSet(CounterCompareAndSetRequest request, StreamObserver<CounterChangeResponse> observer) {
-        GrpcLockService.answer(member.counters().compareAndSet(request.getName(), request.getExpected(), request.getValue(),
-                request.getRequestId()), observer, change -> changeResponse(member, change));
+        GrpcLockService.answer(compareAndSet(member, request), observer, r -> r);
     }
 
     @Override
     public void get(CounterGetRequest request, StreamObserver<CounterGetResponse> observer) {
-        GrpcLockService.answer(member.counters().read(request.getName()), observer, read -> getResponse(read.name(), read.counter())
-                .setHeader(member.header().toBuilder().setRevision(read.revision())).build());
+        GrpcLockService.answer(get(member, request), observer, r -> r);
     }
 
     @Override
@@ -62,6 +59,28 @@ public final class GrpcCounterService extends CounterServiceGrpc.CounterServiceI
             }
             return response.build();
         });
+    }
+
+    // ---- each call, served for its unary RPC and for the session stream (GrpcSession) ----------
+
+    static CompletableFuture<CounterChangeResponse> add(Member member, CounterAddRequest request) {
+        return member.counters().add(request.getName(), request.getDelta(), request.getRequestId())
+                .thenApply(change -> changeResponse(member, change));
+    }
+
+    static CompletableFuture<CounterChangeResponse> set(Member member, CounterSetRequest request) {
+        return member.counters().set(request.getName(), request.getValue(), request.getRequestId())
+                .thenApply(change -> changeResponse(member, change));
+    }
+
+    static CompletableFuture<CounterChangeResponse> compareAndSet(Member member, CounterCompareAndSetRequest request) {
+        return member.counters().compareAndSet(request.getName(), request.getExpected(), request.getValue(), request.getRequestId())
+                .thenApply(change -> changeResponse(member, change));
+    }
+
+    static CompletableFuture<CounterGetResponse> get(Member member, CounterGetRequest request) {
+        return member.counters().read(request.getName()).thenApply(read -> getResponse(read.name(), read.counter())
+                .setHeader(member.header().toBuilder().setRevision(read.revision())).build());
     }
 
     static CounterChangeResponse changeResponse(Member member, Counters.Change change) {

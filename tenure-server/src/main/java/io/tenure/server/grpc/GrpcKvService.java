@@ -38,6 +38,7 @@ import io.tenure.server.kv.KeyValues;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /** The gRPC front end of the key-value store: translates {@code tenure.v1.KvService} to {@link KeyValues} and back. */
 public final class GrpcKvService extends KvServiceGrpc.KvServiceImplBase {
@@ -56,23 +57,43 @@ public final class GrpcKvService extends KvServiceGrpc.KvServiceImplBase {
 
     @Override
     public void put(KvPutRequest request, StreamObserver<KvPutResponse> observer) {
-        GrpcLockService.answer(member.keyValues().put(request.getKey(), request.getValue().toByteArray(), request.getLeaseId(),
-                request.getTtlMs(), request.getRequestId()), observer, written -> KvPutResponse.newBuilder()
-                .setHeader(member.header()).setKey(written.key()).setRevision(written.revision())
-                .setPrevModRevision(written.prevModRevision()).setCreated(written.created()).setVersion(written.version()).build());
+        GrpcLockService.answer(put(member, request), observer, r -> r);
     }
 
     @Override
     public void compareAndSet(KvCompareAndSetRequest request, StreamObserver<KvCompareAndSetResponse> observer) {
+        GrpcLockService.answer(compareAndSet(member, request), observer, r -> r);
+    }
+
+    @Override
+    public void delete(KvDeleteRequest request, StreamObserver<KvDeleteResponse> observer) {
+        GrpcLockService.answer(delete(member, request), observer, r -> r);
+    }
+
+    @Override
+    public void get(KvGetRequest request, StreamObserver<KvGetResponse> observer) {
+        GrpcLockService.answer(get(member, request), observer, r -> r);
+    }
+
+    // ---- each call, served for its unary RPC and for the session stream (GrpcSession) ----------
+
+    static CompletableFuture<KvPutResponse> put(Member member, KvPutRequest request) {
+        return member.keyValues().put(request.getKey(), request.getValue().toByteArray(), request.getLeaseId(),
+                request.getTtlMs(), request.getRequestId()).thenApply(written -> KvPutResponse.newBuilder()
+                .setHeader(member.header()).setKey(written.key()).setRevision(written.revision())
+                .setPrevModRevision(written.prevModRevision()).setCreated(written.created()).setVersion(written.version()).build());
+    }
+
+    static CompletableFuture<KvCompareAndSetResponse> compareAndSet(Member member, KvCompareAndSetRequest request) {
         KeyValues.Compare compare = switch (request.getCompare()) {
             case KV_COMPARE_ABSENT -> KeyValues.Compare.ABSENT;
             case KV_COMPARE_MOD_REVISION -> KeyValues.Compare.MOD_REVISION;
             case KV_COMPARE_VALUE -> KeyValues.Compare.VALUE;
             default -> null; // refused by the service, naming the field
         };
-        GrpcLockService.answer(member.keyValues().compareAndSet(request.getKey(), compare, request.getExpectedModRevision(),
+        return member.keyValues().compareAndSet(request.getKey(), compare, request.getExpectedModRevision(),
                 request.getExpectedValue().toByteArray(), request.getValue().toByteArray(), request.getLeaseId(), request.getTtlMs(),
-                request.getRequestId()), observer, swap -> {
+                request.getRequestId()).thenApply(swap -> {
             KvCompareAndSetResponse.Builder response = KvCompareAndSetResponse.newBuilder().setHeader(member.header())
                     .setKey(swap.key()).setSwapped(swap.swapped()).setModRevision(swap.modRevision())
                     .setPrevModRevision(swap.prevModRevision()).setVersion(swap.version());
@@ -83,21 +104,19 @@ public final class GrpcKvService extends KvServiceGrpc.KvServiceImplBase {
         });
     }
 
-    @Override
-    public void delete(KvDeleteRequest request, StreamObserver<KvDeleteResponse> observer) {
+    static CompletableFuture<KvDeleteResponse> delete(Member member, KvDeleteRequest request) {
         long expected = request.hasExpectedModRevision() ? request.getExpectedModRevision() : KvDelete.ANY_REVISION;
         if (request.hasExpectedModRevision() && expected < 0) {
-            observer.onError(Statuses.invalid("expected_mod_revision must be at least 0 (0 = the key must be absent), got " + expected));
-            return;
+            return CompletableFuture.failedFuture(
+                    Statuses.invalid("expected_mod_revision must be at least 0 (0 = the key must be absent), got " + expected));
         }
-        GrpcLockService.answer(member.keyValues().delete(request.getKey(), expected, request.getRequestId()), observer,
-                removal -> KvDeleteResponse.newBuilder().setHeader(member.header()).setKey(removal.key())
+        return member.keyValues().delete(request.getKey(), expected, request.getRequestId())
+                .thenApply(removal -> KvDeleteResponse.newBuilder().setHeader(member.header()).setKey(removal.key())
                         .setDeleted(removal.deleted()).setRevision(removal.revision()).setCompareFailed(removal.compareFailed()).build());
     }
 
-    @Override
-    public void get(KvGetRequest request, StreamObserver<KvGetResponse> observer) {
-        GrpcLockService.answer(member.keyValues().read(request.getKey()), observer, read -> {
+    static CompletableFuture<KvGetResponse> get(Member member, KvGetRequest request) {
+        return member.keyValues().read(request.getKey()).thenApply(read -> {
             KvGetResponse.Builder response = KvGetResponse.newBuilder().setHeader(member.header().toBuilder().setRevision(read.revision()));
             if (read.entry() != null) {
                 response.setExists(true).setEntry(entry(read.entry()));
@@ -119,6 +138,10 @@ public final class GrpcKvService extends KvServiceGrpc.KvServiceImplBase {
 
     @Override
     public void txn(KvTxnRequest request, StreamObserver<KvTxnResponse> observer) {
+        GrpcLockService.answer(txn(member, request), observer, r -> r);
+    }
+
+    static CompletableFuture<KvTxnResponse> txn(Member member, KvTxnRequest request) {
         List<TxnCompare> compares = new ArrayList<>(request.getCompareCount());
         request.getCompareList().forEach(c -> compares.add(compare(c)));
         List<Command> success;
@@ -127,11 +150,10 @@ public final class GrpcKvService extends KvServiceGrpc.KvServiceImplBase {
             success = operations(request.getSuccessList(), "success");
             failure = operations(request.getFailureList(), "failure");
         } catch (IllegalArgumentException e) {
-            observer.onError(Statuses.invalid(e.getMessage()));
-            return;
+            return CompletableFuture.failedFuture(Statuses.invalid(e.getMessage()));
         }
         Txn txn = new Txn(compares, success, failure, request.getRequestId());
-        GrpcLockService.answer(member.keyValues().transact(txn), observer, transacted -> {
+        return member.keyValues().transact(txn).thenApply(transacted -> {
             KvTxnResponse.Builder response = KvTxnResponse.newBuilder()
                     .setHeader(member.header().toBuilder().setRevision(transacted.revision())).setSucceeded(transacted.succeeded());
             for (int i = 0; i < transacted.results().size(); i++) {

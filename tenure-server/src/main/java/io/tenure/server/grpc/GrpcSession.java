@@ -49,7 +49,8 @@ import java.util.function.Function;
  * under way.
  *
  * <p>Every kind's calls travel here: locks, lease grants and revokes, semaphores, elections,
- * barriers, double barriers and latches, each served by the member's service of its kind with
+ * barriers, double barriers, latches, counters and key-value (puts, gets, deletes,
+ * compare-and-sets, transactions), each served by the member's service of its kind with
  * the checks and the response of its unary RPC. The calls that wait (Lock, semaphore Acquire,
  * Campaign, barrier Await, double barrier Enter and Leave, latch Await) outlive their message; an
  * abandon, or the end of the stream, forgets such a call here without changing the replicated
@@ -117,6 +118,20 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
                 case CAMPAIGN, PROCLAIM, RESIGN, CAMPAIGN_CANCEL, LEADER -> electionCall(id, call);
                 case BARRIER_AWAIT, BARRIER_LEAVE, DOUBLE_BARRIER_ENTER, DOUBLE_BARRIER_LEAVE, DOUBLE_BARRIER_CANCEL -> barrierCall(id, call);
                 case LATCH_SET_COUNT, LATCH_COUNT_DOWN, LATCH_AWAIT, LATCH_CANCEL -> latchCall(id, call);
+                case COUNTER_ADD -> answer(id, GrpcCounterService.add(member, call.getCounterAdd()),
+                        r -> SessionAnswer.newBuilder().setCounterAdd(r));
+                case COUNTER_SET -> answer(id, GrpcCounterService.set(member, call.getCounterSet()),
+                        r -> SessionAnswer.newBuilder().setCounterSet(r));
+                case COUNTER_COMPARE_AND_SET -> answer(id, GrpcCounterService.compareAndSet(member, call.getCounterCompareAndSet()),
+                        r -> SessionAnswer.newBuilder().setCounterCompareAndSet(r));
+                case COUNTER_GET -> answer(id, GrpcCounterService.get(member, call.getCounterGet()),
+                        r -> SessionAnswer.newBuilder().setCounterGet(r));
+                case KV_PUT -> answer(id, GrpcKvService.put(member, call.getKvPut()), r -> SessionAnswer.newBuilder().setKvPut(r));
+                case KV_COMPARE_AND_SET -> answer(id, GrpcKvService.compareAndSet(member, call.getKvCompareAndSet()),
+                        r -> SessionAnswer.newBuilder().setKvCompareAndSet(r));
+                case KV_DELETE -> answer(id, GrpcKvService.delete(member, call.getKvDelete()), r -> SessionAnswer.newBuilder().setKvDelete(r));
+                case KV_GET -> answer(id, GrpcKvService.get(member, call.getKvGet()), r -> SessionAnswer.newBuilder().setKvGet(r));
+                case KV_TXN -> answer(id, GrpcKvService.txn(member, call.getKvTxn()), r -> SessionAnswer.newBuilder().setKvTxn(r));
                 default -> throw new IllegalStateException("unhandled call " + call.getCallCase());
             }
         } catch (RuntimeException refused) {

@@ -56,6 +56,7 @@ import java.util.concurrent.TimeUnit;
  * ({@link MemberNameRequest}) the first time its address is seen.
  */
 public final class JRaftRaft implements Raft {
+    private static final byte[] NO_READ_CONTEXT = new byte[0];
     private static final Logger LOG = LoggerFactory.getLogger(JRaftRaft.class);
 
     static {
@@ -186,6 +187,8 @@ public final class JRaftRaft implements Raft {
         // JRaft waits the election timeout plus a random delay below this: T to 2T, as Ratis.
         raft.setMaxElectionDelayMs(election);
         raft.setOpenStatistics(false);
+        // Linearizable reads confirm leadership with a round of heartbeats, never a clock-based lease.
+        raft.setReadOnlyOptions(com.alipay.sofa.jraft.option.ReadOnlyOption.ReadOnlySafe);
         options.setRaftOptions(raft);
         // JRaft's own factory binds the wildcard address; this binds the peer address only (RATIS.md's rule, here too).
         com.alipay.remoting.rpc.RpcServer bolt = new com.alipay.remoting.rpc.RpcServer(ServerConfig.hostOf(config.peerAddress()),
@@ -522,6 +525,34 @@ public final class JRaftRaft implements Raft {
         public String interest() {
             return ForwardedEntry.class.getName();
         }
+    }
+
+    /**
+     * JRaft's ReadIndex in its safe mode ({@link com.alipay.sofa.jraft.option.ReadOnlyOption#ReadOnlySafe},
+     * set in the options): the leader refuses until it has committed an entry of its term, then
+     * sends a round of heartbeats and answers once a majority of the configuration accepted them in
+     * its term; a follower asks the leader for it. JRaft batches the reads that arrive together
+     * into one round. Completes once JRaft has applied the index here.
+     */
+    @Override
+    public CompletableFuture<Long> readIndex() {
+        Node n = node;
+        CompletableFuture<Long> confirmed = new CompletableFuture<>();
+        if (n == null || closed) {
+            confirmed.completeExceptionally(new NotServingException("the member is shutting down"));
+            return confirmed;
+        }
+        n.readIndex(NO_READ_CONTEXT, new com.alipay.sofa.jraft.closure.ReadIndexClosure() {
+            @Override
+            public void run(Status status, long index, byte[] context) {
+                if (status.isOk()) {
+                    confirmed.complete(index);
+                } else {
+                    confirmed.completeExceptionally(new NotServingException("the leader did not confirm a read index: " + status));
+                }
+            }
+        });
+        return confirmed;
     }
 
     @Override

@@ -101,8 +101,16 @@ public final class Proposer implements Admission.Backlog {
     /** Told how long each of this member's entries took from submission to commit (append, replicate, fsync). */
     private volatile java.util.function.LongConsumer commitLatency = nanos -> { };
 
-    public Proposer(Raft raft) {
+    /** Completes once this member has applied a given index ({@link TenureStateMachine#whenApplied}). */
+    private final java.util.function.LongFunction<CompletableFuture<Void>> whenApplied;
+
+    /**
+     * @param whenApplied completes once this member has applied the index given
+     *                    ({@link TenureStateMachine#whenApplied}): where a confirmed read index is waited for
+     */
+    public Proposer(Raft raft, java.util.function.LongFunction<CompletableFuture<Void>> whenApplied) {
         this.raft = raft;
+        this.whenApplied = whenApplied;
     }
 
     public void onCommitLatency(java.util.function.LongConsumer observer) {
@@ -174,19 +182,29 @@ public final class Proposer implements Admission.Backlog {
 
     /**
      * Completes once this member has applied everything committed before it was called: reads of
-     * the applied state after it are linearizable. It commits a {@link ReadBarrier}
-     * through the log (coalesced with other commands, like any proposal) and waits until this
-     * member applies it. Fails with {@link NotServingException} when that does not happen within
-     * {@value #READ_BARRIER_TIMEOUT_MS} ms (no leader, or this member is cut off from the majority).
+     * the applied state after it are linearizable. Where the engine confirms a read index without
+     * the log ({@link Raft#readIndex}: JRaft's ReadIndex in a cluster, a single voter's own commit
+     * index), it waits until this member has applied that index; no entry is written. Otherwise,
+     * or when the confirmation fails (a new leader with nothing of its term committed, no leader
+     * known to a follower), it commits a {@link ReadBarrier} through the log (coalesced with other
+     * commands, like any proposal) and waits until this member applies it. Fails with
+     * {@link NotServingException} when neither happens within {@value #READ_BARRIER_TIMEOUT_MS} ms
+     * (no leader, or this member is cut off from the majority).
      *
-     * <p>Not Ratis's ReadIndex: in Ratis 3.2.2 a leader answers it at once, with no new round of
-     * heartbeats, when its commit index was acknowledged by a majority before. A leader cut off
-     * from the majority commits nothing more, so it went on answering reads from a state the new
-     * leader had already moved past (docs/safety.md, the F6 finding). A barrier entry commits
-     * only with a majority that still accepts this leader's term.
+     * <p>Never Ratis's ReadIndex in a cluster: in Ratis 3.2.2 a leader answers it at once, with no
+     * new round of heartbeats, when its commit index was acknowledged by a majority before. A
+     * leader cut off from the majority commits nothing more, so it went on answering reads from a
+     * state the new leader had already moved past (docs/safety.md, the F6 finding). A barrier
+     * entry commits only with a majority that still accepts this leader's term, and JRaft's
+     * ReadIndex answers only after such a majority answered a heartbeat of this term.
      */
     public CompletableFuture<Void> readBarrier() {
-        return propose(ReadBarrier.INSTANCE).orTimeout(READ_BARRIER_TIMEOUT_MS, TimeUnit.MILLISECONDS).handle((applied, error) -> {
+        CompletableFuture<Long> confirmed = raft.readIndex();
+        CompletableFuture<?> barrier = confirmed == null
+                ? propose(ReadBarrier.INSTANCE)
+                : confirmed.handle((index, error) -> error == null ? whenApplied.apply(index) : propose(ReadBarrier.INSTANCE))
+                        .thenCompose(next -> next);
+        return barrier.orTimeout(READ_BARRIER_TIMEOUT_MS, TimeUnit.MILLISECONDS).handle((applied, error) -> {
             if (error == null) {
                 return null;
             }

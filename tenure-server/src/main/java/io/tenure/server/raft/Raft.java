@@ -29,6 +29,22 @@ public interface Raft extends Closeable {
      */
     CompletableFuture<Long> append(byte[] entry);
 
+    /**
+     * Confirms, without writing to the log, an index at which a linearizable read may be served:
+     * completes with a commit index that covers every entry committed before the call, once the
+     * leader has confirmed that it still leads (Raft's ReadIndex: a round of heartbeats a majority
+     * of the current configuration answers in the leader's term, after the leader committed an
+     * entry of that term). A read is linearizable once this member has applied that index.
+     * Fails with {@link NotServingException} when it cannot be confirmed now (no leader, a new
+     * leader with nothing of its term committed yet).
+     *
+     * <p>Null when this engine cannot confirm it safely without the log: the caller then commits
+     * a barrier entry instead. Safe only because Tenure changes the voters one at a time
+     * ({@code Member.addMember}, {@code Member.removeMember}): the majorities of two
+     * configurations one voter apart always meet, so no leader elected meanwhile can be missed.
+     */
+    CompletableFuture<Long> readIndex();
+
     /** The current term, 0 when unknown. */
     long term();
 

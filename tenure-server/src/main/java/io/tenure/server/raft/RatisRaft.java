@@ -332,6 +332,26 @@ public final class RatisRaft implements Raft {
         return leader == null ? null : leader.toString();
     }
 
+    /**
+     * A single voter that leads: its commit index, with no round of messages (nobody else can lead
+     * while it is the only voter, and a voter being added cannot be elected without its vote).
+     * Null in a cluster: Ratis 3.2.2's ReadIndex can be answered by a leader cut off from the
+     * majority (docs/safety.md, the F6 finding), so reads there go through a barrier in the log.
+     */
+    @Override
+    public CompletableFuture<Long> readIndex() {
+        RaftServer.Division division = divisionOrNull();
+        if (division == null || !division.getInfo().isLeaderReady()) {
+            return null;
+        }
+        org.apache.ratis.server.RaftConfiguration conf = division.getRaftConf();
+        if (conf.getCurrentPeers().size() != 1 || !conf.getPreviousPeers().isEmpty()) {
+            return null;
+        }
+        long committed = commitIndex();
+        return committed < 0 ? null : CompletableFuture.completedFuture(committed);
+    }
+
     @Override
     public long commitIndex() {
         try {

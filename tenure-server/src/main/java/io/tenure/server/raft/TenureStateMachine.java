@@ -78,6 +78,10 @@ public final class TenureStateMachine {
     private volatile Listener listener;
     /** The safety suite's record of what this member applied; null (the default) when off. */
     private volatile AuditLog audit;
+    /** Reads waiting for this member to apply an index ({@link #whenApplied}): index → waiters. Guarded by itself. */
+    private final java.util.TreeMap<Long, List<java.util.concurrent.CompletableFuture<Void>>> appliedWaits = new java.util.TreeMap<>();
+    /** Whether {@link #appliedWaits} may hold a waiter: read on every apply without the lock. */
+    private volatile boolean anyAppliedWait;
 
     public TenureStateMachine(LongSupplier nanoClock, int eventLogCapacity) {
         this.nanoClock = nanoClock;
@@ -131,6 +135,41 @@ public final class TenureStateMachine {
     public long appliedIndex() {
         LogPosition a = applied;
         return a == null ? -1 : a.index();
+    }
+
+    /**
+     * Completes once this member has applied {@code index} (or loaded a snapshot covering it): at
+     * once when it has, otherwise on the apply thread right after that entry's results were handed
+     * out, so whatever completes it must be quick.
+     */
+    public java.util.concurrent.CompletableFuture<Void> whenApplied(long index) {
+        if (appliedIndex() >= index) {
+            return java.util.concurrent.CompletableFuture.completedFuture(null);
+        }
+        java.util.concurrent.CompletableFuture<Void> waiter = new java.util.concurrent.CompletableFuture<>();
+        synchronized (appliedWaits) {
+            appliedWaits.computeIfAbsent(index, i -> new ArrayList<>(2)).add(waiter);
+            anyAppliedWait = true;
+        }
+        // Apply may have passed the index between the check above and the flag: look again.
+        releaseAppliedWaits();
+        return waiter;
+    }
+
+    /** Completes the waiters of every index applied so far. */
+    private void releaseAppliedWaits() {
+        if (!anyAppliedWait) {
+            return;
+        }
+        long through = appliedIndex();
+        List<java.util.concurrent.CompletableFuture<Void>> ready = new ArrayList<>();
+        synchronized (appliedWaits) {
+            java.util.SortedMap<Long, List<java.util.concurrent.CompletableFuture<Void>>> done = appliedWaits.headMap(through + 1);
+            done.values().forEach(ready::addAll);
+            done.clear();
+            anyAppliedWait = !appliedWaits.isEmpty();
+        }
+        ready.forEach(waiter -> waiter.complete(null));
     }
 
     /**
@@ -214,6 +253,7 @@ public final class TenureStateMachine {
         if (l != null) {
             l.applied(entry, index, results);
         }
+        releaseAppliedWaits();
     }
 
     /** An entry of the Raft library's own (a configuration or a no-op): nothing of Tenure's, but the audit log covers every index. */
@@ -227,6 +267,7 @@ public final class TenureStateMachine {
             a.indexApplied(index, term);
             auditDigest(a, index, term);
         }
+        releaseAppliedWaits();
     }
 
     /**
@@ -317,6 +358,7 @@ public final class TenureStateMachine {
         if (a != null) {
             a.snapshot(index, term, cause);
         }
+        releaseAppliedWaits();
         LOG.info("event=snapshot_loaded index={} leases={} locks={}", index, loaded.leaseCount(),
                 loaded.primitive(LockTable.class).lockCount());
     }
