@@ -53,4 +53,19 @@ class LeaderPreferenceTest {
         assertThat(first.unlocks.poll(5, TimeUnit.SECONDS)).isNotNull();
         assertThat(third.unlocks).isEmpty();
     }
+
+    @Test
+    void theLeaderIsReadFromTheHeaderOfAnAnswerOfEveryKind() {
+        ResponseHeader header = ResponseHeader.newBuilder().setLeaderEndpoint("127.0.0.1:7072").build();
+        assertThat(LeaderHint.of(io.tenure.proto.v1.KvPutResponse.newBuilder().setHeader(header).build())).isEqualTo("127.0.0.1:7072");
+        assertThat(LeaderHint.of(io.tenure.proto.v1.KvGetResponse.newBuilder().setHeader(header).build())).isEqualTo("127.0.0.1:7072");
+        assertThat(LeaderHint.of(io.tenure.proto.v1.CounterChangeResponse.newBuilder().setHeader(header).build()))
+                .isEqualTo("127.0.0.1:7072");
+        assertThat(LeaderHint.of(io.tenure.proto.v1.SemaphoreAcquireResponse.newBuilder().setHeader(header).build()))
+                .isEqualTo("127.0.0.1:7072");
+        assertThat(LeaderHint.of(LockResponse.newBuilder().setHeader(header).build())).isEqualTo("127.0.0.1:7072");
+        assertThat(LeaderHint.of(io.tenure.proto.v1.KvPutResponse.getDefaultInstance())).as("no header").isEmpty();
+        assertThat(LeaderHint.of(io.tenure.proto.v1.KvEntry.newBuilder().setKey("k").build())).as("no header field").isEmpty();
+        assertThat(LeaderHint.of("not a message")).isEmpty();
+    }
 }

@@ -101,6 +101,14 @@ public final class Proposer implements Admission.Backlog {
     /** Told how long each of this member's entries took from submission to commit (append, replicate, fsync). */
     private volatile java.util.function.LongConsumer commitLatency = nanos -> { };
 
+    /** The failure of a read round where the engine confirms no read index without the log: the read takes the barrier. */
+    private static final NotServingException NO_READ_INDEX = new NotServingException("no read index without the log here");
+    /** Guards the read rounds below. */
+    private final Object readRounds = new Object();
+    /** Reads waiting for the next read-index round. Guarded by readRounds. */
+    private List<CompletableFuture<Long>> nextReadRound = new ArrayList<>();
+    /** Whether a read-index round is out. Guarded by readRounds. */
+    private boolean readRoundOut;
     /** Completes once this member has applied a given index ({@link TenureStateMachine#whenApplied}). */
     private final java.util.function.LongFunction<CompletableFuture<Void>> whenApplied;
 
@@ -199,11 +207,9 @@ public final class Proposer implements Admission.Backlog {
      * ReadIndex answers only after such a majority answered a heartbeat of this term.
      */
     public CompletableFuture<Void> readBarrier() {
-        CompletableFuture<Long> confirmed = raft.readIndex();
-        CompletableFuture<?> barrier = confirmed == null
-                ? propose(ReadBarrier.INSTANCE)
-                : confirmed.handle((index, error) -> error == null ? whenApplied.apply(index) : propose(ReadBarrier.INSTANCE))
-                        .thenCompose(next -> next);
+        CompletableFuture<?> barrier = readIndexInRound()
+                .handle((index, error) -> error == null ? whenApplied.apply(index) : propose(ReadBarrier.INSTANCE))
+                .thenCompose(next -> next);
         return barrier.orTimeout(READ_BARRIER_TIMEOUT_MS, TimeUnit.MILLISECONDS).handle((applied, error) -> {
             if (error == null) {
                 return null;
@@ -215,6 +221,71 @@ public final class Proposer implements Admission.Backlog {
             }
             throw new NotServingException("no linearizable read now (no leader reachable?): " + cause.getMessage(), cause);
         });
+    }
+
+    /**
+     * A read index confirmed for this read, in a round shared with the other reads that arrived
+     * while the previous round was out: one confirmation (one round of heartbeats in a cluster)
+     * at a time, each serving every read that waited for it, as group commit serves writes. A read
+     * never joins a round already under way, whose index may predate the read. Fails (and the
+     * read takes the log barrier) when the engine confirms no index without the log, or the round
+     * failed.
+     */
+    private CompletableFuture<Long> readIndexInRound() {
+        CompletableFuture<Long> mine = new CompletableFuture<>();
+        boolean start;
+        synchronized (readRounds) {
+            nextReadRound.add(mine);
+            start = !readRoundOut;
+            readRoundOut = true;
+        }
+        if (start) {
+            startReadRounds();
+        }
+        return mine;
+    }
+
+    /** Sends the next round for the reads waiting, until none waits; each round's end sends the next. */
+    private void startReadRounds() {
+        while (true) {
+            List<CompletableFuture<Long>> round;
+            synchronized (readRounds) {
+                if (nextReadRound.isEmpty()) {
+                    readRoundOut = false;
+                    return;
+                }
+                round = nextReadRound;
+                nextReadRound = new ArrayList<>();
+            }
+            CompletableFuture<Long> confirmed;
+            try {
+                confirmed = raft.readIndex();
+            } catch (RuntimeException e) {
+                confirmed = CompletableFuture.failedFuture(e);
+            }
+            if (confirmed == null) {
+                confirmed = CompletableFuture.failedFuture(NO_READ_INDEX);
+            }
+            if (!confirmed.isDone()) {
+                // Bounded, so that a round the engine never answers cannot hold back the reads after it.
+                confirmed.orTimeout(READ_BARRIER_TIMEOUT_MS, TimeUnit.MILLISECONDS).whenComplete((index, error) -> {
+                    settleReadRound(round, index, error);
+                    startReadRounds();
+                });
+                return;
+            }
+            confirmed.whenComplete((index, error) -> settleReadRound(round, index, error));
+        }
+    }
+
+    private static void settleReadRound(List<CompletableFuture<Long>> round, Long index, Throwable error) {
+        for (CompletableFuture<Long> read : round) {
+            if (error == null) {
+                read.complete(index);
+            } else {
+                read.completeExceptionally(error);
+            }
+        }
     }
 
     /**
