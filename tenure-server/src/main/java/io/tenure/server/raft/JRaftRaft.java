@@ -546,7 +546,12 @@ public final class JRaftRaft implements Raft {
             @Override
             public void run(Status status, long index, byte[] context) {
                 if (status.isOk()) {
-                    confirmed.complete(index);
+                    // JRaft runs this once it has applied the index here. Its own entries (a new
+                    // leader's configuration entry, membership changes) are not shown to Tenure's
+                    // state machine, which counts them applied only when its next entry comes: the
+                    // read is served at the last index Tenure applied, which then holds every entry
+                    // of Tenure's up to the confirmed one.
+                    confirmed.complete(Math.min(index, stateMachine.tenureAppliedIndex()));
                 } else {
                     confirmed.completeExceptionally(new NotServingException("the leader did not confirm a read index: " + status));
                 }

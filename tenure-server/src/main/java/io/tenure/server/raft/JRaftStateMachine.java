@@ -75,6 +75,11 @@ final class JRaftStateMachine extends StateMachineAdapter {
         return term;
     }
 
+    /** The last index Tenure's state machine applied (JRaft's own entries after its last one are not counted yet). */
+    long tenureAppliedIndex() {
+        return tenure.appliedIndex();
+    }
+
     boolean leaderReady() {
         return leaderReady;
     }
