@@ -101,6 +101,9 @@ final class FailoverCall<Req, Resp> {
     private int failuresInARow;
     private long attemptStartedAt;
     private volatile Throwable lastFailure;
+    /** The first failure of an attempt that may have been applied (not shed), and the endpoint it came from; null while none. */
+    private volatile Throwable outcomeUnknown;
+    private volatile int outcomeUnknownAt;
     private volatile int lastEndpoint;
 
     private FailoverCall(Endpoints endpoints, MonotonicClock clock, ScheduledExecutorService scheduler,
@@ -322,6 +325,11 @@ final class FailoverCall<Req, Resp> {
             retryShed(endpoint, failure, shedHint, now);
             return;
         }
+        if (outcomeUnknown == null) {
+            // An attempt that failed other than by being shed may have been applied (its answer was lost).
+            outcomeUnknown = failure;
+            outcomeUnknownAt = endpoint;
+        }
         boolean retryable = StatusErrors.worthFailover(failure)
                 // An attempt that ran out of its own deadline while the call has time left: the
                 // member took the call and went silent. Another may answer.
@@ -372,8 +380,7 @@ final class FailoverCall<Req, Resp> {
         long delay = hint + ThreadLocalRandom.current().nextLong(hint + 1);
         RuntimeException veto = retryVeto.get();
         if ((bounded && now + delay + MIN_ATTEMPT.toNanos() - giveUpAtNanos >= 0) || veto != null) {
-            result.completeExceptionally(veto != null ? veto
-                    : StatusErrors.toException(failure, endpoints.target(endpoint), method.getFullMethodName()));
+            result.completeExceptionally(veto != null ? veto : shedAtLast(endpoint, failure));
             return;
         }
         if (log.isDebugEnabled()) {
@@ -382,6 +389,26 @@ final class FailoverCall<Req, Resp> {
         }
         int next = endpoints.next(endpoint);
         schedule(() -> attempt(next), delay, failure);
+    }
+
+    /**
+     * How a call ends whose last attempt was shed: with the member's words when no attempt before
+     * may have been applied (nothing was done; a limit), but as unavailable when an earlier one
+     * failed without an answer, since that one may have been applied and the caller must not take
+     * the shed answer for "not done".
+     */
+    private TenureException shedAtLast(int endpoint, Throwable shed) {
+        TenureException last = StatusErrors.toException(shed, endpoints.target(endpoint), method.getFullMethodName());
+        if (outcomeUnknown == null) {
+            return last;
+        }
+        TenureException earlier = StatusErrors.toException(outcomeUnknown, endpoints.target(outcomeUnknownAt), method.getFullMethodName());
+        UnavailableException unknown = new UnavailableException(method.getBareMethodName() + " was shed by "
+                + endpoints.target(endpoint) + " on its last attempt (" + last.getMessage() + "), but an earlier attempt on "
+                + endpoints.target(outcomeUnknownAt) + " ended without an answer (" + earlier.getMessage()
+                + "): it may have been applied; repeating the call is safe", earlier);
+        unknown.addSuppressed(last);
+        return unknown;
     }
 
     /**

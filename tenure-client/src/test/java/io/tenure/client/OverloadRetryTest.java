@@ -86,6 +86,23 @@ class OverloadRetryTest {
     }
 
     @Test
+    void aCallShedAtLastAfterAnAttemptWithoutAnAnswerEndsAsUnknownNotAsNotDone() {
+        TenureClient client = members.client(Duration.ofSeconds(2));
+        first.grantFailure = io.grpc.Status.UNAVAILABLE.withDescription("the connection broke before the answer");
+        members.service(1).shedGrants.set(Integer.MAX_VALUE);
+        members.service(1).shedHintMs = 300;
+
+        CompletableFuture<Lease> grant = client.grantLeaseAsync(Duration.ofSeconds(9), "w");
+        members.time.advance(Duration.ofSeconds(3));
+
+        assertThat(grant).isCompletedExceptionally();
+        assertThatThrownBy(grant::join).isInstanceOf(CompletionException.class).hasCauseInstanceOf(UnavailableException.class)
+                .hasMessageContaining("may have been applied");
+        assertThat(first.grants).as("the first attempt went to the member that did not answer").isNotEmpty();
+        assertThat(members.service(1).grants).as("and the member that shed it was tried").isNotEmpty();
+    }
+
+    @Test
     void grantsAskedForWhileTwoCallsAreOutTravelInOneBatchEachAnsweredOnItsOwn() throws Exception {
         TenureClient client = members.client();
         // Two grants go out alone; their answers are held by the member, so the next wait.
