@@ -27,6 +27,8 @@ public final class MemberMain {
                 case "--client-port" -> config = config.withClientPort(Integer.parseInt(value));
                 case "--peer-port" -> peerPort = Integer.parseInt(value);
                 case "--http-port" -> config = config.withHttpPort(Integer.parseInt(value));
+                case "--text-port" -> config = config.withText(config.text().withPort(
+                        value.equals("off") ? io.tenure.server.text.TextSettings.OFF : Integer.parseInt(value)));
                 case "--data-dir" -> config = config.withDataDir(Path.of(value));
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }

@@ -76,7 +76,21 @@ final class ServerCommand implements Callable<Integer> {
             "max http body", "--max-http-body",
             "shed after", "--shed-after",
             "max locks per lease", "--max-locks-per-lease",
-            "idle time", "--idle-time");
+            "idle time", "--idle-time",
+            "text port", "--text-port",
+            "default lease ttl", "--default-lease-ttl",
+            "max locks", "--max-locks",
+            "max keys", "--max-keys",
+            "max list length", "--max-list-length",
+            "max waiters", "--max-waiters",
+            "max subscriptions", "--max-subscriptions",
+            "read timeout", "--read-timeout",
+            "write timeout", "--write-timeout",
+            "lease sweep interval", "--lease-sweep-interval",
+            "gc interval", "--gc-interval",
+            "gc max idle", "--gc-max-idle",
+            "auth token", "--auth-token",
+            "tls cert and tls key", "--tls-cert");
 
     // The defaults, as flag values; ServerOptionsTest checks that they make ServerConfig.defaults().
     // Help shows them as written here, not through picocli's ${DEFAULT-VALUE}, which would show a
@@ -253,6 +267,89 @@ final class ServerCommand implements Callable<Integer> {
                     + "(default: " + MAX_HTTP_BODY + ").")
     int maxHttpBody;
 
+    // ---- the text front end: dflockd's line protocol and its server flags --------------------------
+
+    @Option(names = "--text-port", paramLabel = "PORT", defaultValue = "6388", converter = TextPortConverter.class,
+            description = "Port of the text front end, dflockd's line protocol (dflockd's --port), on --host; 0 picks a free one, "
+                    + "off turns it off (default: 6388).")
+    int textPort;
+
+    @Option(names = "--default-lease-ttl", paramLabel = "SECONDS", defaultValue = "33", converter = SecondsConverter.class,
+            description = "Text protocol: the lease of a hold whose request names none, and what 'n' without a TTL asks for; "
+                    + "a bare number is seconds, as in dflockd; in a cluster it is raised to the cluster's shortest TTL (default: 33).")
+    Duration defaultLeaseTtl;
+
+    @Option(names = "--max-locks", paramLabel = "N", defaultValue = "1024",
+            description = "Text protocol: locks, semaphores and elections that may exist before a text request for a new one "
+                    + "gets error_max_locks; 0: no limit (default: 1024).")
+    int maxLocks;
+
+    @Option(names = "--max-keys", paramLabel = "N", defaultValue = "0",
+            description = "Text protocol: counters and keys that may exist before a text request creating one gets "
+                    + "error_max_keys; 0: no limit (default: 0).")
+    int maxKeys;
+
+    @Option(names = "--max-list-length", paramLabel = "N", defaultValue = "0",
+            description = "Text protocol: the longest list a text push may make, else error_list_full; 0: no limit (default: 0).")
+    int maxListLength;
+
+    @Option(names = "--max-waiters", paramLabel = "N", defaultValue = "0",
+            description = "Text protocol: waiters one lock, semaphore or election may have before a text acquire gets "
+                    + "error_max_waiters; 0: no limit (--max-waiters-per-lock still applies) (default: 0).")
+    int maxWaiters;
+
+    @Option(names = "--max-subscriptions", paramLabel = "N", defaultValue = "0",
+            description = "Text protocol: listen, watch and observe registrations one connection may hold; 0: no limit (default: 0).")
+    int maxSubscriptions;
+
+    @Option(names = "--read-timeout", paramLabel = "SECONDS", defaultValue = "23", converter = SecondsConverter.class,
+            description = "Text protocol: a connection silent this long while the member waits for its next line is closed "
+                    + "(default: 23).")
+    Duration readTimeout;
+
+    @Option(names = "--write-timeout", paramLabel = "SECONDS", defaultValue = "5", converter = SecondsConverter.class,
+            description = "Text protocol: a reply or push that has not left within this is the end of the connection (default: 5).")
+    Duration writeTimeout;
+
+    @Option(names = "--auto-release-on-disconnect", paramLabel = "BOOLEAN", defaultValue = "true", arity = "0..1",
+            fallbackValue = "true",
+            description = "Text protocol: release a connection's holds when it closes (true), or leave them until their lease "
+                    + "TTL ends (false); its waits, places and subscriptions end either way (default: true).")
+    boolean autoReleaseOnDisconnect;
+
+    @Option(names = "--auth-token", paramLabel = "TOKEN",
+            description = "Text protocol: the token every connection's first request ('auth') must give; compared in constant "
+                    + "time (default: none, no authentication).")
+    String authToken;
+
+    @Option(names = "--auth-token-file", paramLabel = "FILE",
+            description = "Text protocol: a file whose first line is the --auth-token (default: none).")
+    Path authTokenFile;
+
+    @Option(names = "--tls-cert", paramLabel = "FILE",
+            description = "Text protocol: TLS 1.2 or later on the text port with this PEM certificate chain; needs --tls-key "
+                    + "(default: plain TCP).")
+    Path tlsCert;
+
+    @Option(names = "--tls-key", paramLabel = "FILE",
+            description = "Text protocol: the private key of --tls-cert, PEM (PKCS#8), not encrypted (default: none).")
+    Path tlsKey;
+
+    @Option(names = "--lease-sweep-interval", paramLabel = "SECONDS", defaultValue = "1", converter = SecondsConverter.class,
+            description = "dflockd's lease sweep period, accepted for its scripts: Tenure's leader ends leases through the log "
+                    + "as each one's TTL runs out, without a sweep (default: 1).")
+    Duration leaseSweepInterval;
+
+    @Option(names = "--gc-interval", paramLabel = "SECONDS", defaultValue = "5", converter = SecondsConverter.class,
+            description = "dflockd's idle-resource sweep period, accepted for its scripts: Tenure forgets an idle name "
+                    + "--idle-time after its last use (default: 5).")
+    Duration gcInterval;
+
+    @Option(names = "--gc-max-idle", paramLabel = "SECONDS", defaultValue = "60", converter = SecondsConverter.class,
+            description = "dflockd's idle age before a resource is forgotten, accepted for its scripts; Tenure's is --idle-time "
+                    + "(default: 60).")
+    Duration gcMaxIdle;
+
     /** Hidden: a test aid of the safety suite (io.tenure.server.raft.AuditLog), not an operator's setting. */
     @Option(names = "--audit-log", paramLabel = "FILE", hidden = true,
             description = "Append every applied command, its result and a periodic state digest to FILE as JSON lines, "
@@ -364,7 +461,8 @@ final class ServerCommand implements Callable<Integer> {
                         .withShedAfter(shedAfter)
                         .withMaxLocksPerLease(maxLocksPerLease)
                         .withIdleTime(idleTime))
-                .withAuditLog(auditLog);
+                .withAuditLog(auditLog)
+                .withText(textSettings());
         try {
             config = config.withRaftEngine(RaftEngine.parse(raftEngine));
         } catch (IllegalArgumentException e) {
@@ -405,6 +503,39 @@ final class ServerCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), describe(e.getMessage(), peers != null, this::from));
         }
+    }
+
+    /** The text front end's settings from dflockd's flags. */
+    private io.tenure.server.text.TextSettings textSettings() {
+        String token = authToken;
+        if (authTokenFile != null) {
+            try {
+                java.util.List<String> lines = java.nio.file.Files.readAllLines(authTokenFile);
+                token = lines.isEmpty() ? "" : lines.get(0).strip();
+            } catch (IOException e) {
+                throw new ParameterException(spec.commandLine(), from("--auth-token-file") + "cannot read --auth-token-file "
+                        + authTokenFile + ": " + e.getMessage());
+            }
+            if (token.isEmpty()) {
+                throw new ParameterException(spec.commandLine(), "--auth-token-file " + authTokenFile + " has no token on its first line");
+            }
+        }
+        return io.tenure.server.text.TextSettings.defaults()
+                .withPort(textPort)
+                .withDefaultLeaseTtl(defaultLeaseTtl)
+                .withMaxLocks(maxLocks)
+                .withMaxKeys(maxKeys)
+                .withMaxListLength(maxListLength)
+                .withMaxWaiters(maxWaiters)
+                .withMaxSubscriptions(maxSubscriptions)
+                .withReadTimeout(readTimeout)
+                .withWriteTimeout(writeTimeout)
+                .withAutoReleaseOnDisconnect(autoReleaseOnDisconnect)
+                .withAuthToken(token)
+                .withTls(tlsCert, tlsKey)
+                .withLeaseSweepInterval(leaseSweepInterval)
+                .withGcInterval(gcInterval)
+                .withGcMaxIdle(gcMaxIdle);
     }
 
     /** {@code "TENURE_CLIENT_PORT=abc: "} when the environment or the config file gave {@code option}, else "". */

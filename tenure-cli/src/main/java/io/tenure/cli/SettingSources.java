@@ -45,6 +45,31 @@ final class SettingSources implements IDefaultValueProvider {
     /** The options of the client commands that the environment may set. */
     static final Set<String> CLIENT_SETTINGS = Set.of("--endpoints", "--request-timeout");
     static final String CONFIG_OPTION = "--config";
+    /**
+     * dflockd's environment variables, read for the options of the text front end that carry
+     * dflockd's flags (after Tenure's own variable, before the config file). dflockd's
+     * {@code DFLOCKD_MAX_CONNECTIONS} and {@code DFLOCKD_SHUTDOWN_TIMEOUT_S} are not read: those
+     * options keep Tenure's meaning.
+     */
+    static final Map<String, String> DFLOCKD_VARIABLES = Map.ofEntries(
+            Map.entry("--host", "DFLOCKD_HOST"),
+            Map.entry("--text-port", "DFLOCKD_PORT"),
+            Map.entry("--default-lease-ttl", "DFLOCKD_DEFAULT_LEASE_TTL_S"),
+            Map.entry("--lease-sweep-interval", "DFLOCKD_LEASE_SWEEP_INTERVAL_S"),
+            Map.entry("--gc-interval", "DFLOCKD_GC_LOOP_SLEEP"),
+            Map.entry("--gc-max-idle", "DFLOCKD_GC_MAX_UNUSED_TIME"),
+            Map.entry("--max-locks", "DFLOCKD_MAX_LOCKS"),
+            Map.entry("--max-keys", "DFLOCKD_MAX_KEYS"),
+            Map.entry("--max-list-length", "DFLOCKD_MAX_LIST_LENGTH"),
+            Map.entry("--max-waiters", "DFLOCKD_MAX_WAITERS"),
+            Map.entry("--max-subscriptions", "DFLOCKD_MAX_SUBSCRIPTIONS"),
+            Map.entry("--read-timeout", "DFLOCKD_READ_TIMEOUT_S"),
+            Map.entry("--write-timeout", "DFLOCKD_WRITE_TIMEOUT_S"),
+            Map.entry("--auto-release-on-disconnect", "DFLOCKD_AUTO_RELEASE_ON_DISCONNECT"),
+            Map.entry("--tls-cert", "DFLOCKD_TLS_CERT"),
+            Map.entry("--tls-key", "DFLOCKD_TLS_KEY"),
+            Map.entry("--auth-token", "DFLOCKD_AUTH_TOKEN"),
+            Map.entry("--auth-token-file", "DFLOCKD_AUTH_TOKEN_FILE"));
 
     private final Map<String, String> environment;
     /** Where each value this provider supplied came from, for error messages. */
@@ -87,6 +112,16 @@ final class SettingSources implements IDefaultValueProvider {
         String fromEnvironment = environment.get(variable);
         if (fromEnvironment != null && !fromEnvironment.isEmpty()) {
             return supplied(option, fromEnvironment, variable + "=" + fromEnvironment);
+        }
+        String dflockd = isServerOption(option) ? DFLOCKD_VARIABLES.get(option.longestName()) : null;
+        String fromDflockd = dflockd == null ? null : environment.get(dflockd);
+        if (fromDflockd != null && !fromDflockd.isEmpty()) {
+            String value = fromDflockd;
+            if (option.longestName().equals("--auto-release-on-disconnect")) {
+                // dflockd's booleans: 1, yes or true (any case) are true, anything else false
+                value = Set.of("1", "yes", "true").contains(fromDflockd.strip().toLowerCase(Locale.ROOT)) ? "true" : "false";
+            }
+            return supplied(option, value, dflockd + "=" + fromDflockd);
         }
         if (isServerOption(option) && !option.longestName().equals(CONFIG_OPTION)) {
             ConfigFile file = configFile(option.command());

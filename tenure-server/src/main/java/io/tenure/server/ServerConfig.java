@@ -39,6 +39,8 @@ import java.util.regex.Pattern;
  *                        see {@link TenureServer#engineFor})
  * @param peerTls         mutual TLS on the peer port and on this member's connections to the others;
  *                        {@code null} (the default): plain TCP
+ * @param text            the text front end (dflockd's line protocol): its port (6388; 0 picks a free port;
+ *                        {@link io.tenure.server.text.TextSettings#OFF} turns it off) and dflockd's server settings
  */
 public record ServerConfig(
         String memberName,
@@ -57,7 +59,8 @@ public record ServerConfig(
         Path auditLog,
         int peerListenPort,
         RaftEngine raftEngine,
-        PeerTls peerTls) {
+        PeerTls peerTls,
+        io.tenure.server.text.TextSettings text) {
 
     public static final String DEFAULT_MEMBER = "n1";
     public static final Path DEFAULT_DATA_DIR = Path.of("tenure-data");
@@ -108,35 +111,37 @@ public record ServerConfig(
         Objects.requireNonNull(shutdownTimeout, "shutdownTimeout");
         Objects.requireNonNull(limits, "limits");
         Objects.requireNonNull(raftEngine, "raftEngine");
+        Objects.requireNonNull(text, "text");
         peers = Collections.unmodifiableMap(new LinkedHashMap<>(peers));
     }
 
     public static ServerConfig defaults() {
         return new ServerConfig(DEFAULT_MEMBER, DEFAULT_DATA_DIR, DEFAULT_HOST, DEFAULT_CLIENT_PORT,
                 DEFAULT_PEER_PORT, DEFAULT_SNAPSHOT_EVERY, DEFAULT_ELECTION_TIMEOUT, DEFAULT_CLUSTER, Map.of(), false,
-                DEFAULT_HTTP_PORT, DEFAULT_SHUTDOWN_TIMEOUT, ServerLimits.defaults(), null, 0, RaftEngine.AUTO, null);
+                DEFAULT_HTTP_PORT, DEFAULT_SHUTDOWN_TIMEOUT, ServerLimits.defaults(), null, 0, RaftEngine.AUTO, null,
+                io.tenure.server.text.TextSettings.defaults());
     }
 
-    public ServerConfig withMemberName(String v) { return new ServerConfig(v, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
-    public ServerConfig withDataDir(Path v) { return new ServerConfig(memberName, v, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
-    public ServerConfig withHost(String v) { return new ServerConfig(memberName, dataDir, v, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
-    public ServerConfig withClientPort(int v) { return new ServerConfig(memberName, dataDir, host, v, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
-    public ServerConfig withPeerPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, v, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
-    public ServerConfig withSnapshotEvery(long v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, v, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
-    public ServerConfig withElectionTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, v, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
-    public ServerConfig withClusterName(String v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, v, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
-    public ServerConfig withJoin(boolean v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, v, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
-    public ServerConfig withHttpPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, v, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls); }
-    public ServerConfig withShutdownTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, v, limits, auditLog, peerListenPort, raftEngine, peerTls); }
-    public ServerConfig withLimits(ServerLimits v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, v, auditLog, peerListenPort, raftEngine, peerTls); }
+    public ServerConfig withMemberName(String v) { return new ServerConfig(v, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
+    public ServerConfig withDataDir(Path v) { return new ServerConfig(memberName, v, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
+    public ServerConfig withHost(String v) { return new ServerConfig(memberName, dataDir, v, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
+    public ServerConfig withClientPort(int v) { return new ServerConfig(memberName, dataDir, host, v, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
+    public ServerConfig withPeerPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, v, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
+    public ServerConfig withSnapshotEvery(long v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, v, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
+    public ServerConfig withElectionTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, v, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
+    public ServerConfig withClusterName(String v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, v, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
+    public ServerConfig withJoin(boolean v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, v, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
+    public ServerConfig withHttpPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, v, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
+    public ServerConfig withShutdownTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, v, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
+    public ServerConfig withLimits(ServerLimits v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, v, auditLog, peerListenPort, raftEngine, peerTls, text); }
     /** Turns the audit log on ({@code null}: off, the default). A test aid; see {@link #auditLog()}. */
-    public ServerConfig withAuditLog(Path v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, v, peerListenPort, raftEngine, peerTls); }
+    public ServerConfig withAuditLog(Path v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, v, peerListenPort, raftEngine, peerTls, text); }
 
     /** The initial members; this member's peer port becomes the port of its own entry. */
     public ServerConfig withPeers(Map<String, String> v) {
         String own = v.get(memberName);
         int port = own == null ? peerPort : portOf(own);
-        return new ServerConfig(memberName, dataDir, host, clientPort, port, snapshotEvery, electionTimeout, clusterName, v, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls);
+        return new ServerConfig(memberName, dataDir, host, clientPort, port, snapshotEvery, electionTimeout, clusterName, v, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text);
     }
 
     /**
@@ -166,12 +171,15 @@ public record ServerConfig(
     }
 
     /** Binds the peer server to {@code v} while the others reach this member at its peer port (0: the peer port). */
-    public ServerConfig withPeerListenPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, v, raftEngine, peerTls); }
+    public ServerConfig withPeerListenPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, v, raftEngine, peerTls, text); }
     /** Which Raft library runs the member's group; a data directory keeps the one it was made with. */
-    public ServerConfig withRaftEngine(RaftEngine v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, v, peerTls); }
+    public ServerConfig withRaftEngine(RaftEngine v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, v, peerTls, text); }
 
     /** Mutual TLS between members ({@code null}: none). */
-    public ServerConfig withPeerTls(PeerTls v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, v); }
+    public ServerConfig withPeerTls(PeerTls v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, v, text); }
+
+    /** The text (dflockd protocol) front end's port and settings. */
+    public ServerConfig withText(io.tenure.server.text.TextSettings v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, v); }
 
     /** The port the peer server binds: {@link #peerListenPort()} when set, else the peer port. */
     public int peerBindPort() {
@@ -227,6 +235,10 @@ public record ServerConfig(
             throw new IllegalArgumentException("shutdown timeout must be between 100ms and 10m, got " + shutdownTimeout);
         }
         limits.validate();
+        text.validate();
+        if (text.port() > 0 && (text.port() == clientPort || text.port() == peerPort || text.port() == httpPort)) {
+            throw new IllegalArgumentException("text port " + text.port() + " must differ from the client, peer and http ports");
+        }
         if (clientPort != 0 && clientPort == peerPort) {
             throw new IllegalArgumentException("client port and peer port must differ (both " + clientPort + ")");
         }

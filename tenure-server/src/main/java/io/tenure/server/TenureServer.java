@@ -114,6 +114,7 @@ public final class TenureServer implements AutoCloseable {
     private volatile String failure;
     private volatile Server grpc;
     private volatile HttpFront http;
+    private volatile io.tenure.server.text.TextFront text;
     /** Refuses new client calls while the member drains, and tracks the admitted ones. */
     private final CallGate gate;
     private final AtomicBoolean shutdownStarted = new AtomicBoolean();
@@ -285,6 +286,10 @@ public final class TenureServer implements AutoCloseable {
                 server.awaitLeader();
             }
             server.http = http.join();
+            if (config.text().enabled()) {
+                server.text = io.tenure.server.text.TextFront.start(server.member, config.text(), config.host(),
+                        config.limits().maxConnections());
+            }
         } catch (CompletionException e) {
             server.close();
             throw e.getCause() instanceof UncheckedIOException io ? io.getCause() : new IOException(rootMessage(e), e);
@@ -301,8 +306,9 @@ public final class TenureServer implements AutoCloseable {
                 server.fail("the Raft server stopped (see the errors logged above)");
             }
         }, 1, 1, TimeUnit.SECONDS);
-        LOG.info("event=serving member={} client={}:{} http={}:{} peer={} members={} data_dir={}", config.memberName(), config.host(),
-                server.clientPort(), config.host(), server.httpPort(), config.peerAddress(), raft.peers().size(), config.dataDir().toAbsolutePath());
+        LOG.info("event=serving member={} client={}:{} http={}:{} text={} peer={} members={} data_dir={}", config.memberName(), config.host(),
+                server.clientPort(), config.host(), server.httpPort(), server.textPort() < 0 ? "off" : config.host() + ":" + server.textPort(),
+                config.peerAddress(), raft.peers().size(), config.dataDir().toAbsolutePath());
         return server;
     }
 
@@ -393,6 +399,12 @@ public final class TenureServer implements AutoCloseable {
     public int httpPort() {
         HttpFront h = http;
         return h == null ? -1 : h.port();
+    }
+
+    /** The bound text (dflockd protocol) port (useful when the configured port was 0), or -1 when it is off or not yet serving. */
+    public int textPort() {
+        io.tenure.server.text.TextFront t = text;
+        return t == null ? -1 : t.port();
     }
 
     /** The member's Prometheus metrics. */
@@ -628,6 +640,10 @@ public final class TenureServer implements AutoCloseable {
         HttpFront h = http;
         if (h != null) {
             h.close();
+        }
+        io.tenure.server.text.TextFront t = text;
+        if (t != null) {
+            t.close();
         }
         watches.closeAll("the member is shutting down");
         member.signals().closeAll("the member is shutting down");

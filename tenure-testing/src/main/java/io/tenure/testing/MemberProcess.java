@@ -64,6 +64,7 @@ public final class MemberProcess implements AutoCloseable {
     private final int clientPort;
     private final int peerPort;
     private final int httpPort;
+    private final int textPort;
     private final List<String> serverArgs;
     private final String mainClass;
     private final List<String> jvmOptions;
@@ -76,7 +77,7 @@ public final class MemberProcess implements AutoCloseable {
     /** Variables added to the environment of the next launches (for example libfaketime's). */
     private volatile Map<String, String> environment = Map.of();
 
-    private MemberProcess(Builder b, int clientPort, int peerPort, int httpPort) {
+    private MemberProcess(Builder b, int clientPort, int peerPort, int httpPort, int textPort) {
         this.name = b.name;
         this.dataDir = b.dataDir;
         this.logFile = b.logFile != null ? b.logFile : b.dataDir.resolveSibling(b.dataDir.getFileName() + ".log");
@@ -84,6 +85,7 @@ public final class MemberProcess implements AutoCloseable {
         this.clientPort = clientPort;
         this.peerPort = peerPort;
         this.httpPort = httpPort;
+        this.textPort = textPort;
         this.mainClass = b.mainClass;
         this.jvmOptions = b.jvmOptions;
         this.ownClassPath = b.ownClassPath;
@@ -101,7 +103,8 @@ public final class MemberProcess implements AutoCloseable {
             // With peers, the member's own entry names its peer port.
             args.addAll(List.of("--peer-port", Integer.toString(peerPort)));
         }
-        args.addAll(List.of("--http-port", Integer.toString(httpPort), "--data-dir", dataDir.toString()));
+        args.addAll(List.of("--http-port", Integer.toString(httpPort), "--text-port", Integer.toString(textPort),
+                "--data-dir", dataDir.toString()));
         args.addAll(b.extraArgs);
         this.serverArgs = List.copyOf(args);
     }
@@ -331,6 +334,11 @@ public final class MemberProcess implements AutoCloseable {
         return httpPort;
     }
 
+    /** The text (dflockd protocol) port. */
+    public int textPort() {
+        return textPort;
+    }
+
     /** The client endpoint, {@code host:port}. */
     public String endpoint() {
         return host + ":" + clientPort;
@@ -446,7 +454,7 @@ public final class MemberProcess implements AutoCloseable {
     @Override
     public String toString() {
         Process p = process;
-        return name + "(" + endpoint() + ", peer " + peerPort + ", http " + httpPort
+        return name + "(" + endpoint() + ", peer " + peerPort + ", http " + httpPort + ", text " + textPort
                 + (p == null ? ", not started" : ", pid " + p.pid() + (p.isAlive() ? "" : ", exited")) + ")";
     }
 
@@ -463,6 +471,7 @@ public final class MemberProcess implements AutoCloseable {
         private int clientPort;
         private int peerPort;
         private int httpPort;
+        private int textPort;
         private String peers;
         private final List<String> extraArgs = new ArrayList<>();
         private String mainClass;
@@ -503,6 +512,12 @@ public final class MemberProcess implements AutoCloseable {
         /** The HTTP port (0: a free one, so that no two members collide on the default 7080). */
         public Builder httpPort(int port) {
             this.httpPort = port;
+            return this;
+        }
+
+        /** The text port (0: a free one, so that no two members collide on the default 6388). */
+        public Builder textPort(int port) {
+            this.textPort = port;
             return this;
         }
 
@@ -552,15 +567,16 @@ public final class MemberProcess implements AutoCloseable {
             if (peers != null && peerPort == 0) {
                 peerPort = ownPeerPort();
             }
-            Set<Integer> given = new HashSet<>(List.of(clientPort, peerPort, httpPort));
+            Set<Integer> given = new HashSet<>(List.of(clientPort, peerPort, httpPort, textPort));
             given.remove(0);
-            int missing = (clientPort == 0 ? 1 : 0) + (peerPort == 0 ? 1 : 0) + (httpPort == 0 ? 1 : 0);
+            int missing = (clientPort == 0 ? 1 : 0) + (peerPort == 0 ? 1 : 0) + (httpPort == 0 ? 1 : 0) + (textPort == 0 ? 1 : 0);
             int[] free = FreePorts.take(missing, given);
             int next = 0;
             int client = clientPort != 0 ? clientPort : free[next++];
             int peer = peerPort != 0 ? peerPort : free[next++];
-            int http = httpPort != 0 ? httpPort : free[next];
-            return new MemberProcess(this, client, peer, http);
+            int http = httpPort != 0 ? httpPort : free[next++];
+            int text = textPort != 0 ? textPort : free[next];
+            return new MemberProcess(this, client, peer, http, text);
         }
 
         /** The port of this member's own entry in {@link #peers}. */

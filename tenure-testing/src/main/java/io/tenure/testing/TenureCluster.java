@@ -78,16 +78,16 @@ public final class TenureCluster implements AutoCloseable {
         this.leaderWait = Await.every(Duration.ofMillis(10)).failingWith(IllegalStateException::new);
         int size = builder.members;
         Map<String, String> peers = new LinkedHashMap<>();
-        int[] ports = FreePorts.take(3 * size);
+        int[] ports = FreePorts.take(4 * size);
         for (int i = 0; i < size; i++) {
-            peers.put(defaultName(i), "127.0.0.1:" + ports[3 * i]);
+            peers.put(defaultName(i), "127.0.0.1:" + ports[4 * i]);
         }
         for (int i = 0; i < size; i++) {
-            ServerConfig config = baseConfig(i, ports[3 * i + 1], ports[3 * i + 2]);
+            ServerConfig config = baseConfig(i, ports[4 * i + 1], ports[4 * i + 2], ports[4 * i + 3]);
             if (size > 1) {
                 config = config.withPeers(peers).withElectionTimeout(builder.electionTimeout);
             } else {
-                config = config.withPeerPort(ports[3 * i]);
+                config = config.withPeerPort(ports[4 * i]);
             }
             add(builder.config.apply(config));
         }
@@ -128,6 +128,12 @@ public final class TenureCluster implements AutoCloseable {
     }
 
     /** The HTTP port of member {@code index}, as {@link #clientPort}. */
+    /** Member {@code index}'s text (dflockd protocol) port: the bound one while it runs, else the configured one. */
+    public synchronized int textPort(int index) {
+        TenureServer server = servers.get(index);
+        return server != null && server.textPort() > 0 ? server.textPort() : configs.get(index).text().port();
+    }
+
     public synchronized int httpPort(int index) {
         TenureServer server = servers.get(index);
         return server != null ? server.httpPort() : configs.get(index).httpPort();
@@ -280,9 +286,9 @@ public final class TenureCluster implements AutoCloseable {
             peers.put(member.getName(), member.getPeerAddress());
         }
         int index = configs.size();
-        int[] ports = FreePorts.take(3);
+        int[] ports = FreePorts.take(4);
         peers.put(defaultName(index), "127.0.0.1:" + ports[0]);
-        ServerConfig config = baseConfig(index, ports[1], ports[2]).withPeers(peers).withJoin(true)
+        ServerConfig config = baseConfig(index, ports[1], ports[2], ports[3]).withPeers(peers).withJoin(true)
                 .withElectionTimeout(configs.get(0).electionTimeout());
         add(builder.config.apply(config));
         startMembers(List.of(index));
@@ -311,12 +317,13 @@ public final class TenureCluster implements AutoCloseable {
         return "n" + (index + 1);
     }
 
-    private ServerConfig baseConfig(int index, int clientPort, int httpPort) {
+    private ServerConfig baseConfig(int index, int clientPort, int httpPort, int textPort) {
         return ServerConfig.defaults()
                 .withMemberName(defaultName(index))
                 .withDataDir(dataDir.resolve(defaultName(index)))
                 .withClientPort(clientPort)
                 .withHttpPort(httpPort)
+                .withText(io.tenure.server.text.TextSettings.defaults().withPort(textPort))
                 .withSnapshotEvery(builder.snapshotEvery);
     }
 

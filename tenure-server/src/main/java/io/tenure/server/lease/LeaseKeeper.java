@@ -99,6 +99,11 @@ public final class LeaseKeeper implements AutoCloseable {
         this.expiryLoop = timer.scheduleWithFixedDelay(this::expireDue, EXPIRY_TICK_MILLIS, EXPIRY_TICK_MILLIS, TimeUnit.MILLISECONDS);
     }
 
+    /** The shortest TTL this member grants (a cluster's minimum; 1 s on a member alone). */
+    public long minTtlMillis() {
+        return Math.max(minTtlMillis, Limits.MIN_TTL_MILLIS);
+    }
+
     /** A granted lease: its id and TTL. */
     public record Granted(long leaseId, long ttlMillis) {}
 

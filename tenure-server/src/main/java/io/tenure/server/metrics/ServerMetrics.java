@@ -69,6 +69,8 @@ public final class ServerMetrics {
     private final Counter expired;
     private final Counter leaderChanges;
     private final Counter signalsDelivered;
+    private final Counter textAuthFailures;
+    private final ResultCounter textRequests = new ResultCounter("text_request", "Text protocol requests by command", "command");
     private final Timer applyLatency;
     private final Timer logSyncLatency;
     private final Timer snapshotDuration;
@@ -76,6 +78,7 @@ public final class ServerMetrics {
     public ServerMetrics() {
         expired = Counter.builder("lock_expired").description("Leases ended by expiry (their locks passed on)").register(registry);
         leaderChanges = Counter.builder("raft_leader_changes").description("Leader changes this member observed").register(registry);
+        textAuthFailures = Counter.builder("text_auth_failures").description("Text connections that failed the auth handshake").register(registry);
         signalsDelivered = Counter.builder("signal_delivered").description("Signals handed to the streams of this member's listeners").register(registry);
         applyLatency = histogram("raft_apply_latency", "Time to apply one log entry to the state machine").register(registry);
         logSyncLatency = histogram("raft_log_sync_latency", "Time from submitting a log entry to its commit: append, fsync and replication to a majority").register(registry);
@@ -128,6 +131,21 @@ public final class ServerMetrics {
     }
 
     /** A request shed because the member is behind (acquire, grant, read, watch). */
+    /** A text connection gave a wrong token, or a request before {@code auth}. */
+    public void textAuthFailure() {
+        textAuthFailures.increment();
+    }
+
+    /** A text request answered, by its command (an unknown command counts as "unknown"). */
+    public void textRequest(String command) {
+        textRequests.increment(command);
+    }
+
+    /** Text connections open on this member. */
+    public void textGauges(Supplier<Number> connections) {
+        Gauge.builder("text_connections", connections).description("Text protocol connections open on this member").register(registry);
+    }
+
     public void shed(String kind) {
         shed.increment(kind);
     }

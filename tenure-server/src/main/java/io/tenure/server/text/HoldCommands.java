@@ -1,0 +1,365 @@
+package io.tenure.server.text;
+
+import io.tenure.core.election.ElectionTable;
+import io.tenure.core.election.ElectionView;
+import io.tenure.core.kernel.Result;
+import io.tenure.core.lock.LockTable;
+import io.tenure.core.lock.LockView;
+import io.tenure.core.semaphore.SemaphoreTable;
+import io.tenure.core.semaphore.SemaphoreView;
+import io.tenure.server.Acquires;
+import io.tenure.server.Member;
+import io.tenure.server.RequestRejected;
+import io.tenure.server.election.Elections;
+import io.tenure.server.lock.Locks;
+import io.tenure.server.semaphore.Semaphores;
+import io.tenure.server.text.TextSession.Hold;
+import io.tenure.server.text.TextSession.Kind;
+import io.tenure.server.text.TextSession.Place;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+/**
+ * The commands that hold something on a lease of its own: locks ({@code l r n e w}), semaphores
+ * ({@code sl sr sn se sw}), read/write locks ({@code rl wl rr wr rn wn re we rw ww}) and elections
+ * ({@code elect resign}; {@code n} renews a leadership as dflockd's clients do).
+ *
+ * <p>Each acquire grants a lease with the hold's TTL (raised to the cluster's minimum), renewed by
+ * the connection while the request waits or its two-phase place is kept, and renewed once more at
+ * the grant or at {@code w}, so the hold's TTL counts from there. A hold is then renewed only by
+ * {@code n}: a client that stops renewing loses it when its lease ends, as in dflockd. Releasing
+ * revokes the hold's lease, which releases the hold and hands it to the next waiter in one log
+ * entry. Read and write locks are Tenure's lock in read and write mode, so {@code l} and {@code wl}
+ * on one name are the same exclusive lock.
+ */
+final class HoldCommands {
+    private static final byte[] NO_METADATA = new byte[0];
+
+    private HoldCommands() {}
+
+    static void register(Map<String, TextCommand> into) {
+        into.put("l", (s, r) -> acquire(s, r, Kind.LOCK, false));
+        into.put("wl", (s, r) -> acquire(s, r, Kind.WRITE, false));
+        into.put("rl", (s, r) -> acquire(s, r, Kind.READ, false));
+        into.put("sl", (s, r) -> acquire(s, r, Kind.SEMAPHORE, false));
+        into.put("elect", (s, r) -> acquire(s, r, Kind.ELECTION, false));
+        into.put("e", (s, r) -> acquire(s, r, Kind.LOCK, true));
+        into.put("we", (s, r) -> acquire(s, r, Kind.WRITE, true));
+        into.put("re", (s, r) -> acquire(s, r, Kind.READ, true));
+        into.put("se", (s, r) -> acquire(s, r, Kind.SEMAPHORE, true));
+        into.put("w", (s, r) -> await(s, r, Kind.LOCK));
+        into.put("ww", (s, r) -> await(s, r, Kind.WRITE));
+        into.put("rw", (s, r) -> await(s, r, Kind.READ));
+        into.put("sw", (s, r) -> await(s, r, Kind.SEMAPHORE));
+        into.put("r", (s, r) -> release(s, r, Kind.LOCK));
+        into.put("wr", (s, r) -> release(s, r, Kind.WRITE));
+        into.put("rr", (s, r) -> release(s, r, Kind.READ));
+        into.put("sr", (s, r) -> release(s, r, Kind.SEMAPHORE));
+        into.put("resign", (s, r) -> release(s, r, Kind.ELECTION));
+        into.put("n", (s, r) -> renew(s, r, Kind.LOCK));
+        into.put("wn", (s, r) -> renew(s, r, Kind.WRITE));
+        into.put("rn", (s, r) -> renew(s, r, Kind.READ));
+        into.put("sn", (s, r) -> renew(s, r, Kind.SEMAPHORE));
+    }
+
+    /** What an acquire asked for. */
+    private record Ask(Kind kind, String key, long timeoutMs, long ttlMillis, int limit, boolean enqueue) {}
+
+    /** What the service answered, whatever its kind. */
+    private record Got(boolean granted, long fencingToken) {}
+
+    // l name <timeout> [<ttl>] | sl name <timeout> <limit> [<ttl>] | e name [<ttl>] | se name <limit> [<ttl>]
+    private static CompletableFuture<String> acquire(TextSession session, TextRequest request, Kind kind, boolean enqueue) {
+        TextArgs args = TextArgs.of(request);
+        long timeoutMs = 0;
+        int limit = 0;
+        int next = 0;
+        if (!enqueue) {
+            args.count(kind == Kind.SEMAPHORE ? 2 : 1, kind == Kind.SEMAPHORE ? 3 : 2);
+            timeoutMs = Math.multiplyExact(args.seconds(next++), 1000L);
+        } else {
+            args.count(kind == Kind.SEMAPHORE ? 1 : 0, kind == Kind.SEMAPHORE ? 2 : 1);
+        }
+        if (kind == Kind.SEMAPHORE) {
+            limit = args.positiveCount(next++);
+        }
+        long ttl = session.grantableTtl(args.leaseTtlMillis(next, session.settings().defaultLeaseTtl()));
+        Ask ask = new Ask(kind, request.key(), timeoutMs, ttl, limit, enqueue);
+        if (enqueue && session.place(kind, ask.key()) != null) {
+            throw TextRefusal.status("error_already_enqueued", "this connection already has a place for " + ask.key());
+        }
+        checkLimits(session, ask);
+        String token = TextSession.newToken();
+        Member member = session.member();
+        long asked = System.nanoTime();
+        return member.leases().grant(0, ttl, TextSession.clientIdOf(token)).thenCompose(granted -> {
+            long lease = granted.leaseId();
+            session.keepAlive(lease, ttl);
+            Acquires.Wait<?> wait;
+            try {
+                wait = start(member, ask, lease);
+            } catch (RuntimeException e) {
+                return giveUp(session, lease, e);
+            }
+            Runnable abandon = wait::abandon;
+            session.onClose(abandon);
+            return outcomeOf(wait).<CompletableFuture<String>>handle((outcome, error) -> {
+                session.forget(abandon);
+                if (error != null) {
+                    return giveUp(session, lease, error);
+                }
+                Got got = got(outcome);
+                if (enqueue) {
+                    Hold hold = got.granted() ? new Hold(kind, ask.key(), token, lease, got.fencingToken(), ttl) : null;
+                    session.placed(new Place(kind, ask.key(), token, lease, ttl, ask.limit(), hold));
+                    if (hold == null) {
+                        return CompletableFuture.completedFuture("queued");
+                    }
+                    // Granted at once: kept as a place too, so that a later w answers with this grant.
+                    return CompletableFuture.completedFuture("acquired " + token + " " + seconds(ttl) + " " + got.fencingToken());
+                }
+                if (!got.granted()) {
+                    return giveUp(session, lease, TextRefusal.status("timeout", "not granted within the timeout"));
+                }
+                Hold hold = new Hold(kind, ask.key(), token, lease, got.fencingToken(), ttl);
+                return granted(session, hold, System.nanoTime() - asked > ttl * 1_000_000L / 20).thenApply(line -> {
+                    if (kind == Kind.ELECTION) {
+                        session.pushAfterAnswer("leader elected " + ask.key());
+                    }
+                    return line;
+                });
+            }).thenCompose(answer -> answer);
+        });
+    }
+
+    // w name <timeout>
+    private static CompletableFuture<String> await(TextSession session, TextRequest request, Kind kind) {
+        TextArgs args = TextArgs.of(request).count(1, 1);
+        long timeoutMs = Math.multiplyExact(args.seconds(0), 1000L);
+        Place place = session.dropPlace(kind, request.key());
+        if (place == null) {
+            throw TextRefusal.status("error_not_enqueued", "no place of this connection for " + request.key());
+        }
+        if (place.granted() != null) {
+            return granted(session, place.granted(), true);
+        }
+        Member member = session.member();
+        Acquires.Wait<?> wait;
+        try {
+            wait = start(member, new Ask(kind, place.key(), timeoutMs, place.ttlMillis(), place.limit(), false), place.leaseId());
+        } catch (RuntimeException e) {
+            return giveUp(session, place.leaseId(), e);
+        }
+        Runnable abandon = wait::abandon;
+        session.onClose(abandon);
+        return outcomeOf(wait).<CompletableFuture<String>>handle((outcome, error) -> {
+            session.forget(abandon);
+            if (error != null) {
+                return giveUp(session, place.leaseId(), leaseGone(error) ? TextRefusal.status("error_lease_expired", "the place's lease ended") : error);
+            }
+            Got got = got(outcome);
+            if (!got.granted()) {
+                return giveUp(session, place.leaseId(), TextRefusal.status("timeout", "not granted within the timeout"));
+            }
+            return granted(session, new Hold(kind, place.key(), place.token(), place.leaseId(), got.fencingToken(), place.ttlMillis()), true);
+        }).thenCompose(answer -> answer);
+    }
+
+    // r name <token>
+    private static CompletableFuture<String> release(TextSession session, TextRequest request, Kind kind) {
+        Hold hold = find(session, request, kind);
+        return session.member().leases().revoke(hold.leaseId()).handle((ok, error) -> {
+            session.dropHold(hold.token());
+            session.stopKeeping(hold.leaseId());
+            if (error != null) {
+                throw TextRefusal.status("error", "the hold's lease is gone: " + cause(error).getMessage());
+            }
+            return "ok";
+        });
+    }
+
+    // n name <token> [<ttl>]
+    private static CompletableFuture<String> renew(TextSession session, TextRequest request, Kind kind) {
+        Hold hold = find(session, request, kind);
+        TextArgs args = TextArgs.of(request);
+        if (args.size() > 1) {
+            args.leaseTtlMillis(1, session.settings().defaultLeaseTtl());
+        }
+        return session.member().leases().keepAlive(hold.leaseId()).thenApply(ttl -> {
+            if (ttl == 0) {
+                session.dropHold(hold.token());
+                throw TextRefusal.status("error_lease_expired", "the hold's lease ended before the renewal");
+            }
+            return "ok " + seconds(ttl) + " " + hold.fencingToken();
+        });
+    }
+
+    /** The grant line of {@code hold}, renewing its lease first when its TTL must count from now. */
+    private static CompletableFuture<String> granted(TextSession session, Hold hold, boolean renewFirst) {
+        session.stopKeeping(hold.leaseId());
+        if (!session.held(hold)) {
+            // The connection closed while the grant was on its way.
+            return session.revokeQuietly(hold.leaseId()).thenApply(ok -> {
+                throw TextRefusal.status("error", "the connection closed");
+            });
+        }
+        String line = "ok " + hold.token() + " " + seconds(hold.ttlMillis()) + " " + hold.fencingToken();
+        if (!renewFirst) {
+            return CompletableFuture.completedFuture(line);
+        }
+        return session.member().leases().keepAlive(hold.leaseId()).handle((ttl, error) -> line);
+    }
+
+    /** Ends a request that got nothing: its lease goes, and the request fails with {@code error}. */
+    private static <T> CompletableFuture<T> giveUp(TextSession session, long lease, Throwable error) {
+        session.stopKeeping(lease);
+        return session.revokeQuietly(lease).thenApply(ok -> {
+            throw error instanceof RuntimeException e ? e : new CompletionException(error);
+        });
+    }
+
+    private static Acquires.Wait<?> start(Member member, Ask ask, long lease) {
+        return switch (ask.kind()) {
+            case LOCK, WRITE -> member.locks().lock(ask.key(), lease, NO_METADATA, ask.timeoutMs(), 0, ask.enqueue(), false);
+            case READ -> member.locks().lock(ask.key(), lease, NO_METADATA, ask.timeoutMs(), 0, ask.enqueue(), true);
+            case SEMAPHORE -> member.semaphores().acquire(ask.key(), lease, ask.limit(), 1, ask.timeoutMs(), 0, ask.enqueue());
+            case ELECTION -> member.elections().campaign(ask.key(), lease, NO_METADATA, ask.timeoutMs(), 0);
+        };
+    }
+
+    private static CompletableFuture<Object> outcomeOf(Acquires.Wait<?> wait) {
+        return wait.outcome().thenApply(o -> (Object) o);
+    }
+
+    private static Got got(Object outcome) {
+        if (outcome instanceof Locks.Outcome o) {
+            return new Got(o.acquired(), o.fencingToken());
+        } else if (outcome instanceof Semaphores.Outcome o) {
+            return new Got(o.acquired(), o.fencingToken());
+        } else if (outcome instanceof Elections.Outcome o) {
+            return new Got(o.elected(), o.fencingToken());
+        }
+        throw new IllegalStateException("unexpected outcome " + outcome);
+    }
+
+    /**
+     * dflockd's limits, checked on this member's applied state before anything is proposed:
+     * {@code --max-locks} for a resource that does not exist yet, {@code --max-waiters} for one
+     * that does, and a semaphore's limit against the existing one.
+     */
+    private static void checkLimits(TextSession session, Ask ask) {
+        TextSettings settings = session.settings();
+        Member member = session.member();
+        if (ask.kind() == Kind.SEMAPHORE) {
+            SemaphoreTable.Refusal conflict = member.semaphores().conflict(ask.key(), ask.limit());
+            if (conflict != null) {
+                throw conflict.message().contains(" not a") ? TextRefusal.status("error_type_mismatch", conflict.message())
+                        : TextRefusal.status("error_limit_mismatch", conflict.message());
+            }
+        }
+        int[] inUse = member.stateMachine().read(s -> {
+            LockTable locks = s.primitive(LockTable.class);
+            SemaphoreTable semaphores = s.primitive(SemaphoreTable.class);
+            ElectionTable elections = s.primitive(ElectionTable.class);
+            int waiters = switch (ask.kind()) {
+                case LOCK, WRITE, READ -> locks.lock(ask.key()) == null ? -1 : locks.waiterCount(ask.key());
+                case SEMAPHORE -> semaphores.semaphore(ask.key()) == null ? -1 : semaphores.waiterCount(ask.key());
+                case ELECTION -> elections.election(ask.key()) == null ? -1 : elections.candidateCount(ask.key());
+            };
+            return new int[] {waiters, locks.lockCount() + semaphores.semaphoreCount() + elections.electionCount()};
+        });
+        if (inUse[0] < 0 && settings.maxLocks() > 0 && inUse[1] >= settings.maxLocks()) {
+            throw TextRefusal.status("error_max_locks", inUse[1] + " resources exist, --max-locks is " + settings.maxLocks());
+        }
+        if (inUse[0] >= 0 && settings.maxWaiters() > 0 && inUse[0] >= settings.maxWaiters()) {
+            throw TextRefusal.status("error_max_waiters", ask.key() + " has " + inUse[0] + " waiters, --max-waiters is " + settings.maxWaiters());
+        }
+    }
+
+    /**
+     * The hold that {@code token} names on {@code key}: this connection's, or, for a token of a
+     * hold made on another connection (a client that reconnected), the holder this member has
+     * applied whose lease carries the token's hash. A request naming no such hold fails {@code error}.
+     */
+    private static Hold find(TextSession session, TextRequest request, Kind kind) {
+        TextArgs args = TextArgs.of(request);
+        if (args.size() < 1) {
+            throw TextRefusal.error(TextRefusal.EMPTY_TOKEN, "no token");
+        }
+        args.count(1, 2);
+        String token = args.field(0);
+        Hold own = session.hold(token);
+        if (own != null && own.key().equals(request.key()) && sameNamespace(own.kind(), kind)) {
+            return own;
+        }
+        String client = TextSession.clientIdOf(token);
+        Member member = session.member();
+        Hold found = switch (kind) {
+            case LOCK, WRITE, READ -> {
+                LockView lock = member.locks().describe(request.key());
+                if (lock == null || lock.shared() != (kind == Kind.READ)) {
+                    yield null;
+                }
+                yield lock.holders().stream().filter(h -> h.clientId().equals(client)).findFirst()
+                        .map(h -> new Hold(kind, request.key(), token, h.leaseId(), h.fencingToken(), ttlOf(member, h.leaseId()))).orElse(null);
+            }
+            case SEMAPHORE -> {
+                SemaphoreView semaphore = member.semaphores().describe(request.key());
+                yield semaphore == null ? null : semaphore.holders().stream().filter(h -> h.clientId().equals(client)).findFirst()
+                        .map(h -> new Hold(kind, request.key(), token, h.leaseId(), h.fencingToken(), ttlOf(member, h.leaseId()))).orElse(null);
+            }
+            case ELECTION -> {
+                ElectionView election = member.elections().current(request.key()).election();
+                yield election == null || !client.equals(election.leader()) ? null
+                        : new Hold(kind, request.key(), token, election.leaderLeaseId(), election.fencingToken(), ttlOf(member, election.leaderLeaseId()));
+            }
+        };
+        if (found == null && kind == Kind.LOCK) {
+            // n on an election's key renews the leadership, as dflockd's election clients do.
+            ElectionView election = member.elections().current(request.key()).election();
+            if (own != null && own.kind() == Kind.ELECTION && own.key().equals(request.key())) {
+                return own;
+            }
+            if (election != null && client.equals(election.leader()) && request.command().equals("n")) {
+                found = new Hold(Kind.ELECTION, request.key(), token, election.leaderLeaseId(), election.fencingToken(),
+                        ttlOf(member, election.leaderLeaseId()));
+            }
+        }
+        if (found == null) {
+            throw TextRefusal.status("error", "no hold of " + request.key() + " with that token");
+        }
+        return found;
+    }
+
+    /** {@code l}'s commands and {@code wl}'s name one lock; the others keep to their own. */
+    private static boolean sameNamespace(Kind held, Kind asked) {
+        return held == asked || (held == Kind.LOCK && asked == Kind.WRITE) || (held == Kind.WRITE && asked == Kind.LOCK);
+    }
+
+    private static long ttlOf(Member member, long leaseId) {
+        var lease = member.leases().view(leaseId);
+        return lease == null ? 0 : lease.ttlMillis();
+    }
+
+    private static boolean leaseGone(Throwable error) {
+        return cause(error) instanceof RequestRejected r && r.code() == Result.Code.NOT_FOUND;
+    }
+
+    private static Throwable cause(Throwable error) {
+        while (error instanceof CompletionException && error.getCause() != null) {
+            error = error.getCause();
+        }
+        return error;
+    }
+
+    static long seconds(long millis) {
+        return Math.max(1, (millis + 500) / 1000);
+    }
+
+    static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}

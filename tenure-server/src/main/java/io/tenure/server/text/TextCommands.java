@@ -1,0 +1,126 @@
+package io.tenure.server.text;
+
+import io.tenure.core.kernel.Result;
+import io.tenure.server.LimitExceeded;
+import io.tenure.server.Member;
+import io.tenure.server.RequestRejected;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * The text protocol's commands by name, and what every request goes through before its command:
+ * the authentication handshake, the key check, and the mapping of a service's refusal to
+ * dflockd's statuses. The commands themselves live with their kind ({@link HoldCommands} and the
+ * other groups), each a thin translation to the member's services.
+ */
+final class TextCommands {
+    private static final Logger LOG = LoggerFactory.getLogger(TextCommands.class);
+    /** An answer starting with this closes the connection once the rest of it is written. */
+    static final String CLOSE_AFTER = "\u0000close:";
+    /** The commands whose key line is not a key (dflockd skips its check for them). */
+    private static final Set<String> KEYLESS = Set.of("auth", "stats", "ping");
+    /** dflockd waits this long before closing a connection that failed authentication. */
+    static final long AUTH_FAILURE_DELAY_MS = 100;
+
+    private final Map<String, TextCommand> byName = new HashMap<>();
+    private final TextSettings settings;
+
+    TextCommands(Member member, TextSettings settings, TextFront front) {
+        this.settings = settings;
+        byName.put("ping", (session, request) -> CompletableFuture.completedFuture("ok"));
+        byName.put("auth", this::auth);
+        for (Consumer<Map<String, TextCommand>> group : java.util.List.<Consumer<Map<String, TextCommand>>>of(
+                HoldCommands::register,
+                into -> StatsCommand.register(into, front))) {
+            group.accept(byName);
+        }
+    }
+
+    /** Serves one request of {@code session}: the handshake, the key check, then its command. */
+    CompletableFuture<String> serve(TextSession session, TextRequest request) {
+        if (!session.authenticated()) {
+            if (!request.command().equals("auth")) {
+                LOG.info("event=text_auth_missing connection={} command=\"{}\"", session.id(), request.command());
+                return closeAfter(session, "error_auth");
+            }
+        } else if (request.command().equals("auth") && settings.authToken() != null) {
+            return CompletableFuture.completedFuture("ok");
+        }
+        TextCommand command = byName.get(request.command());
+        if (command == null) {
+            throw TextRefusal.error(TextRefusal.BAD_COMMAND, "unknown command '" + request.command() + "'");
+        }
+        if (!KEYLESS.contains(request.command())) {
+            checkKey(request.key());
+        }
+        return command.run(session, request);
+    }
+
+    /** The answer line for a request whose command failed with {@code error}. */
+    String refusal(TextSession session, TextRequest request, Throwable error) {
+        if (error instanceof TextRefusal refusal) {
+            if (refusal.line().equals("error")) {
+                LOG.debug("event=text_request_refused connection={} command=\"{}\" reason=\"{}\"", session.id(), request.command(),
+                        refusal.getMessage());
+            }
+            return refusal.line();
+        }
+        if (error instanceof LimitExceeded limit) {
+            return limit.limit().contains("waiters") ? "error_max_waiters" : limit.limit().contains("locks") ? "error_max_locks" : "error";
+        }
+        if (error instanceof RequestRejected rejected && isKindMismatch(rejected)) {
+            return "error_type_mismatch";
+        }
+        LOG.debug("event=text_request_failed connection={} command=\"{}\" error=\"{}\"", session.id(), request.command(), error.toString());
+        return "error";
+    }
+
+    /** Whether a refusal says the name is another kind's ("'a' is a lock, not a semaphore"). */
+    static boolean isKindMismatch(RequestRejected rejected) {
+        return rejected.code() == Result.Code.FAILED_PRECONDITION && rejected.getMessage() != null
+                && rejected.getMessage().matches("(?s)'.*' is an? [a-z ]+, not an? [a-z ]+.*");
+    }
+
+    private CompletableFuture<String> auth(TextSession session, TextRequest request) {
+        String expected = settings.authToken();
+        if (expected == null) {
+            throw TextRefusal.error(TextRefusal.BAD_COMMAND, "auth without --auth-token on this member");
+        }
+        if (MessageDigest.isEqual(expected.getBytes(StandardCharsets.UTF_8), request.arg().getBytes(StandardCharsets.UTF_8))) {
+            session.authenticate();
+            return CompletableFuture.completedFuture("ok");
+        }
+        LOG.info("event=text_auth_failed connection={}", session.id());
+        session.member().metrics().textAuthFailure();
+        return closeAfter(session, "error_auth");
+    }
+
+    /** Answers {@code line} after dflockd's pause, then closes the connection. */
+    private static CompletableFuture<String> closeAfter(TextSession session, String line) {
+        CompletableFuture<String> answer = new CompletableFuture<>();
+        session.timer().schedule(() -> answer.complete(CLOSE_AFTER + line), AUTH_FAILURE_DELAY_MS, TimeUnit.MILLISECONDS);
+        return answer;
+    }
+
+    /** dflockd's key rule: not empty, no space, tab, CR or LF (the framing already removed the last two). */
+    static void checkKey(String key) {
+        if (key.isEmpty()) {
+            throw TextRefusal.error(TextRefusal.BAD_KEY, "empty key");
+        }
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+                throw TextRefusal.error(TextRefusal.BAD_KEY, "key contains whitespace");
+            }
+        }
+    }
+}

@@ -1,0 +1,338 @@
+package io.tenure.server.text;
+
+import io.tenure.server.Member;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One text connection as a session, as in dflockd: its holds (each on a lease of its own, with the
+ * hold's {@code lease_ttl}), its two-phase places, the leases kept alive while it waits, and what
+ * must end when it closes. Commands reach the member's services through it.
+ *
+ * <p>A hold's token is 16 random bytes in hex, chosen here. The lease that carries the hold has
+ * the client id {@code text:} and the first half of the token's SHA-256 in hex: the grant command
+ * carries it, so apply stays deterministic, and any member can later match a token against the
+ * holders it has applied (a reconnected client releasing with its token), while what describes a
+ * lock shows only the hash.
+ *
+ * <p>State is touched from the connection's event loop and from the threads that complete service
+ * calls; every method here is synchronized on the session, and none blocks.
+ */
+public final class TextSession {
+    private static final Logger LOG = LoggerFactory.getLogger(TextSession.class);
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final HexFormat HEX = HexFormat.of();
+    /** The client id prefix of a text hold's lease. */
+    public static final String HOLD_CLIENT = "text:";
+
+    /** What a connection must be able to do for its session. */
+    interface Wire {
+        /** Writes a push line (without the LF) between answers; drops the connection if the client does not read them. */
+        void push(String line);
+
+        /** Writes a push line right after the answer of the request being served (a winner's {@code leader elected}). */
+        void pushAfterAnswer(String line);
+
+        /** Closes the connection. */
+        void close(String reason);
+    }
+
+    /** The kinds of hold a token names; dflockd keeps each in a namespace of its commands. */
+    public enum Kind { LOCK, SEMAPHORE, READ, WRITE, ELECTION }
+
+    /** A hold of this connection: what it holds, with which lease, fencing token and TTL. */
+    public record Hold(Kind kind, String key, String token, long leaseId, long fencingToken, long ttlMillis) {}
+
+    /** A two-phase place ({@code e}, {@code se}, {@code re}, {@code we}): the lease that keeps it. */
+    public record Place(Kind kind, String key, String token, long leaseId, long ttlMillis, int limit, Hold granted) {}
+
+    private final long id;
+    private final Member member;
+    private final TextSettings settings;
+    private final ScheduledExecutorService timer;
+    private final Wire wire;
+    private final Map<String, Hold> holds = new LinkedHashMap<>();
+    private final Map<String, Place> places = new LinkedHashMap<>();
+    private final Map<Long, ScheduledFuture<?>> kept = new LinkedHashMap<>();
+    private final List<Runnable> closing = new ArrayList<>();
+    private CompletableFuture<Long> connectionLease;
+    private int subscriptions;
+    private boolean authenticated;
+    private boolean closed;
+
+    TextSession(long id, Member member, TextSettings settings, ScheduledExecutorService timer, Wire wire) {
+        this.id = id;
+        this.member = member;
+        this.settings = settings;
+        this.timer = timer;
+        this.wire = wire;
+        this.authenticated = settings.authToken() == null;
+    }
+
+    public long id() {
+        return id;
+    }
+
+    public Member member() {
+        return member;
+    }
+
+    public TextSettings settings() {
+        return settings;
+    }
+
+    public ScheduledExecutorService timer() {
+        return timer;
+    }
+
+    /** Writes a push line ({@code sig ...}, {@code watch ...}, {@code leader ...}) to the client. */
+    public void push(String line) {
+        wire.push(line);
+    }
+
+    /** Writes a push line right after the answer of the request being served, not before it. */
+    public void pushAfterAnswer(String line) {
+        wire.pushAfterAnswer(line);
+    }
+
+    synchronized boolean authenticated() {
+        return authenticated;
+    }
+
+    synchronized void authenticate() {
+        authenticated = true;
+    }
+
+    public synchronized boolean closed() {
+        return closed;
+    }
+
+    /**
+     * Runs {@code cleanup} once when the connection closes (ending a wait, a subscription); at
+     * once when it is already closed.
+     */
+    public void onClose(Runnable cleanup) {
+        synchronized (this) {
+            if (!closed) {
+                closing.add(cleanup);
+                return;
+            }
+        }
+        cleanup.run();
+    }
+
+    /** Forgets a cleanup registered with {@link #onClose} that is no longer needed. */
+    public synchronized void forget(Runnable cleanup) {
+        closing.remove(cleanup);
+    }
+
+    /** A TTL the member grants: {@code askedMillis} raised to the cluster's minimum (the grant line says what was granted). */
+    public long grantableTtl(long askedMillis) {
+        return Math.min(Math.max(askedMillis, member.leases().minTtlMillis()), io.tenure.core.Limits.MAX_TTL_MILLIS);
+    }
+
+    /**
+     * Takes one of the connection's {@code --max-subscriptions} registrations ({@code listen},
+     * {@code watch}, {@code observe}); false when they are all taken.
+     */
+    public synchronized boolean subscribe() {
+        if (settings.maxSubscriptions() > 0 && subscriptions >= settings.maxSubscriptions()) {
+            return false;
+        }
+        subscriptions++;
+        return true;
+    }
+
+    /** Gives back a registration taken with {@link #subscribe}. */
+    public synchronized void unsubscribe() {
+        if (subscriptions > 0) {
+            subscriptions--;
+        }
+    }
+
+    /**
+     * A lease of the connection itself, kept alive while it is open and revoked when it closes:
+     * what a blocking pop, a barrier wait or a subscription is bound to, so that a member that
+     * loses the connection (or dies) lets go of them within the lease's TTL.
+     */
+    public CompletableFuture<Long> connectionLease() {
+        synchronized (this) {
+            if (connectionLease != null) {
+                return connectionLease;
+            }
+            connectionLease = new CompletableFuture<>();
+        }
+        long ttl = grantableTtl(settings.defaultLeaseTtl().toMillis());
+        CompletableFuture<Long> lease = connectionLease;
+        member.leases().grant(0, ttl, "text-connection:" + member.memberName() + ":" + id).whenComplete((granted, error) -> {
+            if (error != null) {
+                synchronized (this) {
+                    connectionLease = null;
+                }
+                lease.completeExceptionally(error);
+                return;
+            }
+            keepAlive(granted.leaseId(), granted.ttlMillis());
+            lease.complete(granted.leaseId());
+            if (closed()) {
+                stopKeeping(granted.leaseId());
+                revokeQuietly(granted.leaseId());
+            }
+        });
+        return lease;
+    }
+
+    // ---- holds and places --------------------------------------------------------------------
+
+    /** A new hold token: 16 random bytes in hex. */
+    static String newToken() {
+        byte[] bytes = new byte[16];
+        RANDOM.nextBytes(bytes);
+        return HEX.formatHex(bytes);
+    }
+
+    /** The client id of the lease that carries the hold with {@code token}. */
+    public static String clientIdOf(String token) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
+            return HOLD_CLIENT + HEX.formatHex(digest, 0, 16);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every JDK", e);
+        }
+    }
+
+    /** Records a hold of this connection; false when the connection already closed (the caller lets it go). */
+    synchronized boolean held(Hold hold) {
+        if (closed) {
+            return false;
+        }
+        holds.put(hold.token(), hold);
+        return true;
+    }
+
+    /** The hold of this connection with {@code token}, or null. */
+    synchronized Hold hold(String token) {
+        return holds.get(token);
+    }
+
+    synchronized Hold dropHold(String token) {
+        return holds.remove(token);
+    }
+
+    synchronized List<Hold> holds() {
+        return List.copyOf(holds.values());
+    }
+
+    synchronized Place place(Kind kind, String key) {
+        return places.get(kind + "\n" + key);
+    }
+
+    synchronized void placed(Place place) {
+        places.put(place.kind() + "\n" + place.key(), place);
+    }
+
+    synchronized Place dropPlace(Kind kind, String key) {
+        return places.remove(kind + "\n" + key);
+    }
+
+    /** Renews lease {@code leaseId} every TTL/3 until {@link #stopKeeping} or the connection closes. */
+    synchronized void keepAlive(long leaseId, long ttlMillis) {
+        if (closed || kept.containsKey(leaseId)) {
+            return;
+        }
+        long period = Math.max(100, ttlMillis / 3);
+        kept.put(leaseId, timer.scheduleAtFixedRate(() -> member.leases().keepAlive(leaseId), period, period, TimeUnit.MILLISECONDS));
+    }
+
+    synchronized void stopKeeping(long leaseId) {
+        ScheduledFuture<?> renewing = kept.remove(leaseId);
+        if (renewing != null) {
+            renewing.cancel(false);
+        }
+    }
+
+    /** Revokes a lease, logging rather than failing when it is already gone. */
+    CompletableFuture<Void> revokeQuietly(long leaseId) {
+        return member.leases().revoke(leaseId).handle((ok, error) -> {
+            if (error != null) {
+                LOG.debug("event=text_lease_revoke_failed connection={} lease={} error=\"{}\"", id, leaseId, error.getMessage());
+            }
+            return null;
+        });
+    }
+
+    /**
+     * The connection closed: its waits and subscriptions end, its two-phase places and kept leases
+     * go, and with {@code --auto-release-on-disconnect} its holds are released (their leases
+     * revoked); without it they stay until their leases end.
+     */
+    void close() {
+        List<Runnable> cleanups;
+        List<Hold> held;
+        List<Place> placesHeld;
+        List<Long> keptLeases;
+        CompletableFuture<Long> ownLease;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            cleanups = List.copyOf(closing);
+            closing.clear();
+            held = List.copyOf(holds.values());
+            holds.clear();
+            placesHeld = List.copyOf(places.values());
+            places.clear();
+            keptLeases = List.copyOf(kept.keySet());
+            kept.values().forEach(f -> f.cancel(false));
+            kept.clear();
+            ownLease = connectionLease;
+        }
+        for (Runnable cleanup : cleanups) {
+            try {
+                cleanup.run();
+            } catch (RuntimeException e) {
+                LOG.warn("event=text_cleanup_failed connection={} error=\"{}\"", id, e.toString());
+            }
+        }
+        for (Place place : placesHeld) {
+            if (place.granted() == null || settings.autoReleaseOnDisconnect()) {
+                revokeQuietly(place.leaseId());
+            }
+        }
+        for (Long lease : keptLeases) {
+            if (held.stream().noneMatch(h -> h.leaseId() == lease) || settings.autoReleaseOnDisconnect()) {
+                revokeQuietly(lease);
+            }
+        }
+        if (settings.autoReleaseOnDisconnect()) {
+            for (Hold hold : held) {
+                revokeQuietly(hold.leaseId());
+            }
+        }
+        if (ownLease != null) {
+            ownLease.thenAccept(this::revokeQuietly);
+        }
+        if (!held.isEmpty()) {
+            LOG.info("event=text_connection_closed connection={} holds={} released={}", id, held.size(), settings.autoReleaseOnDisconnect());
+        }
+    }
+
+    void closeConnection(String reason) {
+        wire.close(reason);
+    }
+}
