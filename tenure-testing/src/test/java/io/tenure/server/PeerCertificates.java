@@ -24,7 +24,7 @@ import java.util.Date;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** A test CA that signs member certificates, written as the PEM files {@code --peer-...-file} take. */
-final class PeerCertificates {
+public final class PeerCertificates {
     private static final AtomicLong SERIAL = new AtomicLong(System.nanoTime());
 
     private final Path dir;
@@ -33,7 +33,7 @@ final class PeerCertificates {
     private final X509Certificate ca;
 
     /** A self-signed CA named {@code name}; its files go to {@code dir}. */
-    PeerCertificates(Path dir, String name) {
+    public PeerCertificates(Path dir, String name) {
         try {
             this.dir = Files.createDirectories(dir);
             this.name = name;
@@ -49,12 +49,12 @@ final class PeerCertificates {
         }
     }
 
-    Path caFile() {
+    public Path caFile() {
         return dir.resolve(name + "-ca.pem");
     }
 
     /** A certificate for {@code member} (CN and a SAN of 127.0.0.1), valid from an hour ago for {@code validFor}. */
-    PeerTls member(String member, Duration validFor) {
+    public PeerTls member(String member, Duration validFor) {
         try {
             KeyPair key = ecKey();
             JcaX509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(new X500Name("CN=" + name),
@@ -72,7 +72,7 @@ final class PeerCertificates {
         }
     }
 
-    PeerTls member(String member) {
+    public PeerTls member(String member) {
         return member(member, Duration.ofDays(1));
     }
 

@@ -104,9 +104,10 @@ final class HoldCommands {
             } catch (RuntimeException e) {
                 return giveUp(session, lease, e);
             }
-            Runnable abandon = wait::abandon;
+            CompletableFuture<Object> result = outcomeOf(wait);
+            Runnable abandon = () -> endWait(wait, result);
             session.onClose(abandon);
-            return outcomeOf(wait).<CompletableFuture<String>>handle((outcome, error) -> {
+            return result.<CompletableFuture<String>>handle((outcome, error) -> {
                 session.forget(abandon);
                 if (error != null) {
                     return giveUp(session, lease, error);
@@ -153,9 +154,10 @@ final class HoldCommands {
         } catch (RuntimeException e) {
             return giveUp(session, place.leaseId(), e);
         }
-        Runnable abandon = wait::abandon;
+        CompletableFuture<Object> result = outcomeOf(wait);
+        Runnable abandon = () -> endWait(wait, result);
         session.onClose(abandon);
-        return outcomeOf(wait).<CompletableFuture<String>>handle((outcome, error) -> {
+        return result.<CompletableFuture<String>>handle((outcome, error) -> {
             session.forget(abandon);
             if (error != null) {
                 return giveUp(session, place.leaseId(), leaseGone(error) ? TextRefusal.status("error_lease_expired", "the place's lease ended") : error);
@@ -228,6 +230,12 @@ final class HoldCommands {
             case SEMAPHORE -> member.semaphores().acquire(ask.key(), lease, ask.limit(), 1, ask.timeoutMs(), 0, ask.enqueue());
             case ELECTION -> member.elections().campaign(ask.key(), lease, NO_METADATA, ask.timeoutMs(), 0);
         };
+    }
+
+    /** The client went away while its request waited: the wait is forgotten, and the request ends (dflockd's code 11). */
+    private static void endWait(Acquires.Wait<?> wait, CompletableFuture<Object> result) {
+        wait.abandon();
+        result.completeExceptionally(TextRefusal.error(11, "client gone"));
     }
 
     private static CompletableFuture<Object> outcomeOf(Acquires.Wait<?> wait) {

@@ -123,6 +123,7 @@ final class TextConnection extends ChannelInboundHandlerAdapter implements TextS
         if (event instanceof ChannelInputShutdownEvent) {
             inputEnded = true;
             cancelReadDeadline();
+            session.clientGone();
             closeIfDone();
             return;
         }

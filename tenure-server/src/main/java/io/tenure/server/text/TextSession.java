@@ -73,6 +73,8 @@ public final class TextSession {
     private int subscriptions;
     private boolean authenticated;
     private boolean closed;
+    /** The client closed its sending side: it is gone (dflockd's code 11), though answers may still be written. */
+    private boolean gone;
 
     TextSession(long id, Member member, TextSettings settings, ScheduledExecutorService timer, Wire wire) {
         this.id = id;
@@ -122,17 +124,46 @@ public final class TextSession {
     }
 
     /**
-     * Runs {@code cleanup} once when the connection closes (ending a wait, a subscription); at
-     * once when it is already closed.
+     * Runs {@code cleanup} once when the connection closes or its client is gone (ending a wait,
+     * a subscription); at once when that already happened. A wait's cleanup must also end the
+     * request that waits, so that its answer is written and the connection can close.
      */
     public void onClose(Runnable cleanup) {
         synchronized (this) {
-            if (!closed) {
+            if (!closed && !gone) {
                 closing.add(cleanup);
                 return;
             }
         }
         cleanup.run();
+    }
+
+    /**
+     * The client shut down its sending side (EOF): like dflockd, the member takes the client as
+     * gone. Its waits and subscriptions end now; answers of requests already received are still
+     * written, then the connection closes and {@link #close} lets go of the rest.
+     */
+    void clientGone() {
+        List<Runnable> cleanups;
+        synchronized (this) {
+            if (closed || gone) {
+                return;
+            }
+            gone = true;
+            cleanups = List.copyOf(closing);
+            closing.clear();
+        }
+        runAll(cleanups);
+    }
+
+    private void runAll(List<Runnable> cleanups) {
+        for (Runnable cleanup : cleanups) {
+            try {
+                cleanup.run();
+            } catch (RuntimeException e) {
+                LOG.warn("event=text_cleanup_failed connection={} error=\"{}\"", id, e.toString());
+            }
+        }
     }
 
     /** Forgets a cleanup registered with {@link #onClose} that is no longer needed. */
@@ -302,13 +333,7 @@ public final class TextSession {
             kept.clear();
             ownLease = connectionLease;
         }
-        for (Runnable cleanup : cleanups) {
-            try {
-                cleanup.run();
-            } catch (RuntimeException e) {
-                LOG.warn("event=text_cleanup_failed connection={} error=\"{}\"", id, e.toString());
-            }
-        }
+        runAll(cleanups);
         for (Place place : placesHeld) {
             if (place.granted() == null || settings.autoReleaseOnDisconnect()) {
                 revokeQuietly(place.leaseId());
