@@ -26,6 +26,8 @@ public final class Bench {
                     case "W9" -> s.clients() + " clients putting and reading keys";
                     case "W10" -> s.clients() + " producers and " + s.clients() + " consumers on one queue";
                     case "W11" -> s.clients() + " publishers on one channel, a listener on each member";
+                    case "T1" -> s.clients() + " text connections, each cycling its own lock";
+                    case "T2" -> s.clients() + " text connections on one lock";
                     default -> s.clients() + " clients";
                 }, s.duration(), s.warmup());
         try (Members members = Members.start(s.memberCount(), s.jvmOptions())) {
@@ -41,6 +43,8 @@ public final class Bench {
                 case "W9" -> PutGets.run(members, s);
                 case "W10" -> Queued.run(members, s);
                 case "W11" -> Signalled.run(members, s);
+                case "T1" -> TextLocks.uncontended(members, s);
+                case "T2" -> TextLocks.contended(members, s);
                 default -> throw new IllegalArgumentException("unknown workload " + s.workload());
             };
         }

@@ -50,7 +50,7 @@ public record BenchSettings(String target, String workload, int clients, Duratio
     /** The SDK's largest semaphore limit. */
     public static final int MAX_LIMIT = 1_000_000;
     /** The workloads, in order. */
-    public static final List<String> WORKLOADS = List.of("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10", "W11");
+    public static final List<String> WORKLOADS = List.of("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10", "W11", "T1", "T2");
     /** The lease TTL on one member (issue 7's 10 s; W3 keeps leases alive at TTL/3, the SDK's rhythm). */
     public static final Duration TTL = Duration.ofSeconds(10);
     /**
@@ -67,7 +67,7 @@ public record BenchSettings(String target, String workload, int clients, Duratio
             throw new IllegalArgumentException("target must be tenure-1 or tenure-3 (peers have their own drivers), got " + target);
         }
         if (!WORKLOADS.contains(workload)) {
-            throw new IllegalArgumentException("workload must be W1..W11, got " + workload);
+            throw new IllegalArgumentException("workload must be W1..W11, T1 or T2, got " + workload);
         }
         if (workload.equals("W5") && !target.equals("tenure-3")) {
             throw new IllegalArgumentException("W5 (failover) needs --target tenure-3");

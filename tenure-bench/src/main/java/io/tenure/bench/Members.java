@@ -77,6 +77,11 @@ public final class Members implements AutoCloseable {
         return members.stream().map(MemberProcess::endpoint).toList();
     }
 
+    /** Each member's text (dflockd protocol) port, in member order. */
+    public List<Integer> textPorts() {
+        return members.stream().map(MemberProcess::textPort).toList();
+    }
+
     public int size() {
         return members.size();
     }

@@ -16,6 +16,7 @@ import io.tenure.server.semaphore.Semaphores;
 import io.tenure.server.text.TextSession.Hold;
 import io.tenure.server.text.TextSession.Kind;
 import io.tenure.server.text.TextSession.Place;
+import io.tenure.server.text.TextSession.Slot;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -92,48 +93,75 @@ final class HoldCommands {
             throw TextRefusal.status("error_already_enqueued", "this connection already has a place for " + ask.key());
         }
         checkLimits(session, ask);
-        String token = TextSession.newToken();
-        Member member = session.member();
         long asked = System.nanoTime();
-        return member.leases().grant(0, ttl, TextSession.clientIdOf(token)).thenCompose(granted -> {
-            long lease = granted.leaseId();
-            session.keepAlive(lease, ttl);
-            Acquires.Wait<?> wait;
-            try {
-                wait = start(member, ask, lease);
-            } catch (RuntimeException e) {
-                return giveUp(session, lease, e);
+        Slot idle = session.takeIdle(ttl);
+        if (idle != null) {
+            Slot slot = idle;
+            if (asked - idle.renewedAt() >= ttl * 1_000_000L / 20) {
+                // Renewed with the acquire (the two travel together), so that the hold's TTL counts from about now;
+                // a lease renewed within the last 5 % of its TTL starts the hold as it is.
+                session.member().leases().keepAlive(idle.leaseId());
+                slot = idle.renewed(asked);
             }
-            CompletableFuture<Object> result = outcomeOf(wait);
-            Runnable abandon = () -> endWait(wait, result);
-            session.onClose(abandon);
-            return result.<CompletableFuture<String>>handle((outcome, error) -> {
-                session.forget(abandon);
-                if (error != null) {
-                    return giveUp(session, lease, error);
+            return acquireOn(session, ask, slot, asked, true).handle((line, error) -> leaseGone(error)
+                    // The kept lease had ended: the request starts again on a new one.
+                    ? acquireOnNewLease(session, ask, asked)
+                    : error != null ? CompletableFuture.<String>failedFuture(cause(error)) : CompletableFuture.completedFuture(line))
+                    .thenCompose(answer -> answer);
+        }
+        return acquireOnNewLease(session, ask, asked);
+    }
+
+    private static CompletableFuture<String> acquireOnNewLease(TextSession session, Ask ask, long asked) {
+        String secret = TextSession.newSecret();
+        return session.member().leases().grant(0, ask.ttlMillis(), TextSession.clientIdOf(secret)).thenCompose(granted ->
+                acquireOn(session, ask, new Slot(granted.leaseId(), secret, ask.ttlMillis(), System.nanoTime()), asked, false));
+    }
+
+    /** Runs an acquire on {@code slot}'s lease; {@code kept}: the lease was the connection's already (it may have ended). */
+    private static CompletableFuture<String> acquireOn(TextSession session, Ask ask, Slot slot, long asked, boolean kept) {
+        Member member = session.member();
+        long lease = slot.leaseId();
+        session.keepAlive(lease, ask.ttlMillis());
+        Acquires.Wait<?> wait;
+        try {
+            wait = start(member, ask, lease);
+        } catch (RuntimeException e) {
+            return giveUp(session, slot, e, true);
+        }
+        CompletableFuture<Object> result = outcomeOf(wait);
+        Runnable abandon = () -> endWait(wait, result);
+        session.onClose(abandon);
+        return result.<CompletableFuture<String>>handle((outcome, error) -> {
+            session.forget(abandon);
+            if (error != null) {
+                if (kept && leaseGone(error)) {
+                    session.stopKeeping(lease);
+                    return CompletableFuture.failedFuture(error);
                 }
-                Got got = got(outcome);
-                if (enqueue) {
-                    Hold hold = got.granted() ? new Hold(kind, ask.key(), token, lease, got.fencingToken(), ttl) : null;
-                    session.placed(new Place(kind, ask.key(), token, lease, ttl, ask.limit(), hold));
-                    if (hold == null) {
-                        return CompletableFuture.completedFuture("queued");
-                    }
-                    // Granted at once: kept as a place too, so that a later w answers with this grant.
-                    return CompletableFuture.completedFuture("acquired " + token + " " + seconds(ttl) + " " + got.fencingToken());
+                return giveUp(session, slot, error, !leaseGone(error));
+            }
+            Got got = got(outcome);
+            if (ask.enqueue()) {
+                Hold hold = got.granted() ? new Hold(ask.kind(), ask.key(), slot, got.fencingToken()) : null;
+                session.placed(new Place(ask.kind(), ask.key(), slot, ask.limit(), hold));
+                if (hold == null) {
+                    return CompletableFuture.completedFuture("queued");
                 }
-                if (!got.granted()) {
-                    return giveUp(session, lease, TextRefusal.status("timeout", "not granted within the timeout"));
+                // Granted at once: kept as a place too, so that a later w answers with this grant.
+                return CompletableFuture.completedFuture("acquired " + hold.token() + " " + seconds(slot.ttlMillis()) + " " + got.fencingToken());
+            }
+            if (!got.granted()) {
+                return giveUp(session, slot, TextRefusal.status("timeout", "not granted within the timeout"), true);
+            }
+            Hold hold = new Hold(ask.kind(), ask.key(), slot, got.fencingToken());
+            return granted(session, hold, System.nanoTime() - asked > ask.ttlMillis() * 1_000_000L / 20).thenApply(line -> {
+                if (ask.kind() == Kind.ELECTION) {
+                    session.pushAfterAnswer("leader elected " + ask.key());
                 }
-                Hold hold = new Hold(kind, ask.key(), token, lease, got.fencingToken(), ttl);
-                return granted(session, hold, System.nanoTime() - asked > ttl * 1_000_000L / 20).thenApply(line -> {
-                    if (kind == Kind.ELECTION) {
-                        session.pushAfterAnswer("leader elected " + ask.key());
-                    }
-                    return line;
-                });
-            }).thenCompose(answer -> answer);
-        });
+                return line;
+            });
+        }).thenCompose(answer -> answer);
     }
 
     // w name <timeout>
@@ -150,9 +178,9 @@ final class HoldCommands {
         Member member = session.member();
         Acquires.Wait<?> wait;
         try {
-            wait = start(member, new Ask(kind, place.key(), timeoutMs, place.ttlMillis(), place.limit(), false), place.leaseId());
+            wait = start(member, new Ask(kind, place.key(), timeoutMs, place.slot().ttlMillis(), place.limit(), false), place.leaseId());
         } catch (RuntimeException e) {
-            return giveUp(session, place.leaseId(), e);
+            return giveUp(session, place.slot(), e, false);
         }
         CompletableFuture<Object> result = outcomeOf(wait);
         Runnable abandon = () -> endWait(wait, result);
@@ -160,24 +188,33 @@ final class HoldCommands {
         return result.<CompletableFuture<String>>handle((outcome, error) -> {
             session.forget(abandon);
             if (error != null) {
-                return giveUp(session, place.leaseId(), leaseGone(error) ? TextRefusal.status("error_lease_expired", "the place's lease ended") : error);
+                return giveUp(session, place.slot(), leaseGone(error) ? TextRefusal.status("error_lease_expired", "the place's lease ended") : error,
+                        false);
             }
             Got got = got(outcome);
             if (!got.granted()) {
-                return giveUp(session, place.leaseId(), TextRefusal.status("timeout", "not granted within the timeout"));
+                return giveUp(session, place.slot(), TextRefusal.status("timeout", "not granted within the timeout"), false);
             }
-            return granted(session, new Hold(kind, place.key(), place.token(), place.leaseId(), got.fencingToken(), place.ttlMillis()), true);
+            return granted(session, new Hold(kind, place.key(), place.slot(), got.fencingToken()), true);
         }).thenCompose(answer -> answer);
     }
 
     // r name <token>
     private static CompletableFuture<String> release(TextSession session, TextRequest request, Kind kind) {
         Hold hold = find(session, request, kind);
-        return session.member().leases().revoke(hold.leaseId()).handle((ok, error) -> {
-            session.dropHold(hold.token());
-            session.stopKeeping(hold.leaseId());
+        Member member = session.member();
+        CompletableFuture<?> released = switch (hold.kind()) {
+            case LOCK, WRITE, READ -> member.locks().unlock(hold.key(), hold.leaseId(), hold.fencingToken());
+            case SEMAPHORE -> member.semaphores().release(hold.key(), hold.leaseId(), hold.fencingToken());
+            case ELECTION -> member.elections().resign(hold.key(), hold.leaseId(), hold.fencingToken());
+        };
+        return released.handle((ok, error) -> {
+            boolean own = session.dropHold(hold.token()) != null;
             if (error != null) {
-                throw TextRefusal.status("error", "the hold's lease is gone: " + cause(error).getMessage());
+                throw TextRefusal.status("error", "not released: " + cause(error).getMessage());
+            }
+            if (own) {
+                session.idle(hold.slot());
             }
             return "ok";
         });
@@ -205,7 +242,7 @@ final class HoldCommands {
         if (!session.held(hold)) {
             // The connection closed while the grant was on its way.
             return session.revokeQuietly(hold.leaseId()).thenApply(ok -> {
-                throw TextRefusal.status("error", "the connection closed");
+                throw TextRefusal.error(11, "the connection closed");
             });
         }
         String line = "ok " + hold.token() + " " + seconds(hold.ttlMillis()) + " " + hold.fencingToken();
@@ -215,10 +252,20 @@ final class HoldCommands {
         return session.member().leases().keepAlive(hold.leaseId()).handle((ttl, error) -> line);
     }
 
-    /** Ends a request that got nothing: its lease goes, and the request fails with {@code error}. */
-    private static <T> CompletableFuture<T> giveUp(TextSession session, long lease, Throwable error) {
-        session.stopKeeping(lease);
-        return session.revokeQuietly(lease).thenApply(ok -> {
+    /**
+     * Ends a request that got nothing: the request fails with {@code error}; the lease is kept for
+     * the connection's next hold when it still holds nothing of a place ({@code keep}), else revoked.
+     */
+    private static <T> CompletableFuture<T> giveUp(TextSession session, Slot slot, Throwable error, boolean keep) {
+        session.stopKeeping(slot.leaseId());
+        CompletableFuture<Void> done;
+        if (keep && !(error instanceof TextRefusal r && r.getMessage() != null && r.getMessage().contains("client gone"))) {
+            session.idle(slot);
+            done = CompletableFuture.completedFuture(null);
+        } else {
+            done = session.revokeQuietly(slot.leaseId());
+        }
+        return done.thenApply(ok -> {
             throw error instanceof RuntimeException e ? e : new CompletionException(error);
         });
     }
@@ -290,7 +337,8 @@ final class HoldCommands {
     /**
      * The hold that {@code token} names on {@code key}: this connection's, or, for a token of a
      * hold made on another connection (a client that reconnected), the holder this member has
-     * applied whose lease carries the token's hash. A request naming no such hold fails {@code error}.
+     * applied whose lease carries the token's hash and whose fencing token is the token's. A
+     * request naming no such hold fails {@code error}.
      */
     private static Hold find(TextSession session, TextRequest request, Kind kind) {
         TextArgs args = TextArgs.of(request);
@@ -300,46 +348,52 @@ final class HoldCommands {
         args.count(1, 2);
         String token = args.field(0);
         Hold own = session.hold(token);
-        if (own != null && own.key().equals(request.key()) && sameNamespace(own.kind(), kind)) {
+        if (own != null && own.key().equals(request.key())
+                && (sameNamespace(own.kind(), kind) || (own.kind() == Kind.ELECTION && request.command().equals("n")))) {
             return own;
         }
-        String client = TextSession.clientIdOf(token);
+        String secret = TextSession.secretOf(token);
+        if (secret == null) {
+            throw TextRefusal.status("error", "not a token: " + token);
+        }
+        String client = TextSession.clientIdOf(secret);
+        long fence = TextSession.fenceOf(token);
         Member member = session.member();
         Hold found = switch (kind) {
             case LOCK, WRITE, READ -> {
                 LockView lock = member.locks().describe(request.key());
-                if (lock == null || lock.shared() != (kind == Kind.READ)) {
+                if (lock == null || (kind == Kind.READ) != lock.shared()) {
                     yield null;
                 }
-                yield lock.holders().stream().filter(h -> h.clientId().equals(client)).findFirst()
-                        .map(h -> new Hold(kind, request.key(), token, h.leaseId(), h.fencingToken(), ttlOf(member, h.leaseId()))).orElse(null);
+                yield lock.holders().stream().filter(h -> h.clientId().equals(client) && h.fencingToken() == fence).findFirst()
+                        .map(h -> foreign(member, kind, request.key(), secret, h.leaseId(), fence)).orElse(null);
             }
             case SEMAPHORE -> {
                 SemaphoreView semaphore = member.semaphores().describe(request.key());
-                yield semaphore == null ? null : semaphore.holders().stream().filter(h -> h.clientId().equals(client)).findFirst()
-                        .map(h -> new Hold(kind, request.key(), token, h.leaseId(), h.fencingToken(), ttlOf(member, h.leaseId()))).orElse(null);
+                yield semaphore == null ? null : semaphore.holders().stream()
+                        .filter(h -> h.clientId().equals(client) && h.fencingToken() == fence).findFirst()
+                        .map(h -> foreign(member, kind, request.key(), secret, h.leaseId(), fence)).orElse(null);
             }
-            case ELECTION -> {
-                ElectionView election = member.elections().current(request.key()).election();
-                yield election == null || !client.equals(election.leader()) ? null
-                        : new Hold(kind, request.key(), token, election.leaderLeaseId(), election.fencingToken(), ttlOf(member, election.leaderLeaseId()));
-            }
+            case ELECTION -> electionHold(member, request.key(), secret, client, fence);
         };
-        if (found == null && kind == Kind.LOCK) {
+        if (found == null && kind == Kind.LOCK && request.command().equals("n")) {
             // n on an election's key renews the leadership, as dflockd's election clients do.
-            ElectionView election = member.elections().current(request.key()).election();
-            if (own != null && own.kind() == Kind.ELECTION && own.key().equals(request.key())) {
-                return own;
-            }
-            if (election != null && client.equals(election.leader()) && request.command().equals("n")) {
-                found = new Hold(Kind.ELECTION, request.key(), token, election.leaderLeaseId(), election.fencingToken(),
-                        ttlOf(member, election.leaderLeaseId()));
-            }
+            found = electionHold(member, request.key(), secret, client, fence);
         }
         if (found == null) {
             throw TextRefusal.status("error", "no hold of " + request.key() + " with that token");
         }
         return found;
+    }
+
+    private static Hold electionHold(Member member, String key, String secret, String client, long fence) {
+        ElectionView election = member.elections().current(key).election();
+        return election == null || !client.equals(election.leader()) || election.fencingToken() != fence ? null
+                : foreign(member, Kind.ELECTION, key, secret, election.leaderLeaseId(), fence);
+    }
+
+    private static Hold foreign(Member member, Kind kind, String key, String secret, long leaseId, long fence) {
+        return new Hold(kind, key, new Slot(leaseId, secret, ttlOf(member, leaseId), System.nanoTime()), fence);
     }
 
     /** {@code l}'s commands and {@code wl}'s name one lock; the others keep to their own. */
@@ -353,7 +407,7 @@ final class HoldCommands {
     }
 
     private static boolean leaseGone(Throwable error) {
-        return cause(error) instanceof RequestRejected r && r.code() == Result.Code.NOT_FOUND;
+        return error != null && cause(error) instanceof RequestRejected r && r.code() == Result.Code.NOT_FOUND;
     }
 
     private static Throwable cause(Throwable error) {

@@ -23,11 +23,15 @@ import java.util.concurrent.TimeUnit;
  * hold's {@code lease_ttl}), its two-phase places, the leases kept alive while it waits, and what
  * must end when it closes. Commands reach the member's services through it.
  *
- * <p>A hold's token is 16 random bytes in hex, chosen here. The lease that carries the hold has
- * the client id {@code text:} and the first half of the token's SHA-256 in hex: the grant command
- * carries it, so apply stays deterministic, and any member can later match a token against the
- * holders it has applied (a reconnected client releasing with its token), while what describes a
- * lock shows only the hash.
+ * <p>A hold's lease ({@link Slot}) has a secret of 8 random bytes chosen here, and the client id
+ * {@code text:} followed by the first half of the secret's SHA-256 in hex: the grant command
+ * carries it, so apply stays deterministic. A hold's token is the secret and the hold's fencing
+ * token, 16 hex digits each (the shape of dflockd's own tokens, whose first half is its fence
+ * counter): any member can match a token against the holders it has applied (a reconnected
+ * client releasing with its token), a token of an earlier hold on the same lease names no hold,
+ * and what describes a lock shows only the hash. A lease whose hold ended is kept for the
+ * connection's next hold of the same TTL, so that a cycle of acquire and release costs the log
+ * two commands, as it does through the SDK.
  *
  * <p>State is touched from the connection's event loop and from the threads that complete service
  * calls; every method here is synchronized on the session, and none blocks.
@@ -54,11 +58,37 @@ public final class TextSession {
     /** The kinds of hold a token names; dflockd keeps each in a namespace of its commands. */
     public enum Kind { LOCK, SEMAPHORE, READ, WRITE, ELECTION }
 
-    /** A hold of this connection: what it holds, with which lease, fencing token and TTL. */
-    public record Hold(Kind kind, String key, String token, long leaseId, long fencingToken, long ttlMillis) {}
+    /**
+     * A lease of this connection's holds: its id, secret and TTL, and when this member last heard
+     * it granted or renewed ({@link System#nanoTime}).
+     */
+    public record Slot(long leaseId, String secret, long ttlMillis, long renewedAt) {
+        Slot renewed(long at) {
+            return new Slot(leaseId, secret, ttlMillis, at);
+        }
+    }
+
+    /** A hold of this connection: what it holds, on which lease, with which fencing token. */
+    public record Hold(Kind kind, String key, Slot slot, long fencingToken) {
+        public String token() {
+            return tokenOf(slot.secret(), fencingToken);
+        }
+
+        public long leaseId() {
+            return slot.leaseId();
+        }
+
+        public long ttlMillis() {
+            return slot.ttlMillis();
+        }
+    }
 
     /** A two-phase place ({@code e}, {@code se}, {@code re}, {@code we}): the lease that keeps it. */
-    public record Place(Kind kind, String key, String token, long leaseId, long ttlMillis, int limit, Hold granted) {}
+    public record Place(Kind kind, String key, Slot slot, int limit, Hold granted) {
+        public long leaseId() {
+            return slot.leaseId();
+        }
+    }
 
     private final long id;
     private final Member member;
@@ -68,6 +98,8 @@ public final class TextSession {
     private final Map<String, Hold> holds = new LinkedHashMap<>();
     private final Map<String, Place> places = new LinkedHashMap<>();
     private final Map<Long, ScheduledFuture<?>> kept = new LinkedHashMap<>();
+    /** Leases whose hold ended, by TTL, for the next hold of that TTL. */
+    private final Map<Long, java.util.ArrayDeque<Slot>> idle = new java.util.HashMap<>();
     private final List<Runnable> closing = new ArrayList<>();
     private CompletableFuture<Long> connectionLease;
     private int subscriptions;
@@ -229,21 +261,55 @@ public final class TextSession {
 
     // ---- holds and places --------------------------------------------------------------------
 
-    /** A new hold token: 16 random bytes in hex. */
-    static String newToken() {
-        byte[] bytes = new byte[16];
+    /** A new lease secret: 8 random bytes in hex. */
+    static String newSecret() {
+        byte[] bytes = new byte[8];
         RANDOM.nextBytes(bytes);
         return HEX.formatHex(bytes);
     }
 
-    /** The client id of the lease that carries the hold with {@code token}. */
-    public static String clientIdOf(String token) {
+    /** A hold's token: the lease's secret and the hold's fencing token, 32 hex digits. */
+    static String tokenOf(String secret, long fencingToken) {
+        return secret + HEX.toHexDigits(fencingToken);
+    }
+
+    private static final java.util.regex.Pattern TOKEN = java.util.regex.Pattern.compile("[0-9a-f]{32}");
+
+    /** The lease secret of a well-formed token, or null. */
+    static String secretOf(String token) {
+        return TOKEN.matcher(token).matches() ? token.substring(0, 16) : null;
+    }
+
+    /** The fencing token in a well-formed token. */
+    static long fenceOf(String token) {
+        return Long.parseUnsignedLong(token.substring(16), 16);
+    }
+
+    /** The client id of the lease with {@code secret}. */
+    public static String clientIdOf(String secret) {
         try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(secret.getBytes(StandardCharsets.UTF_8));
             return HOLD_CLIENT + HEX.formatHex(digest, 0, 16);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is part of every JDK", e);
         }
+    }
+
+    /** A lease of this connection that holds nothing now, with {@code ttlMillis}; null when there is none. */
+    synchronized Slot takeIdle(long ttlMillis) {
+        java.util.ArrayDeque<Slot> slots = idle.get(ttlMillis);
+        return slots == null ? null : slots.pollLast();
+    }
+
+    /** Keeps {@code slot}, whose hold ended, for the next hold of its TTL; revokes it when the connection closed. */
+    void idle(Slot slot) {
+        synchronized (this) {
+            if (!closed && !gone) {
+                idle.computeIfAbsent(slot.ttlMillis(), t -> new java.util.ArrayDeque<>()).addLast(slot);
+                return;
+            }
+        }
+        revokeQuietly(slot.leaseId());
     }
 
     /** Records a hold of this connection; false when the connection already closed (the caller lets it go). */
@@ -262,6 +328,14 @@ public final class TextSession {
 
     synchronized Hold dropHold(String token) {
         return holds.remove(token);
+    }
+
+    /** Every lease this connection keeps for later holds, taken out. */
+    private List<Slot> idleSlots() {
+        List<Slot> all = new ArrayList<>();
+        idle.values().forEach(all::addAll);
+        idle.clear();
+        return all;
     }
 
     synchronized List<Hold> holds() {
@@ -328,7 +402,10 @@ public final class TextSession {
             holds.clear();
             placesHeld = List.copyOf(places.values());
             places.clear();
-            keptLeases = List.copyOf(kept.keySet());
+            keptLeases = new ArrayList<>(kept.keySet());
+            for (Slot slot : idleSlots()) {
+                keptLeases.add(slot.leaseId());
+            }
             kept.values().forEach(f -> f.cancel(false));
             kept.clear();
             ownLease = connectionLease;
