@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tenure.server.ServerConfig;
+import io.tenure.server.text.TextSettings;
 import io.tenure.server.ServerLimits;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -279,6 +280,46 @@ class SettingSourcesTest {
     }
 
     @Test
+    void dflockdsFlagsReachTheTextFrontEndAsBareSeconds() throws IOException {
+        ServerConfig config = server(Map.of(), "--text-port", "7388", "--default-lease-ttl", "10", "--max-locks", "5",
+                "--max-keys", "6", "--max-list-length", "7", "--max-waiters", "8", "--max-subscriptions", "9", "--read-timeout", "11",
+                "--write-timeout", "500ms", "--auto-release-on-disconnect", "false", "--auth-token", "tok", "--lease-sweep-interval", "2",
+                "--gc-interval", "3", "--gc-max-idle", "4");
+        TextSettings text = config.text();
+        assertThat(text.port()).isEqualTo(7388);
+        assertThat(text.defaultLeaseTtl()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(List.of(text.maxLocks(), text.maxKeys(), text.maxListLength(), text.maxWaiters(), text.maxSubscriptions()))
+                .containsExactly(5, 6, 7, 8, 9);
+        assertThat(text.readTimeout()).isEqualTo(Duration.ofSeconds(11));
+        assertThat(text.writeTimeout()).isEqualTo(Duration.ofMillis(500));
+        assertThat(text.autoReleaseOnDisconnect()).isFalse();
+        assertThat(text.authToken()).isEqualTo("tok");
+        assertThat(List.of(text.leaseSweepInterval(), text.gcInterval(), text.gcMaxIdle()))
+                .containsExactly(Duration.ofSeconds(2), Duration.ofSeconds(3), Duration.ofSeconds(4));
+        assertThat(server(Map.of()).text()).as("the defaults are dflockd's").isEqualTo(TextSettings.defaults());
+        assertThat(server(Map.of(), "--text-port", "off").text().enabled()).isFalse();
+        Path token = file("token", "  from-a-file  ", "ignored");
+        assertThat(server(Map.of(), "--auth-token-file", token.toString()).text().authToken()).isEqualTo("from-a-file");
+    }
+
+    @Test
+    void dflockdsEnvironmentVariablesSetTheTextFrontEndBelowTenuresOwn() {
+        Map<String, String> env = Map.of("DFLOCKD_PORT", "7390", "DFLOCKD_DEFAULT_LEASE_TTL_S", "12", "DFLOCKD_MAX_LOCKS", "77",
+                "DFLOCKD_AUTO_RELEASE_ON_DISCONNECT", "0", "DFLOCKD_READ_TIMEOUT_S", "40", "DFLOCKD_MAX_CONNECTIONS", "3");
+        TextSettings text = server(env).text();
+        assertThat(text.port()).isEqualTo(7390);
+        assertThat(text.defaultLeaseTtl()).isEqualTo(Duration.ofSeconds(12));
+        assertThat(text.maxLocks()).isEqualTo(77);
+        assertThat(text.autoReleaseOnDisconnect()).isFalse();
+        assertThat(text.readTimeout()).isEqualTo(Duration.ofSeconds(40));
+        assertThat(server(env).limits().maxConnections()).as("--max-connections keeps Tenure's meaning").isEqualTo(10_000);
+        assertThat(server(Map.of("DFLOCKD_AUTO_RELEASE_ON_DISCONNECT", "yes")).text().autoReleaseOnDisconnect()).isTrue();
+        Map<String, String> both = Map.of("DFLOCKD_MAX_LOCKS", "77", "TENURE_MAX_LOCKS", "88");
+        assertThat(server(both).text().maxLocks()).as("TENURE_ first").isEqualTo(88);
+        assertThat(server(both, "--max-locks", "99").text().maxLocks()).as("a flag above both").isEqualTo(99);
+    }
+
+    @Test
     void invalidNewServerFlagsAreUsageErrorsNamingTheOption() {
         String[][] cases = {
             {"--http-port", "70000", "Invalid value for option '--http-port'"},
@@ -292,6 +333,11 @@ class SettingSourcesTest {
             {"--max-http-body", "100", "Invalid value for option '--max-http-body': max http body must be at least 1024"},
             {"--max-http-body", "12KB", "Invalid value for option '--max-http-body': '12KB' is not a size"},
             {"--shed-after", "5ms", "Invalid value for option '--shed-after': shed after must be between 10ms and 10m"},
+            {"--text-port", "7070", "Invalid value for option '--text-port': text port 7070 must differ"},
+            {"--text-port", "maybe", "Invalid value for option '--text-port'"},
+            {"--max-locks", "-1", "Invalid value for option '--max-locks': max locks must be 0 (no limit) or more"},
+            {"--read-timeout", "0", "Invalid value for option '--read-timeout': read timeout must be positive"},
+            {"--tls-cert", "/tmp/c.pem", "Invalid value for option '--tls-cert': tls cert and tls key go together"},
         };
         for (String[] bad : cases) {
             assertThat(run(Map.of(), "server", "--data-dir", tmp.resolve("never").toString(), bad[0], bad[1]))
