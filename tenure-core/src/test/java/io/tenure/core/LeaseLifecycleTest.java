@@ -7,6 +7,7 @@ import io.tenure.core.lock.LockRelease;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.kernel.LeaseExpire;
 import io.tenure.core.kernel.LeaseRenew;
+import io.tenure.core.kernel.LeaseRetime;
 import io.tenure.core.kernel.LeaseRevoke;
 import io.tenure.core.lock.LockAcquire;
 import io.tenure.core.kernel.Result.Code;
@@ -165,6 +166,24 @@ class LeaseLifecycleTest {
         assertThat(replica.lease(2).renewedAt()).isEqualTo(position);
         assertThat(replica.lease(1).grantedAt()).isEqualTo(grantedAt);
         assertThat(replica.lease(99)).as("a renewal never creates a lease").isNull();
+    }
+
+    @Test
+    void aRetimeRenewsToTheNewTtlAndAnswersZeroForAnUnknownLease() {
+        replica.grantLease(1, 2_000, "a");
+        long position = replica.nextPosition();
+
+        LeasesRenewed retimed = expect(replica.run(new LeaseRetime(1, 33_000)), LeasesRenewed.class);
+
+        assertThat(retimed.leaseIds()).containsExactly(1);
+        assertThat(retimed.ttlMillis()).containsExactly(33_000);
+        assertThat(replica.lease(1).ttlMillis()).isEqualTo(33_000);
+        assertThat(replica.lease(1).renewedAt()).isEqualTo(position);
+        assertThat(expect(replica.run(new LeaseRetime(99, 5_000)), LeasesRenewed.class).ttlMillis()).containsExactly(0);
+        assertThat(replica.lease(99)).as("a retime never creates a lease").isNull();
+        Rejected tooShort = expect(replica.run(new LeaseRetime(1, 10)), Rejected.class);
+        assertThat(tooShort.code()).isEqualTo(Code.INVALID_ARGUMENT);
+        assertThat(replica.lease(1).ttlMillis()).as("a refused retime changes nothing").isEqualTo(33_000);
     }
 
     @Test

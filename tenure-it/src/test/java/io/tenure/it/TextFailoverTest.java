@@ -72,10 +72,10 @@ class TextFailoverTest {
                     String next = cluster.awaitNewLeader(leader, Cluster.ELECTION_LIMIT);
 
                     // The follower's holds stay valid: its connection renews them once a leader commits.
-                    assertThat(retry(() -> holder.call("n", "held-" + kill, token(held)))).isEqualTo("ok 30 " + fence(held));
+                    assertThat(retry(() -> holder.call("n", "held-" + kill, token(held) + " 30"))).isEqualTo("ok 30 " + fence(held));
                     // A token is valid on every member: the client whose member died renews and releases elsewhere.
                     try (Line elsewhere = Line.open(cluster.member(followers.get(1)).textPort())) {
-                        assertThat(retry(() -> elsewhere.call("n", "other-" + kill, token(other)))).isEqualTo("ok 30 " + fence(other));
+                        assertThat(retry(() -> elsewhere.call("n", "other-" + kill, token(other) + " 30"))).isEqualTo("ok 30 " + fence(other));
                         assertThat(elsewhere.call("r", "other-" + kill, token(other))).isEqualTo("ok");
                     }
                     // The place queued on the follower before the kill is granted after the holder releases.

@@ -51,6 +51,10 @@ public final class Kernel {
                 out.writeLong(c.leaseId());
                 out.writeLong(c.renewedAt());
             }, in -> new LeaseExpire(in.readLong(), in.readLong())),
+            new CommandType<>(35, LeaseRetime.class, (c, out) -> {
+                out.writeLong(c.leaseId());
+                out.writeLong(c.ttlMillis());
+            }, in -> new LeaseRetime(in.readLong(), in.readLong())),
             new CommandType<>(9, ReadBarrier.class, (c, out) -> { }, in -> ReadBarrier.INSTANCE),
             new CommandType<>(31, IdleForget.class, (c, out) -> {
                 out.writeInt(c.names().size());

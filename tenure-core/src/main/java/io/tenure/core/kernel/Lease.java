@@ -6,7 +6,7 @@ package io.tenure.core.kernel;
  */
 public final class Lease {
     private final long id;
-    private final long ttlMillis;
+    private long ttlMillis;
     private final String clientId;
     private final long grantedAt;
     private long renewedAt;
@@ -44,5 +44,9 @@ public final class Lease {
 
     void renewedAt(long position) {
         this.renewedAt = position;
+    }
+
+    void ttlMillis(long ttl) {
+        this.ttlMillis = ttl;
     }
 }

@@ -71,6 +71,8 @@ public final class Leases {
             return revoke(context, c, primitives);
         } else if (command instanceof LeaseExpire c) {
             return expire(context, c, primitives);
+        } else if (command instanceof LeaseRetime c) {
+            return retime(context, c);
         }
         throw new IllegalArgumentException("unknown lease command " + command.getClass().getName());
     }
@@ -106,6 +108,20 @@ public final class Leases {
             }
         }
         return new LeaseResult.LeasesRenewed(ids, ttls);
+    }
+
+    private Result retime(ApplyContext context, LeaseRetime c) {
+        String problem = Limits.checkTtl("ttl", c.ttlMillis());
+        if (problem != null) {
+            return new Result.Rejected(Code.INVALID_ARGUMENT, problem);
+        }
+        Lease lease = byId.get(c.leaseId());
+        if (lease == null) {
+            return new LeaseResult.LeasesRenewed(new long[] {c.leaseId()}, new long[] {0});
+        }
+        lease.ttlMillis(c.ttlMillis());
+        lease.renewedAt(context.position());
+        return new LeaseResult.LeasesRenewed(new long[] {c.leaseId()}, new long[] {c.ttlMillis()});
     }
 
     private Result revoke(ApplyContext context, LeaseRevoke c, List<Primitive> primitives) {

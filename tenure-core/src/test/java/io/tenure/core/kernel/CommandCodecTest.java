@@ -101,10 +101,11 @@ class CommandCodecTest {
                     TxnCompare.of("counter", "seq/a", TxnCompare.Target.VALUE, TxnCompare.Relation.GREATER, -3),
                     new TxnCompare("kv", "cfg/a", null, null, 5, null)),
                     List.of(new KvPut("cfg/a", new byte[] {8}, 0, 1_000, 0), new CounterAdd("seq/a", -1, 0)),
-                    List.of(new KvDelete("cfg/b", -1, 0)), -53));
+                    List.of(new KvDelete("cfg/b", -1, 0)), -53),
+            new LeaseRetime(10, 33_000));
 
     /** Tags are what old logs name their commands by: changing one would misread every log written before. */
-    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 23, 24, 25, 26, 32, 33, 34, 40, 41, 42, 43, 50, 51, 52, 53, 54, 55, 60, 61, 62, 70);
+    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 23, 24, 25, 26, 32, 33, 34, 40, 41, 42, 43, 50, 51, 52, 53, 54, 55, 60, 61, 62, 70, 35);
     /** Tags of older encodings, read from old logs, and written for commands that leave the newer fields unset. */
     static final List<Integer> OLDER_TAGS = List.of(5, 6, 10);
 

@@ -256,6 +256,26 @@ public final class LeaseKeeper implements AutoCloseable {
     }
 
     /**
+     * Renews a lease to a new TTL (at least this member's shortest, as a grant); completes with the
+     * TTL in milliseconds once committed, or 0 when the lease does not exist (any more).
+     */
+    public CompletableFuture<Long> renewTo(long leaseId, long ttlMillis) {
+        String problem = Limits.checkTtl("ttl", ttlMillis);
+        if (problem == null && ttlMillis < minTtlMillis) {
+            problem = "ttl must be at least " + minTtlMillis + " ms in a cluster, got " + ttlMillis + " ms";
+        }
+        if (problem != null) {
+            return CompletableFuture.failedFuture(RequestRejected.invalid("ttl", problem));
+        }
+        return proposer.propose(new io.tenure.core.kernel.LeaseRetime(leaseId, ttlMillis), Proposer.Lane.RENEWAL).thenApply(applied -> {
+            if (applied.result() instanceof LeaseResult.LeasesRenewed renewed) {
+                return renewed.ttlMillis()[0];
+            }
+            throw RequestRejected.of(applied);
+        });
+    }
+
+    /**
      * Renews several leases for one request (a client keeping many alive sends those due
      * together); completes with each one's TTL in milliseconds, in the order given, 0 for a lease
      * that does not exist (any more). Every request received within {@link #RENEW_WINDOW_NANOS}

@@ -220,19 +220,23 @@ final class HoldCommands {
         });
     }
 
-    // n name <token> [<ttl>]
+    // n name <token> [<ttl>]: renews to the TTL named, else to --default-lease-ttl, as dflockd does
     private static CompletableFuture<String> renew(TextSession session, TextRequest request, Kind kind) {
         Hold hold = find(session, request, kind);
         TextArgs args = TextArgs.of(request);
-        if (args.size() > 1) {
-            args.leaseTtlMillis(1, session.settings().defaultLeaseTtl());
-        }
-        return session.member().leases().keepAlive(hold.leaseId()).thenApply(ttl -> {
-            if (ttl == 0) {
+        long ttl = session.grantableTtl(args.leaseTtlMillis(1, session.settings().defaultLeaseTtl()));
+        CompletableFuture<Long> renewed = ttl == hold.ttlMillis()
+                ? session.member().leases().keepAlive(hold.leaseId())
+                : session.member().leases().renewTo(hold.leaseId(), ttl);
+        return renewed.thenApply(granted -> {
+            if (granted == 0) {
                 session.dropHold(hold.token());
                 throw TextRefusal.status("error_lease_expired", "the hold's lease ended before the renewal");
             }
-            return "ok " + seconds(ttl) + " " + hold.fencingToken();
+            if (granted != hold.ttlMillis()) {
+                session.retimed(hold, granted);
+            }
+            return "ok " + seconds(granted) + " " + hold.fencingToken();
         });
     }
 

@@ -326,6 +326,15 @@ public final class TextSession {
         return holds.get(token);
     }
 
+    /** The hold's lease now has {@code ttlMillis} (an {@code n} with another TTL): its lease is kept under that TTL later. */
+    synchronized void retimed(Hold hold, long ttlMillis) {
+        if (holds.containsKey(hold.token())) {
+            Slot slot = hold.slot();
+            holds.put(hold.token(), new Hold(hold.kind(), hold.key(), new Slot(slot.leaseId(), slot.secret(), ttlMillis, System.nanoTime()),
+                    hold.fencingToken()));
+        }
+    }
+
     synchronized Hold dropHold(String token) {
         return holds.remove(token);
     }

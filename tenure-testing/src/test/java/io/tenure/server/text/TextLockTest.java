@@ -117,7 +117,13 @@ class TextLockTest {
         String grant = a.call("l", "renewed", "0 1");
         String token = fields(grant)[1];
 
-        assertThat(a.call("n", "renewed", token)).isEqualTo("ok 1 " + fields(grant)[3]);
+        assertThat(a.call("n", "renewed", token)).as("n without a TTL renews to the default").isEqualTo("ok 33 " + fields(grant)[3]);
+        assertThat(a.call("n", "renewed", token + "")).isEqualTo("ok 33 " + fields(grant)[3]);
+        assertThat(a.call("n", "renewed", token + " 7")).isEqualTo("ok 7 " + fields(grant)[3]);
+        assertThat(cluster.server(0).member().leases().view(cluster.server(0).member().locks().describe("renewed").leaseId()).ttlMillis())
+                .isEqualTo(7_000);
+        assertThat(a.call("n", "renewed", token + " 0")).isEqualTo("error");
+        assertThat(a.call("n", "renewed", token + " 1")).isEqualTo("ok 1 " + fields(grant)[3]);
         assertThat(a.call("n", "renewed", "ffffffffffffffffffffffffffffffff")).isEqualTo("error");
         Await.until("the 1 s hold ended", Duration.ofSeconds(10),
                 () -> cluster.server(0).member().locks().describe("renewed") == null);
@@ -238,7 +244,7 @@ class TextLockTest {
         first.close();
         TextWire second = connect();
         assertThat(second.call("l", "kept", "0")).isEqualTo("timeout");
-        assertThat(second.call("n", "kept", fields(grant)[1])).isEqualTo("ok 30 " + fields(grant)[3]);
+        assertThat(second.call("n", "kept", fields(grant)[1] + " 30")).isEqualTo("ok 30 " + fields(grant)[3]);
         assertThat(second.call("r", "kept", fields(grant)[1])).isEqualTo("ok");
         assertThat(second.call("l", "kept", "0")).matches(GRANT);
     }
