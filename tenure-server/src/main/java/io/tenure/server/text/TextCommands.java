@@ -56,6 +56,7 @@ final class TextCommands {
             return CompletableFuture.completedFuture("ok");
         }
         TextCommand command = byName.get(request.command());
+        session.member().metrics().textRequest(command == null ? "unknown" : request.command());
         if (command == null) {
             throw TextRefusal.error(TextRefusal.BAD_COMMAND, "unknown command '" + request.command() + "'");
         }
