@@ -317,6 +317,31 @@ class TextLockTest {
     }
 
     @Test
+    void aFloodOfConnectionsPastMaxConnectionsIsRefusedAndTheOthersServed() throws Exception {
+        cluster = TenureCluster.builder().members(1).dataDir(dir.resolve("member"))
+                .config(c -> c.withLimits(c.limits().withMaxConnections(3))).start();
+        List<TextWire> open = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            open.add(connect());
+            assertThat(open.get(i).call("ping", "_", "_")).isEqualTo("ok");
+        }
+        for (int i = 0; i < 20; i++) {
+            TextWire refused = connect();
+            refused.sendRaw("ping\n_\n_\n");
+            assertThat(refused.closedWithin(Duration.ofSeconds(5))).isTrue();
+        }
+        assertThat(open.get(0).call("l", "still", "0")).matches(GRANT);
+        open.get(1).close();
+        Await.until("the closed connection's slot free", Duration.ofSeconds(10), () -> {
+            try (TextWire again = TextWire.open(cluster.textPort(0))) {
+                return again.call("ping", "_", "_").equals("ok");
+            } catch (IOException closed) {
+                return false;
+            }
+        });
+    }
+
+    @Test
     void aSilentConnectionIsClosedAfterTheReadTimeoutButNotWhileItsRequestWaits() throws Exception {
         // Without auto-release, so that the holder's own silence (it is closed too) leaves its hold.
         start(t -> t.withReadTimeout(Duration.ofSeconds(1)).withAutoReleaseOnDisconnect(false));
