@@ -3,6 +3,7 @@ package io.tenure.server.text;
 import io.tenure.core.kernel.Result;
 import io.tenure.server.LimitExceeded;
 import io.tenure.server.Member;
+import io.tenure.server.Overloaded;
 import io.tenure.server.RequestRejected;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,6 +31,8 @@ final class TextCommands {
     private static final Set<String> KEYLESS = Set.of("auth", "stats", "ping");
     /** dflockd waits this long before closing a connection that failed authentication. */
     static final long AUTH_FAILURE_DELAY_MS = 100;
+    /** How long a request the member sheds is retried before it is answered {@code error}. */
+    static final long SHED_RETRY_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     private final Map<String, TextCommand> byName = new HashMap<>();
     private final TextSettings settings;
@@ -63,7 +66,40 @@ final class TextCommands {
         if (!KEYLESS.contains(request.command())) {
             checkKey(request.key());
         }
-        return command.run(session, request);
+        return attempt(session, request, command, System.nanoTime() + SHED_RETRY_NANOS);
+    }
+
+    /**
+     * Runs {@code command}, and again after the member's retry hint while the member sheds it
+     * (behind on its log), for up to {@link #SHED_RETRY_NANOS}: a shed request was not proposed,
+     * so running it again is safe, and a dflockd client has no status for "try later".
+     */
+    private CompletableFuture<String> attempt(TextSession session, TextRequest request, TextCommand command, long deadline) {
+        CompletableFuture<String> answer;
+        try {
+            answer = command.run(session, request);
+        } catch (Overloaded shed) {
+            answer = CompletableFuture.failedFuture(shed);
+        }
+        return answer.handle((line, error) -> {
+            Throwable cause = error;
+            while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
+                cause = cause.getCause();
+            }
+            if (cause instanceof Overloaded shed && System.nanoTime() < deadline && !session.closed()) {
+                long delay = Math.max(10, shed.retryAfterMillis()) + java.util.concurrent.ThreadLocalRandom.current().nextLong(10);
+                CompletableFuture<String> again = new CompletableFuture<>();
+                session.timer().schedule(() -> attempt(session, request, command, deadline).whenComplete((l, e) -> {
+                    if (e != null) {
+                        again.completeExceptionally(e);
+                    } else {
+                        again.complete(l);
+                    }
+                }), delay, TimeUnit.MILLISECONDS);
+                return again;
+            }
+            return error == null ? CompletableFuture.completedFuture(line) : CompletableFuture.<String>failedFuture(cause);
+        }).thenCompose(next -> next);
     }
 
     /** The answer line for a request whose command failed with {@code error}. */
