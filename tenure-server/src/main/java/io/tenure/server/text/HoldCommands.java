@@ -148,7 +148,14 @@ final class HoldCommands {
                 if (hold == null) {
                     return CompletableFuture.completedFuture("queued");
                 }
-                // Granted at once: kept as a place too, so that a later w answers with this grant.
+                // Granted at once: a hold from now, whose TTL runs; kept as a place too, so that a later w
+                // answers with this grant (and starts its TTL afresh).
+                session.stopKeeping(lease);
+                if (!session.held(hold)) {
+                    return session.revokeQuietly(lease).thenApply(ok -> {
+                        throw TextRefusal.error(11, "the connection closed");
+                    });
+                }
                 return CompletableFuture.completedFuture("acquired " + hold.token() + " " + seconds(slot.ttlMillis()) + " " + got.fencingToken());
             }
             if (!got.granted()) {
@@ -210,6 +217,10 @@ final class HoldCommands {
         };
         return released.handle((ok, error) -> {
             boolean own = session.dropHold(hold.token()) != null;
+            Place place = session.place(hold.kind(), hold.key());
+            if (place != null && place.granted() != null && place.granted().token().equals(hold.token())) {
+                session.dropPlace(hold.kind(), hold.key());
+            }
             if (error != null) {
                 throw TextRefusal.status("error", "not released: " + cause(error).getMessage());
             }

@@ -33,7 +33,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code --write-timeout}: an answer or push that has not left within it closes the connection; so does a
  *       client with more than {@link #MAX_UNREAD_PUSHES} pushes not yet taken by the socket.</li>
  *   <li>Requests sent ahead of their answers are queued; past {@link #MAX_QUEUED} the member stops reading the
- *       socket until the queue drains, so a flood of requests costs the flooder its own TCP window, not memory.</li>
+ *       socket until the queue drains, so a flood of requests costs the flooder its own TCP window, not memory. No
+ *       request is served while the answers already written wait for the client to read them.</li>
  * </ul>
  */
 final class TextConnection extends ChannelInboundHandlerAdapter implements TextSession.Wire {
@@ -119,6 +120,14 @@ final class TextConnection extends ChannelInboundHandlerAdapter implements TextS
     }
 
     @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (channel.isWritable()) {
+            serveNext();
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
         if (event instanceof ChannelInputShutdownEvent) {
             inputEnded = true;
@@ -165,7 +174,10 @@ final class TextConnection extends ChannelInboundHandlerAdapter implements TextS
 
     /** Serves the next queued request, if none is being served; on the event loop. */
     private void serveNext() {
-        if (serving || closing || queue.isEmpty()) {
+        if (serving || closing || queue.isEmpty() || !channel.isWritable()) {
+            // Not writable: the client is not reading its answers. The next request waits until it
+            // does, so the queue fills, reading stops, and TCP holds the client back; the write
+            // timeout ends a client that never reads.
             return;
         }
         TextRequest request = queue.poll();

@@ -342,6 +342,31 @@ class TextLockTest {
     }
 
     @Test
+    void aClientThatNeverReadsItsAnswersIsDroppedAfterTheWriteTimeoutAndCostsNoMemory() throws Exception {
+        start(t -> t.withWriteTimeout(Duration.ofSeconds(1)));
+        TextWire other = connect();
+        for (int i = 0; i < 200; i++) {
+            assertThat(other.call("l", "big/" + "x".repeat(100) + "/" + i, "0")).matches(GRANT);
+        }
+        java.net.Socket deaf = new java.net.Socket();
+        deaf.setReceiveBufferSize(4096);
+        deaf.connect(new java.net.InetSocketAddress("127.0.0.1", cluster.textPort(0)), 5_000);
+        try {
+            // Each stats answer is tens of KiB; the client never reads one.
+            byte[] request = "stats\n_\n_\n".getBytes(StandardCharsets.UTF_8);
+            for (int i = 0; i < 500; i++) {
+                deaf.getOutputStream().write(request);
+            }
+            deaf.getOutputStream().flush();
+            Await.until("the deaf connection dropped", Duration.ofSeconds(20),
+                    () -> cluster.server(0).metrics().scrape().contains("text_connections 1.0"));
+            assertThat(other.call("ping", "_", "_")).isEqualTo("ok");
+        } finally {
+            deaf.close();
+        }
+    }
+
+    @Test
     void aSilentConnectionIsClosedAfterTheReadTimeoutButNotWhileItsRequestWaits() throws Exception {
         // Without auto-release, so that the holder's own silence (it is closed too) leaves its hold.
         start(t -> t.withReadTimeout(Duration.ofSeconds(1)).withAutoReleaseOnDisconnect(false));
