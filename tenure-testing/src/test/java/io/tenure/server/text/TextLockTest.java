@@ -250,6 +250,27 @@ class TextLockTest {
     }
 
     @Test
+    void statsShowsHoldersByTheirTokensHashAndTheRaftView() throws Exception {
+        start(t -> t);
+        TextWire a = connect();
+        String grant = a.call("l", "shown", "0");
+        a.call("sl", "pool", "0 3");
+        String stats = a.call("stats", "_", "_");
+        assertThat(stats).startsWith("ok {");
+        com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(stats.substring(3));
+        assertThat(json.get("connections").asInt()).isEqualTo(1);
+        com.fasterxml.jackson.databind.JsonNode lock = json.get("locks").get(0);
+        assertThat(lock.get("key").asText()).isEqualTo("shown");
+        assertThat(lock.get("owner_conn_id").asText()).startsWith("text:").doesNotContain(fields(grant)[1].substring(0, 16));
+        assertThat(lock.get("lease_expires_in_s").asLong()).isBetween(30L, 33L);
+        assertThat(lock.get("waiters").asInt()).isZero();
+        assertThat(json.get("semaphores").get(0).get("limit").asInt()).isEqualTo(3);
+        assertThat(json.get("cluster").get("role").asText()).isEqualTo("leader");
+        assertThat(json.get("cluster").get("commit_index").asLong()).isPositive();
+        assertThat(stats).doesNotContain(fields(grant)[1]);
+    }
+
+    @Test
     void badInputIsAnsweredErrorAndTheConnectionStaysUsable() throws Exception {
         start(t -> t);
         TextWire a = connect();
