@@ -268,16 +268,18 @@ final class DataCommands {
         long requestId = newRequestId();
         return session.connectionLease().thenCompose(lease -> {
             Acquires.Wait<Lists.Outcome> wait = lists.pop(name, left, lease, timeoutMs, requestId);
+            CompletableFuture<Lists.Outcome> result = wait.outcome().thenApply(popped -> popped);
             Runnable abandon = () -> {
-                // The connection closed: forget the call, and through the log withdraw its wait
-                // or give back what a push handed it meanwhile.
+                // The connection closed or its client is gone: forget the call, through the log withdraw
+                // its wait or give back what a push handed it meanwhile, and end the request.
                 wait.abandon();
                 if (!wait.outcome().isDone()) {
                     lists.abandon(name, lease, requestId, null);
                 }
+                result.completeExceptionally(TextRefusal.error(11, "client gone"));
             };
             session.onClose(abandon);
-            return wait.outcome().whenComplete((popped, error) -> session.forget(abandon))
+            return result.whenComplete((popped, error) -> session.forget(abandon))
                     .thenApply(popped -> delivered(session, name, lease, requestId, popped));
         });
     }
@@ -291,11 +293,13 @@ final class DataCommands {
             throw TextRefusal.status("nil", "list " + name + " is empty");
         }
         String value = text(popped.value());
-        if (session.closed() || value.indexOf('\n') >= 0) {
+        if (session.gone() || value.indexOf('\n') >= 0) {
             session.member().lists().abandon(name, lease, requestId, popped);
             throw TextRefusal.status("error", session.closed() ? "the connection closed before the item of " + name + " was answered"
                     : "the item of " + name + " holds a line feed: it went back to the list");
         }
+        // An answer the connection cannot write (it closed first, the write failed) gives the item back.
+        session.onUndelivered(() -> session.member().lists().abandon(name, lease, requestId, popped));
         return okWith(value);
     }
 

@@ -204,7 +204,11 @@ final class TextConnection extends ChannelInboundHandlerAdapter implements TextS
 
     private void answered(String reply) {
         serving = false;
+        Runnable undelivered = session.takeUndelivered();
         if (closing) {
+            if (undelivered != null) {
+                undelivered.run();
+            }
             return;
         }
         if (reply.startsWith(TextCommands.CLOSE_AFTER)) {
@@ -212,7 +216,15 @@ final class TextConnection extends ChannelInboundHandlerAdapter implements TextS
             channel.writeAndFlush(wire(reply.substring(TextCommands.CLOSE_AFTER.length()))).addListener(ChannelFutureListener.CLOSE);
             return;
         }
-        channel.writeAndFlush(wire(reply));
+        if (undelivered == null) {
+            channel.writeAndFlush(wire(reply));
+        } else {
+            channel.writeAndFlush(wire(reply)).addListener(written -> {
+                if (!written.isSuccess()) {
+                    undelivered.run();
+                }
+            });
+        }
         for (String line = afterAnswer.poll(); line != null; line = afterAnswer.poll()) {
             push(line);
         }

@@ -103,6 +103,7 @@ public final class TextSession {
     private final List<Runnable> closing = new ArrayList<>();
     private CompletableFuture<Long> connectionLease;
     private int subscriptions;
+    private final java.util.concurrent.atomic.AtomicReference<Runnable> undelivered = new java.util.concurrent.atomic.AtomicReference<>();
     private boolean authenticated;
     private boolean closed;
     /** The client closed its sending side: it is gone (dflockd's code 11), though answers may still be written. */
@@ -153,6 +154,25 @@ public final class TextSession {
 
     public synchronized boolean closed() {
         return closed;
+    }
+
+    /** Whether the connection closed or its client shut down its sending side: an answer may not reach it. */
+    public synchronized boolean gone() {
+        return closed || gone;
+    }
+
+    /**
+     * What to do if the answer of the request being served cannot be written (the connection
+     * closed first, or the write failed): a pop gives its item back. Set while the request ends,
+     * before its answer is returned; the connection takes it with the answer.
+     */
+    public void onUndelivered(Runnable giveBack) {
+        undelivered.set(giveBack);
+    }
+
+    /** The undelivered action of the answer about to be written, taken (null when none). */
+    Runnable takeUndelivered() {
+        return undelivered.getAndSet(null);
     }
 
     /**

@@ -6,7 +6,6 @@ import io.tenure.testing.Await;
 import io.tenure.testing.TenureCluster;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -280,12 +279,9 @@ class TextDataTest {
     }
 
     /**
-     * A client that closes its socket normally sends a FIN, which the text front end takes for a
-     * half-close (ALLOW_HALF_CLOSURE: "serve what was sent, then close"), so the session is not
-     * closed while the pop waits, the next push is handed to it, and the item is written to a
-     * socket nobody reads. Needs TextConnection to tell the session that its input ended.
+     * A client that closes its socket normally (a FIN, not a reset) while its pop waits is gone:
+     * its wait is withdrawn, and the item of the next push stays for another connection.
      */
-    @Disabled("TextConnection does not end a waiting request when the client's input ends (FIN): the item is lost")
     @Test
     void aBlockedPopWhoseClientClosesLosesNoItem() throws IOException {
         TextWire gone = open();
