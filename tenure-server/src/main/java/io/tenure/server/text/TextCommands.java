@@ -42,7 +42,7 @@ final class TextCommands {
         byName.put("ping", (session, request) -> CompletableFuture.completedFuture("ok"));
         byName.put("auth", this::auth);
         for (Consumer<Map<String, TextCommand>> group : java.util.List.<Consumer<Map<String, TextCommand>>>of(
-                HoldCommands::register, DataCommands::register,
+                HoldCommands::register, DataCommands::register, PushCommands::register,
                 into -> StatsCommand.register(into, front))) {
             group.accept(byName);
         }

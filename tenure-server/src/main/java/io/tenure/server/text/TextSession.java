@@ -103,6 +103,7 @@ public final class TextSession {
     private final List<Runnable> closing = new ArrayList<>();
     private CompletableFuture<Long> connectionLease;
     private int subscriptions;
+    private final Map<Class<?>, Object> attachments = new java.util.HashMap<>();
     private final java.util.concurrent.atomic.AtomicReference<Runnable> undelivered = new java.util.concurrent.atomic.AtomicReference<>();
     private boolean authenticated;
     private boolean closed;
@@ -154,6 +155,22 @@ public final class TextSession {
 
     public synchronized boolean closed() {
         return closed;
+    }
+
+    /**
+     * The connection's object of {@code type} kept by a group of commands (its registrations),
+     * made by {@code make} the first time; the second element says whether it was made now.
+     */
+    public synchronized <T> T attachment(Class<T> type, java.util.function.Supplier<T> make, boolean[] made) {
+        Object existing = attachments.get(type);
+        if (existing != null) {
+            made[0] = false;
+            return type.cast(existing);
+        }
+        T created = make.get();
+        attachments.put(type, created);
+        made[0] = true;
+        return created;
     }
 
     /** Whether the connection closed or its client shut down its sending side: an answer may not reach it. */
