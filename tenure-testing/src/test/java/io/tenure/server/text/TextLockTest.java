@@ -4,9 +4,7 @@ import io.tenure.server.PeerCertificates;
 import io.tenure.server.PeerTls;
 import io.tenure.testing.Await;
 import io.tenure.testing.TenureCluster;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
@@ -23,7 +21,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.UnaryOperator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -32,34 +29,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * sockets: grant lines, statuses, two-phase acquires, semaphores, read/write locks, renewals,
  * auto-release, tokens across connections, limits, authentication, TLS, timeouts and bad input.
  */
-class TextLockTest {
+class TextLockTest extends TextMemberTest {
     private static final String GRANT = "ok [0-9a-f]{32} \\d+ \\d+";
 
-    @TempDir
-    Path dir;
-
-    private TenureCluster cluster;
-    private final List<TextWire> wires = new ArrayList<>();
-
-    @AfterEach
-    void close() throws IOException {
-        for (TextWire wire : wires) {
-            wire.close();
-        }
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
-
-    private void start(UnaryOperator<TextSettings> text) {
-        cluster = TenureCluster.builder().members(1).dataDir(dir.resolve("member")).config(c -> c.withText(text.apply(c.text()))).start();
-    }
-
-    private TextWire connect() throws IOException {
-        TextWire wire = TextWire.open(cluster.textPort(0));
-        wires.add(wire);
-        return wire;
-    }
 
     private static String[] fields(String line) {
         return line.split(" ");

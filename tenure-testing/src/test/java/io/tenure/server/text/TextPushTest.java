@@ -1,17 +1,12 @@
 package io.tenure.server.text;
 
 import io.tenure.testing.Await;
-import io.tenure.testing.TenureCluster;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.UnaryOperator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -19,34 +14,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The text protocol's pushes over raw sockets: pub/sub with patterns and queue groups, watches
  * with dflockd's event names, election observers, barriers, and the subscription limit.
  */
-class TextPushTest {
+class TextPushTest extends TextMemberTest {
     private static final Duration PUSH = Duration.ofSeconds(10);
 
-    @TempDir
-    Path dir;
-
-    private TenureCluster cluster;
-    private final List<TextWire> wires = new ArrayList<>();
-
-    @AfterEach
-    void close() throws IOException {
-        for (TextWire wire : wires) {
-            wire.close();
-        }
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
-
-    private void start(UnaryOperator<TextSettings> text) {
-        cluster = TenureCluster.builder().members(1).dataDir(dir.resolve("member")).config(c -> c.withText(text.apply(c.text()))).start();
-    }
-
-    private TextWire connect() throws IOException {
-        TextWire wire = TextWire.open(cluster.textPort(0));
-        wires.add(wire);
-        return wire;
-    }
 
     @Test
     void signalsReachTheListenersWhosePatternsMatchInterleavedWithAnswers() throws Exception {
