@@ -8,6 +8,7 @@ import io.tenure.core.lock.LockView;
 import io.tenure.core.semaphore.SemaphoreTable;
 import io.tenure.core.semaphore.SemaphoreView;
 import io.tenure.server.Acquires;
+import io.tenure.server.Causes;
 import io.tenure.server.Member;
 import io.tenure.server.RequestRejected;
 import io.tenure.server.election.Elections;
@@ -18,7 +19,6 @@ import io.tenure.server.text.TextSession.Kind;
 import io.tenure.server.text.TextSession.Place;
 import io.tenure.server.text.TextSession.Slot;
 
-import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -106,7 +106,7 @@ final class HoldCommands {
             return acquireOn(session, ask, slot, asked, true).handle((line, error) -> leaseGone(error)
                     // The kept lease had ended: the request starts again on a new one.
                     ? acquireOnNewLease(session, ask, asked)
-                    : error != null ? CompletableFuture.<String>failedFuture(cause(error)) : CompletableFuture.completedFuture(line))
+                    : error != null ? CompletableFuture.<String>failedFuture(Causes.unwrap(error)) : CompletableFuture.completedFuture(line))
                     .thenCompose(answer -> answer);
         }
         return acquireOnNewLease(session, ask, asked);
@@ -222,7 +222,7 @@ final class HoldCommands {
                 session.dropPlace(hold.kind(), hold.key());
             }
             if (error != null) {
-                throw TextRefusal.status("error", "not released: " + cause(error).getMessage());
+                throw TextRefusal.status("error", "not released: " + Causes.unwrap(error).getMessage());
             }
             if (own) {
                 session.idle(hold.slot());
@@ -422,21 +422,10 @@ final class HoldCommands {
     }
 
     private static boolean leaseGone(Throwable error) {
-        return error != null && cause(error) instanceof RequestRejected r && r.code() == Result.Code.NOT_FOUND;
-    }
-
-    private static Throwable cause(Throwable error) {
-        while (error instanceof CompletionException && error.getCause() != null) {
-            error = error.getCause();
-        }
-        return error;
+        return error != null && Causes.unwrap(error) instanceof RequestRejected r && r.code() == Result.Code.NOT_FOUND;
     }
 
     static long seconds(long millis) {
         return Math.max(1, (millis + 500) / 1000);
-    }
-
-    static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 }

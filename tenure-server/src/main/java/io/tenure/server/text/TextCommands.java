@@ -2,7 +2,6 @@ package io.tenure.server.text;
 
 import io.tenure.core.kernel.Result;
 import io.tenure.server.LimitExceeded;
-import io.tenure.server.Member;
 import io.tenure.server.Overloaded;
 import io.tenure.server.RequestRejected;
 import org.slf4j.Logger;
@@ -37,7 +36,7 @@ final class TextCommands {
     private final Map<String, TextCommand> byName = new HashMap<>();
     private final TextSettings settings;
 
-    TextCommands(Member member, TextSettings settings, TextFront front) {
+    TextCommands(TextSettings settings, TextFront front) {
         this.settings = settings;
         byName.put("ping", (session, request) -> CompletableFuture.completedFuture("ok"));
         byName.put("auth", this::auth);
@@ -82,10 +81,7 @@ final class TextCommands {
             answer = CompletableFuture.failedFuture(shed);
         }
         return answer.handle((line, error) -> {
-            Throwable cause = error;
-            while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
-                cause = cause.getCause();
-            }
+            Throwable cause = error == null ? null : io.tenure.server.Causes.unwrap(error);
             if (cause instanceof Overloaded shed && System.nanoTime() < deadline && !session.closed()) {
                 long delay = Math.max(10, shed.retryAfterMillis()) + java.util.concurrent.ThreadLocalRandom.current().nextLong(10);
                 CompletableFuture<String> again = new CompletableFuture<>();

@@ -16,7 +16,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -193,7 +192,7 @@ final class TextConnection extends ChannelInboundHandlerAdapter implements TextS
             answer = CompletableFuture.failedFuture(e);
         }
         answer.whenComplete((reply, error) -> {
-            String text = error == null ? reply : commands.refusal(session, request, unwrap(error));
+            String text = error == null ? reply : commands.refusal(session, request, io.tenure.server.Causes.unwrap(error));
             if (channel.eventLoop().inEventLoop()) {
                 answered(text);
             } else {
@@ -280,12 +279,5 @@ final class TextConnection extends ChannelInboundHandlerAdapter implements TextS
             readDeadline.cancel(false);
             readDeadline = null;
         }
-    }
-
-    private static Throwable unwrap(Throwable error) {
-        while (error instanceof CompletionException && error.getCause() != null) {
-            error = error.getCause();
-        }
-        return error;
     }
 }

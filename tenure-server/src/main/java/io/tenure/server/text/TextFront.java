@@ -42,7 +42,6 @@ public final class TextFront implements AutoCloseable {
     private final Channel server;
     private final AtomicInteger open = new AtomicInteger();
     private final AtomicLong ids = new AtomicLong();
-    private final long started = System.nanoTime();
 
     private TextFront(Member member, TextSettings settings, String host, int maxConnections) throws IOException {
         this.member = member;
@@ -53,7 +52,7 @@ public final class TextFront implements AutoCloseable {
         this.timer = t;
         this.boss = new NioEventLoopGroup(1, daemon("tenure-text-accept"));
         this.workers = new NioEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()), daemon("tenure-text"));
-        TextCommands commands = new TextCommands(member, settings, this);
+        TextCommands commands = new TextCommands(settings, this);
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(boss, workers)
                 .channel(NioServerSocketChannel.class)
@@ -100,11 +99,6 @@ public final class TextFront implements AutoCloseable {
     /** Text connections open now. */
     public int connections() {
         return open.get();
-    }
-
-    /** Seconds since the front end started. */
-    long uptimeSeconds() {
-        return TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
     }
 
     Member member() {

@@ -479,8 +479,4 @@ public final class TextSession {
             LOG.info("event=text_connection_closed connection={} holds={} released={}", id, held.size(), settings.autoReleaseOnDisconnect());
         }
     }
-
-    void closeConnection(String reason) {
-        wire.close(reason);
-    }
 }
