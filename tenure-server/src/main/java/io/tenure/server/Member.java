@@ -65,6 +65,8 @@ public final class Member implements TenureStateMachine.Listener {
     private final java.util.function.Consumer<Throwable> onLogFailure;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Member.class);
     private volatile boolean announcing;
+    /** How long an announcement of this member's endpoint may go unanswered before it is made again. */
+    private static final long ANNOUNCE_TIMEOUT_MS = 5_000;
     private volatile int clientPort;
     private final ServerMetrics metrics;
     private volatile boolean draining;
@@ -309,10 +311,14 @@ public final class Member implements TenureStateMachine.Listener {
                 String known = stateMachine.read(s -> s.primitive(MemberEndpoints.class).endpoints().get(config.memberName()));
                 if (!mine.equals(known) && raft.leaderName() != null && !announcing) {
                     announcing = true;
+                    // An answer that never comes (a proposal lost with a leader) must not end the
+                    // announcing: after ANNOUNCE_TIMEOUT it is tried again, and it is idempotent.
                     proposer.propose(new MemberEndpoint(config.memberName(), mine))
+                            .orTimeout(ANNOUNCE_TIMEOUT_MS, TimeUnit.MILLISECONDS)
                             .whenComplete((applied, error) -> announcing = false);
                 }
             } catch (RuntimeException e) {
+                announcing = false;
                 LOG.debug("event=announce_failed reason=\"{}\"", e.toString());
             }
         }, 0, 200, TimeUnit.MILLISECONDS);

@@ -116,6 +116,11 @@ public final class Await {
             return await(() -> what, limit, probe);
         }
 
+        /** As {@link #value(String, Duration, Supplier)}, with a description made when the wait fails (to say what was seen). */
+        public <T> T value(Supplier<String> what, Duration limit, Supplier<T> probe) {
+            return await(what, limit, probe);
+        }
+
         /** See {@link Await#within}. */
         public boolean within(Duration limit, BooleanSupplier condition) {
             return poll(limit, () -> condition.getAsBoolean() ? Boolean.TRUE : null).value != null;

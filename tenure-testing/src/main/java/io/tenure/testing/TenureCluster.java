@@ -225,7 +225,7 @@ public final class TenureCluster implements AutoCloseable {
      * @throws IllegalStateException if no leader is known in time
      */
     public int leader() {
-        return leaderWait.value("a leader known to the running members", startTimeout, () -> {
+        return leaderWait.value(() -> "a leader known to the running members; they see: " + views(), startTimeout, () -> {
             int leader = knownLeader();
             return leader >= 0 ? leader : null;
         });
@@ -378,6 +378,34 @@ public final class TenureCluster implements AutoCloseable {
                 throw new IllegalStateException("interrupted while starting the members", e);
             }
         }
+    }
+
+    /** What each member sees (leader, term, commit and applied index, whether it leads and is ready): for a wait's failure message. */
+    public synchronized String views() {
+        StringBuilder views = new StringBuilder();
+        for (int i = 0; i < servers.size(); i++) {
+            TenureServer server = servers.get(i);
+            views.append(i == 0 ? "" : "; ").append(memberName(i)).append(": ");
+            if (server == null) {
+                views.append("stopped");
+                continue;
+            }
+            try {
+                StatusResponse status = server.member().status(ResponseHeader.getDefaultInstance());
+                views.append("leader=").append(status.getLeader().isEmpty() ? "none" : status.getLeader())
+                        .append(" term=").append(status.getRaftTerm())
+                        .append(" commit=").append(status.getCommitIndex())
+                        .append(" applied=").append(status.getAppliedIndex())
+                        .append(" ready=").append(server.member().leaderReady())
+                        .append(" endpoints=");
+                for (io.tenure.proto.v1.Member m : status.getMembersList()) {
+                    views.append(m.getName()).append(m.getClientEndpoint().isEmpty() ? "?" : "+");
+                }
+            } catch (RuntimeException e) {
+                views.append(e);
+            }
+        }
+        return views.toString();
     }
 
     /** The leader every running member agrees on and that runs here, or -1. */

@@ -58,7 +58,7 @@ class InProcessClusterTest {
         members.addAll(List.of("n1", "n2", "n3"));
         // Every member announces its client endpoint through the log once a leader is known; the
         // tests that stop the leader expect the next one's endpoint to be known already.
-        Await.until("a leader, and every member's endpoint known to every member", Duration.ofSeconds(30), () -> members.stream()
+        Await.until(() -> "a leader, and every member's endpoint known to every member; they see: " + cluster.views(), Duration.ofSeconds(30), () -> members.stream()
                 .map(this::statusOf)
                 .allMatch(s -> !s.getLeaderEndpoint().isEmpty()
                         && s.getMembersList().stream().allMatch(m -> !m.getClientEndpoint().isEmpty())));
