@@ -29,14 +29,43 @@ final class EndpointsOption {
                     + "for a leader election; TENURE_REQUEST_TIMEOUT when not given (default: 10s).")
     Duration requestTimeout;
 
+    @Option(names = "--cacert", paramLabel = "FILE",
+            description = "Speak TLS to the members, trusting the CA certificate(s) of this PEM file (a member's "
+                    + "certificate must name the host of its endpoint); TENURE_CACERT when not given (default: plaintext).")
+    java.nio.file.Path cacert;
+
+    @Option(names = "--cert", paramLabel = "FILE",
+            description = "This client's certificate, PEM, for members started with --client-cert-auth; needs --key and "
+                    + "--cacert; TENURE_CERT when not given (default: none).")
+    java.nio.file.Path cert;
+
+    @Option(names = "--key", paramLabel = "FILE",
+            description = "The private key of --cert, PEM (PKCS#8), not encrypted; TENURE_KEY when not given (default: none).")
+    java.nio.file.Path key;
+
     /** Connects lazily; a malformed endpoint is a usage error naming {@code --endpoints}. */
     TenureClient connect() {
         if (requestTimeout.isZero()) {
             throw new ParameterException(spec.commandLine(), sourceOf("--request-timeout")
                     + "Invalid value for option '--request-timeout': must be more than 0");
         }
+        TenureClient.Builder builder = TenureClient.builder();
+        if ((cert == null) != (key == null)) {
+            throw new ParameterException(spec.commandLine(), "a client certificate needs --cert and --key together; missing: "
+                    + (cert == null ? "--cert" : "--key"));
+        }
+        if (cert != null && cacert == null) {
+            throw new ParameterException(spec.commandLine(), "--cert needs --cacert: the CA that signed the members' certificates");
+        }
+        if (cacert != null) {
+            try {
+                builder.tls(cacert, cert, key);
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), sourceOf("--cacert") + e.getMessage());
+            }
+        }
         try {
-            return TenureClient.builder().endpoints(endpoints).requestTimeout(requestTimeout).build();
+            return builder.endpoints(endpoints).requestTimeout(requestTimeout).build();
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), sourceOf("--endpoints") + "Invalid value for option '--endpoints': "
                     + e.getMessage());

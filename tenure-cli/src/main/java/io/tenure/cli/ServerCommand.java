@@ -326,14 +326,32 @@ final class ServerCommand implements Callable<Integer> {
             description = "Text protocol: a file whose first line is the --auth-token (default: none).")
     Path authTokenFile;
 
-    @Option(names = "--tls-cert", paramLabel = "FILE",
-            description = "Text protocol: TLS 1.2 or later on the text port with this PEM certificate chain; needs --tls-key "
-                    + "(default: plain TCP).")
-    Path tlsCert;
+    @Option(names = {"--cert-file", "--tls-cert"}, paramLabel = "FILE",
+            description = "TLS 1.2 or later on the client, HTTP and text ports with this PEM certificate (and any "
+                    + "intermediates after it); needs --key-file. Re-read when the file changes: a rotation needs no restart. "
+                    + "--tls-cert is dflockd's name for it (default: plain TCP, on loopback only).")
+    Path certFile;
 
-    @Option(names = "--tls-key", paramLabel = "FILE",
-            description = "Text protocol: the private key of --tls-cert, PEM (PKCS#8), not encrypted (default: none).")
-    Path tlsKey;
+    @Option(names = {"--key-file", "--tls-key"}, paramLabel = "FILE",
+            description = "The private key of --cert-file, PEM (PKCS#8, or PKCS#1 RSA), not encrypted; --tls-key is "
+                    + "dflockd's name for it (default: none).")
+    Path keyFile;
+
+    @Option(names = "--trusted-ca-file", paramLabel = "FILE",
+            description = "The CA certificate(s), PEM, that sign clients' certificates; with --client-cert-auth every client "
+                    + "of the client, HTTP and text ports must present one (default: none).")
+    Path trustedCaFile;
+
+    @Option(names = "--client-cert-auth", paramLabel = "BOOLEAN", arity = "0..1", defaultValue = "false", fallbackValue = "true",
+            description = "Mutual TLS: refuse every client that does not present a certificate signed by a CA of "
+                    + "--trusted-ca-file (default: false).")
+    boolean clientCertAuth;
+
+    @Option(names = "--insecure", paramLabel = "BOOLEAN", arity = "0..1", defaultValue = "false", fallbackValue = "true",
+            description = "Let the member listen beyond loopback without TLS and client certificates (and its cluster's "
+                    + "members talk without peer TLS): anyone who reaches its ports can then take and release every lock. "
+                    + "Without it such a member refuses to start; with it, it warns at every start (default: false).")
+    boolean insecure;
 
     @Option(names = "--lease-sweep-interval", paramLabel = "SECONDS", defaultValue = "1", converter = SecondsConverter.class,
             description = "dflockd's lease sweep period, accepted for its scripts: Tenure's leader ends leases through the log "
@@ -498,6 +516,17 @@ final class ServerCommand implements Callable<Integer> {
             config = config.withPeerPort(peerPort);
         }
         config = config.withPeerListenPort(peerListenPort);
+        if (certFile != null || keyFile != null) {
+            if (certFile == null || keyFile == null) {
+                throw new ParameterException(spec.commandLine(), "TLS needs --cert-file and --key-file (dflockd's --tls-cert "
+                        + "and --tls-key) together; missing: " + (certFile == null ? "--cert-file" : "--key-file"));
+            }
+            config = config.withTls(new io.tenure.server.security.ClientTls(certFile, keyFile, trustedCaFile, clientCertAuth));
+        } else if (trustedCaFile != null || clientCertAuth) {
+            throw new ParameterException(spec.commandLine(), (clientCertAuth ? "--client-cert-auth" : "--trusted-ca-file")
+                    + " needs TLS: give --cert-file and --key-file too");
+        }
+        config = config.withInsecure(insecure);
         try {
             return config.validate();
         } catch (IllegalArgumentException e) {
@@ -532,7 +561,6 @@ final class ServerCommand implements Callable<Integer> {
                 .withWriteTimeout(writeTimeout)
                 .withAutoReleaseOnDisconnect(autoReleaseOnDisconnect)
                 .withAuthToken(token)
-                .withTls(tlsCert, tlsKey)
                 .withLeaseSweepInterval(leaseSweepInterval)
                 .withGcInterval(gcInterval)
                 .withGcMaxIdle(gcMaxIdle);

@@ -43,7 +43,7 @@ final class SettingSources implements IDefaultValueProvider {
     static final Set<String> RESERVED = Set.of(LeaseBoundCommand.KEY_VARIABLE, LeaseBoundCommand.LEASE_VARIABLE,
             LeaseBoundCommand.TOKEN_VARIABLE, LockCommand.MODE_VARIABLE, SemaphoreCommand.PERMITS_VARIABLE);
     /** The options of the client commands that the environment may set. */
-    static final Set<String> CLIENT_SETTINGS = Set.of("--endpoints", "--request-timeout");
+    static final Set<String> CLIENT_SETTINGS = Set.of("--endpoints", "--request-timeout", "--cacert", "--cert", "--key");
     static final String CONFIG_OPTION = "--config";
     /**
      * dflockd's environment variables, read for the options of the text front end that carry
@@ -66,8 +66,8 @@ final class SettingSources implements IDefaultValueProvider {
             Map.entry("--read-timeout", "DFLOCKD_READ_TIMEOUT_S"),
             Map.entry("--write-timeout", "DFLOCKD_WRITE_TIMEOUT_S"),
             Map.entry("--auto-release-on-disconnect", "DFLOCKD_AUTO_RELEASE_ON_DISCONNECT"),
-            Map.entry("--tls-cert", "DFLOCKD_TLS_CERT"),
-            Map.entry("--tls-key", "DFLOCKD_TLS_KEY"),
+            Map.entry("--cert-file", "DFLOCKD_TLS_CERT"),
+            Map.entry("--key-file", "DFLOCKD_TLS_KEY"),
             Map.entry("--auth-token", "DFLOCKD_AUTH_TOKEN"),
             Map.entry("--auth-token-file", "DFLOCKD_AUTH_TOKEN_FILE"));
 

@@ -1,6 +1,7 @@
 package io.tenure.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tenure.bench.BenchSettings;
 import io.tenure.client.LockMode;
@@ -294,15 +295,48 @@ class CommandLineTest {
     }
 
     @Test
+    void aServerBeyondLoopbackWithoutTlsAndClientCertificatesRefusesToStartNamingTheFlags() {
+        ServerCommand open = parsed(ServerCommand.class, "server", "--host", "0.0.0.0");
+        assertThatThrownBy(open::config).isInstanceOf(CommandLine.ParameterException.class)
+                .hasMessageContaining("0.0.0.0").hasMessageContaining("--cert-file").hasMessageContaining("--key-file")
+                .hasMessageContaining("--trusted-ca-file").hasMessageContaining("--client-cert-auth").hasMessageContaining("--insecure");
+
+        ServerCommand peersOpen = parsed(ServerCommand.class, "server", "--member", "n1", "--peers",
+                "n1=127.0.0.1:7071,n2=10.1.2.3:7071,n3=10.1.2.4:7071");
+        assertThatThrownBy(peersOpen::config).isInstanceOf(CommandLine.ParameterException.class)
+                .hasMessageContaining("10.1.2.3:7071").hasMessageContaining("--peer-cert-file").hasMessageContaining("--insecure");
+
+        // On loopback, the default, nothing is needed.
+        assertThat(parsed(ServerCommand.class, "server", "--host", "127.0.0.1").config().insecure()).isFalse();
+        assertThat(parsed(ServerCommand.class, "server", "--host", "localhost").config().exposure()).isNull();
+    }
+
+    @Test
+    void tlsFlagsGoTogether() {
+        assertThatThrownBy(() -> parsed(ServerCommand.class, "server", "--cert-file", "/nonexistent.pem").config())
+                .isInstanceOf(CommandLine.ParameterException.class).hasMessageContaining("missing: --key-file");
+        assertThatThrownBy(() -> parsed(ServerCommand.class, "server", "--tls-key", "/nonexistent.key").config())
+                .isInstanceOf(CommandLine.ParameterException.class).hasMessageContaining("missing: --cert-file");
+        assertThatThrownBy(() -> parsed(ServerCommand.class, "server", "--client-cert-auth").config())
+                .isInstanceOf(CommandLine.ParameterException.class).hasMessageContaining("--client-cert-auth needs TLS");
+        assertThatThrownBy(() -> parsed(ServerCommand.class, "server", "--cert-file", "/nonexistent.pem", "--key-file",
+                "/nonexistent.key").config())
+                .isInstanceOf(CommandLine.ParameterException.class).hasMessageContaining("--cert-file").hasMessageContaining("does not exist");
+        assertThat(run("status", "--cert", "/c.pem")).isEqualTo(2);
+        assertThat(err.toString()).contains("--cert and --key together").contains("--key");
+    }
+
+    @Test
     void serverOptionsOverrideTheDefaults() {
         ServerCommand server = parsed(ServerCommand.class, "server", "--data-dir", "/tmp/t1", "--client-port", "0",
-                "--peer-port", "9071", "--host", "0.0.0.0", "--member", "n2");
+                "--peer-port", "9071", "--host", "0.0.0.0", "--member", "n2", "--insecure");
 
         var config = server.config();
         assertThat(config.dataDir()).isEqualTo(Path.of("/tmp/t1"));
         assertThat(config.clientPort()).isZero();
         assertThat(config.peerPort()).isEqualTo(9071);
         assertThat(config.host()).isEqualTo("0.0.0.0");
+        assertThat(config.insecure()).isTrue();
         assertThat(config.memberName()).isEqualTo("n2");
         assertThat(parsed(ServerCommand.class, "server").config()).isEqualTo(io.tenure.server.ServerConfig.defaults());
     }

@@ -253,7 +253,7 @@ class SettingSourcesTest {
             }
         });
         assertThat(settings).allMatch(s -> s.startsWith("tenure server ") || s.endsWith(" --endpoints")
-                || s.endsWith(" --request-timeout"));
+                || s.endsWith(" --request-timeout") || s.endsWith(" --cacert") || s.endsWith(" --cert") || s.endsWith(" --key"));
         assertThat(settings).contains("tenure server --data-dir", "tenure server --http-port", "tenure status --endpoints",
                 "tenure lock --endpoints", "tenure snapshot save --endpoints");
         assertThat(settings).noneMatch(s -> s.startsWith("tenure snapshot restore"));
@@ -337,7 +337,9 @@ class SettingSourcesTest {
             {"--text-port", "maybe", "Invalid value for option '--text-port'"},
             {"--max-locks", "-1", "Invalid value for option '--max-locks': max locks must be 0 (no limit) or more"},
             {"--read-timeout", "0", "Invalid value for option '--read-timeout': read timeout must be positive"},
-            {"--tls-cert", "/tmp/c.pem", "Invalid value for option '--tls-cert': tls cert and tls key go together"},
+            {"--tls-cert", "/tmp/c.pem", "TLS needs --cert-file and --key-file (dflockd's --tls-cert and --tls-key) together; missing: --key-file"},
+            {"--cert-file", "/tmp/c.pem", "missing: --key-file"},
+            {"--host", "0.0.0.0", "--insecure"},
         };
         for (String[] bad : cases) {
             assertThat(run(Map.of(), "server", "--data-dir", tmp.resolve("never").toString(), bad[0], bad[1]))

@@ -69,8 +69,13 @@ final class Endpoints implements AutoCloseable {
 
     /** A plaintext channel to {@code host:port} ({@code [v6addr]:port} for IPv6); connects lazily. */
     static ManagedChannel plaintext(String endpoint) {
+        return channel(endpoint, InsecureChannelCredentials.create());
+    }
+
+    /** A channel to {@code host:port} with {@code credentials} (plaintext or TLS); connects lazily. */
+    static ManagedChannel channel(String endpoint, io.grpc.ChannelCredentials credentials) {
         HostAndPort address = HostAndPort.parse(endpoint);
-        return Grpc.newChannelBuilderForAddress(address.host(), address.port(), InsecureChannelCredentials.create())
+        return Grpc.newChannelBuilderForAddress(address.host(), address.port(), credentials)
                 .keepAliveTime(KEEPALIVE_TIME.toNanos(), TimeUnit.NANOSECONDS)
                 .keepAliveTimeout(KEEPALIVE_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS)
                 .keepAliveWithoutCalls(false)

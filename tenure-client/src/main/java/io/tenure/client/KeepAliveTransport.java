@@ -26,11 +26,17 @@ final class KeepAliveTransport implements AutoCloseable {
         return thread;
     });
 
-    /** A plaintext channel to {@code endpoint} for keep-alive streams only. */
+    private final io.grpc.ChannelCredentials credentials;
+
+    /** Channels made with {@code credentials}: plaintext or TLS, as the client's other channels. */
+    KeepAliveTransport(io.grpc.ChannelCredentials credentials) {
+        this.credentials = credentials;
+    }
+
+    /** A channel to {@code endpoint} for keep-alive streams only. */
     ManagedChannel channel(String endpoint) {
         Endpoints.HostAndPort address = Endpoints.HostAndPort.parse(endpoint);
-        return NettyChannelBuilder.forAddress(address.host(), address.port())
-                .usePlaintext()
+        return NettyChannelBuilder.forAddress(address.host(), address.port(), credentials)
                 .eventLoopGroup(loop)
                 .channelType(NioSocketChannel.class)
                 .directExecutor()

@@ -117,7 +117,6 @@ public final class TenureClient implements AutoCloseable {
     private final MonotonicClock clock;
     private final ScheduledExecutorService scheduler;
     /** Plaintext gRPC to {@code host:port}: the channels unless the builder was given others. */
-    private static final Function<String, ManagedChannel> DEFAULT_CHANNELS = Endpoints::plaintext;
     /** Grants asked for together travel in one call. */
     private final GrantBatches grants;
     /** The keep-alive streams' own connections and thread, with the default channels; else null. */
@@ -161,9 +160,12 @@ public final class TenureClient implements AutoCloseable {
         this.sessionTtl = builder.sessionTtl;
         // Keep-alives get a transport of their own with the default channels; custom channels
         // (TLS, in-process tests) carry them too.
-        this.keepAliveTransport = builder.channelFactory == DEFAULT_CHANNELS ? new KeepAliveTransport() : null;
-        this.endpoints = new Endpoints(builder.endpoints, builder.channelFactory,
-                keepAliveTransport == null ? builder.channelFactory : keepAliveTransport::channel);
+        this.keepAliveTransport = builder.channelFactory == null ? new KeepAliveTransport(builder.credentials) : null;
+        io.grpc.ChannelCredentials credentials = builder.credentials;
+        Function<String, ManagedChannel> channels = builder.channelFactory != null ? builder.channelFactory
+                : endpoint -> Endpoints.channel(endpoint, credentials);
+        this.endpoints = new Endpoints(builder.endpoints, channels,
+                keepAliveTransport == null ? channels : keepAliveTransport::channel);
         if (builder.scheduler != null) {
             this.scheduler = builder.scheduler;
             this.ownsScheduler = false;
@@ -1483,7 +1485,9 @@ public final class TenureClient implements AutoCloseable {
         private MonotonicClock clock = MonotonicClock.system();
         private ScheduledExecutorService scheduler;
         private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
-        private Function<String, ManagedChannel> channelFactory = DEFAULT_CHANNELS;
+        /** Null: gRPC channels made with {@link #credentials}, and the keep-alive streams on connections of their own. */
+        private Function<String, ManagedChannel> channelFactory;
+        private io.grpc.ChannelCredentials credentials = io.grpc.InsecureChannelCredentials.create();
         private String clientId;
         private Duration sessionTtl = DEFAULT_SESSION_TTL;
         private boolean sessionStream = true;
@@ -1572,8 +1576,47 @@ public final class TenureClient implements AutoCloseable {
         }
 
         /**
-         * Makes the channel for each endpoint string (default: plaintext gRPC to
-         * {@code host:port}); for TLS, or in-process servers in tests.
+         * TLS to members whose certificate a CA of {@code trustedCaFile} signed (PEM), or one the
+         * JVM's default trust store trusts when it is null; the member's name in the endpoint
+         * (host name or IP address) must be one its certificate names. TLS 1.2 or later.
+         *
+         * @throws IllegalArgumentException when the file cannot be read or holds no certificate
+         */
+        public Builder tls(java.nio.file.Path trustedCaFile) {
+            return tls(trustedCaFile, null, null);
+        }
+
+        /**
+         * Mutual TLS: as {@link #tls(java.nio.file.Path)}, and this client presents the
+         * certificate of {@code certFile} (PEM, with any intermediates) with its private key
+         * {@code keyFile} (PEM, PKCS#8, not encrypted), for members started with
+         * {@code --client-cert-auth}; the certificate names the principal.
+         *
+         * @throws IllegalArgumentException when a file cannot be read or is not what it should be
+         */
+        public Builder tls(java.nio.file.Path trustedCaFile, java.nio.file.Path certFile, java.nio.file.Path keyFile) {
+            if ((certFile == null) != (keyFile == null)) {
+                throw new IllegalArgumentException("a client certificate needs its key and the key its certificate: give both or neither");
+            }
+            io.grpc.TlsChannelCredentials.Builder tls = io.grpc.TlsChannelCredentials.newBuilder();
+            try {
+                if (trustedCaFile != null) {
+                    tls.trustManager(trustedCaFile.toFile());
+                }
+                if (certFile != null) {
+                    tls.keyManager(certFile.toFile(), keyFile.toFile());
+                }
+            } catch (java.io.IOException | RuntimeException e) {
+                throw new IllegalArgumentException("TLS files (CA " + trustedCaFile + ", certificate " + certFile + ", key " + keyFile
+                        + ") cannot be used: " + e.getMessage(), e);
+            }
+            this.credentials = tls.build();
+            return this;
+        }
+
+        /**
+         * Makes the channel for each endpoint string (default: gRPC to {@code host:port}, plaintext
+         * or as {@link #tls} says); for in-process servers in tests, or channels of your own.
          */
         public Builder channelFactory(Function<String, ManagedChannel> channelFactory) {
             this.channelFactory = Objects.requireNonNull(channelFactory, "channelFactory");

@@ -41,6 +41,11 @@ import java.util.regex.Pattern;
  *                        {@code null} (the default): plain TCP
  * @param text            the text front end (dflockd's line protocol): its port (6388; 0 picks a free port;
  *                        {@link io.tenure.server.text.TextSettings#OFF} turns it off) and dflockd's server settings
+ * @param tls             TLS on the client, HTTP and text ports, mutual where it asks for client certificates;
+ *                        {@code null} (the default): plain TCP, which {@link #validate()} allows only on loopback
+ * @param insecure        let a member listen beyond loopback without TLS and client authentication (or a
+ *                        cluster's members talk without peer TLS): anyone who reaches its ports can then take and
+ *                        release every lock; off by default, and a warning at every start when on
  */
 public record ServerConfig(
         String memberName,
@@ -60,7 +65,9 @@ public record ServerConfig(
         int peerListenPort,
         RaftEngine raftEngine,
         PeerTls peerTls,
-        io.tenure.server.text.TextSettings text) {
+        io.tenure.server.text.TextSettings text,
+        io.tenure.server.security.ClientTls tls,
+        boolean insecure) {
 
     public static final String DEFAULT_MEMBER = "n1";
     public static final Path DEFAULT_DATA_DIR = Path.of("tenure-data");
@@ -119,29 +126,29 @@ public record ServerConfig(
         return new ServerConfig(DEFAULT_MEMBER, DEFAULT_DATA_DIR, DEFAULT_HOST, DEFAULT_CLIENT_PORT,
                 DEFAULT_PEER_PORT, DEFAULT_SNAPSHOT_EVERY, DEFAULT_ELECTION_TIMEOUT, DEFAULT_CLUSTER, Map.of(), false,
                 DEFAULT_HTTP_PORT, DEFAULT_SHUTDOWN_TIMEOUT, ServerLimits.defaults(), null, 0, RaftEngine.AUTO, null,
-                io.tenure.server.text.TextSettings.defaults());
+                io.tenure.server.text.TextSettings.defaults(), null, false);
     }
 
-    public ServerConfig withMemberName(String v) { return new ServerConfig(v, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
-    public ServerConfig withDataDir(Path v) { return new ServerConfig(memberName, v, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
-    public ServerConfig withHost(String v) { return new ServerConfig(memberName, dataDir, v, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
-    public ServerConfig withClientPort(int v) { return new ServerConfig(memberName, dataDir, host, v, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
-    public ServerConfig withPeerPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, v, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
-    public ServerConfig withSnapshotEvery(long v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, v, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
-    public ServerConfig withElectionTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, v, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
-    public ServerConfig withClusterName(String v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, v, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
-    public ServerConfig withJoin(boolean v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, v, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
-    public ServerConfig withHttpPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, v, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
-    public ServerConfig withShutdownTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, v, limits, auditLog, peerListenPort, raftEngine, peerTls, text); }
-    public ServerConfig withLimits(ServerLimits v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, v, auditLog, peerListenPort, raftEngine, peerTls, text); }
+    public ServerConfig withMemberName(String v) { return new ServerConfig(v, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
+    public ServerConfig withDataDir(Path v) { return new ServerConfig(memberName, v, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
+    public ServerConfig withHost(String v) { return new ServerConfig(memberName, dataDir, v, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
+    public ServerConfig withClientPort(int v) { return new ServerConfig(memberName, dataDir, host, v, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
+    public ServerConfig withPeerPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, v, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
+    public ServerConfig withSnapshotEvery(long v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, v, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
+    public ServerConfig withElectionTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, v, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
+    public ServerConfig withClusterName(String v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, v, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
+    public ServerConfig withJoin(boolean v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, v, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
+    public ServerConfig withHttpPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, v, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
+    public ServerConfig withShutdownTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, v, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
+    public ServerConfig withLimits(ServerLimits v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, v, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
     /** Turns the audit log on ({@code null}: off, the default). A test aid; see {@link #auditLog()}. */
-    public ServerConfig withAuditLog(Path v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, v, peerListenPort, raftEngine, peerTls, text); }
+    public ServerConfig withAuditLog(Path v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, v, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
 
     /** The initial members; this member's peer port becomes the port of its own entry. */
     public ServerConfig withPeers(Map<String, String> v) {
         String own = v.get(memberName);
         int port = own == null ? peerPort : portOf(own);
-        return new ServerConfig(memberName, dataDir, host, clientPort, port, snapshotEvery, electionTimeout, clusterName, v, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text);
+        return new ServerConfig(memberName, dataDir, host, clientPort, port, snapshotEvery, electionTimeout, clusterName, v, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure);
     }
 
     /**
@@ -171,15 +178,17 @@ public record ServerConfig(
     }
 
     /** Binds the peer server to {@code v} while the others reach this member at its peer port (0: the peer port). */
-    public ServerConfig withPeerListenPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, v, raftEngine, peerTls, text); }
+    public ServerConfig withPeerListenPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, v, raftEngine, peerTls, text, tls, insecure); }
     /** Which Raft library runs the member's group; a data directory keeps the one it was made with. */
-    public ServerConfig withRaftEngine(RaftEngine v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, v, peerTls, text); }
+    public ServerConfig withRaftEngine(RaftEngine v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, v, peerTls, text, tls, insecure); }
 
     /** Mutual TLS between members ({@code null}: none). */
-    public ServerConfig withPeerTls(PeerTls v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, v, text); }
+    public ServerConfig withPeerTls(PeerTls v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, v, text, tls, insecure); }
 
     /** The text (dflockd protocol) front end's port and settings. */
-    public ServerConfig withText(io.tenure.server.text.TextSettings v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, v); }
+    public ServerConfig withTls(io.tenure.server.security.ClientTls v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, v, insecure); }
+    public ServerConfig withInsecure(boolean v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, v); }
+    public ServerConfig withText(io.tenure.server.text.TextSettings v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, v, tls, insecure); }
 
     /** The port the peer server binds: {@link #peerListenPort()} when set, else the peer port. */
     public int peerBindPort() {
@@ -255,6 +264,15 @@ public record ServerConfig(
             }
             peerTls.validate();
         }
+        if (tls != null) {
+            tls.validate();
+        } else if (text.tlsCert() != null) {
+            io.tenure.server.security.ClientTls.of(text.tlsCert(), text.tlsKey()).validate();
+        }
+        String exposure = exposure();
+        if (exposure != null && !insecure) {
+            throw new IllegalArgumentException(exposure);
+        }
         if (join && peers.keySet().stream().noneMatch(name -> !name.equals(memberName))) {
             throw new IllegalArgumentException("peers must list the running members (and this one) to join a cluster");
         }
@@ -289,6 +307,39 @@ public record ServerConfig(
             }
         }
         return this;
+    }
+
+    /**
+     * Why this member would be open to anyone who reaches it, or null: it listens beyond loopback
+     * without TLS and client certificates on its client ports, or its cluster's members talk
+     * beyond loopback without peer TLS. Such a member starts only with {@code --insecure}.
+     */
+    public String exposure() {
+        boolean clientsAuthenticated = tls != null && tls.clientCertAuth();
+        if (!loopback(host) && !clientsAuthenticated) {
+            return "the member would listen on " + host + " (--host), beyond loopback, "
+                    + (tls == null ? "without TLS and without client authentication" : "without client authentication")
+                    + ": anyone who reaches it could take and release every lock. Give --cert-file, --key-file, "
+                    + "--trusted-ca-file and --client-cert-auth (each client then shows a certificate that CA signed), "
+                    + "or --insecure to run it open anyway";
+        }
+        if (peerTls == null) {
+            for (Map.Entry<String, String> peer : peers.entrySet()) {
+                if (!loopback(hostOf(peer.getValue()))) {
+                    return "the members would talk over " + peer.getValue() + " (peers entry '" + peer.getKey()
+                            + "'), beyond loopback, without TLS: anyone who reaches a peer port could vote or write the log. "
+                            + "Give --peer-cert-file, --peer-key-file and --peer-trusted-ca-file (with the jraft engine), "
+                            + "or --insecure to run it open anyway";
+                }
+            }
+        }
+        return null;
+    }
+
+    /** Whether {@code host} names this machine only: 127.0.0.0/8, ::1 or localhost. */
+    public static boolean loopback(String host) {
+        String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+        return h.equals("localhost") || h.equals("::1") || h.equals("0:0:0:0:0:0:0:1") || h.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
     }
 
     private static void checkPort(String what, int port) {

@@ -115,6 +115,10 @@ public final class TenureServer implements AutoCloseable {
     private volatile Server grpc;
     private volatile HttpFront http;
     private volatile io.tenure.server.text.TextFront text;
+    /** The certificate of the client, HTTP and text ports, re-read when its files change; null: plain TCP. */
+    private final io.tenure.server.security.TlsKeys tls;
+    /** The text port's own certificate when only dflockd's {@code --tls-cert} gave one (a ServerConfig built without {@code tls}). */
+    private final io.tenure.server.security.TlsKeys textTls;
     /** Refuses new client calls while the member drains, and tracks the admitted ones. */
     private final CallGate gate;
     private final AtomicBoolean shutdownStarted = new AtomicBoolean();
@@ -127,6 +131,9 @@ public final class TenureServer implements AutoCloseable {
         this.config = config;
         this.audit = audit;
         this.raft = raft;
+        this.tls = config.tls() == null ? null : io.tenure.server.security.TlsKeys.load(config.tls());
+        this.textTls = tls != null || config.text().tlsCert() == null ? tls
+                : io.tenure.server.security.TlsKeys.load(io.tenure.server.security.ClientTls.of(config.text().tlsCert(), config.text().tlsKey()));
         this.timer = new ScheduledThreadPoolExecutor(1, daemon("tenure-timer"));
         this.delivery = Executors.newSingleThreadExecutor(daemon("tenure-watch"));
         this.proposer = new Proposer(raft, stateMachine::whenApplied);
@@ -260,7 +267,7 @@ public final class TenureServer implements AutoCloseable {
         ServerConfig settled = config;
         CompletableFuture<HttpFront> http = CompletableFuture.supplyAsync(() -> {
             try {
-                return HttpFront.start(server.member, settled);
+                return HttpFront.start(server.member, settled, server.tls);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
@@ -288,7 +295,7 @@ public final class TenureServer implements AutoCloseable {
             server.http = http.join();
             if (config.text().enabled()) {
                 server.text = io.tenure.server.text.TextFront.start(server.member, config.text(), config.host(),
-                        config.limits().maxConnections());
+                        config.limits().maxConnections(), server.textTls);
             }
         } catch (CompletionException e) {
             server.close();
@@ -299,6 +306,15 @@ public final class TenureServer implements AutoCloseable {
             throw e;
         }
         server.member.startAnnouncing(server.timer);
+        if (server.textTls != null) {
+            io.tenure.server.security.TlsKeys keys = server.textTls;
+            server.timer.scheduleWithFixedDelay(keys::reloadIfChanged, 1, 1, TimeUnit.SECONDS);
+        }
+        if (config.insecure()) {
+            String exposure = config.exposure();
+            LOG.warn("event=insecure member={} reason=\"{}\"", config.memberName(), exposure != null ? exposure
+                    : "--insecure is given (nothing is exposed beyond loopback today, but nothing would be refused either)");
+        }
         // Ratis closes a division whose apply thread failed without telling the state machine;
         // a member must then exit (non-zero, so a supervisor restarts it), not linger half-alive.
         server.timer.scheduleWithFixedDelay(() -> {
@@ -353,7 +369,11 @@ public final class TenureServer implements AutoCloseable {
 
     private void startGrpc() throws IOException {
         ClientGuard guard = new ClientGuard(config.limits().maxConnections(), member.rateGuard());
-        Server server = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.clientPort()))
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.clientPort()));
+        if (tls != null) {
+            builder.sslContext(tls.grpcContext());
+        }
+        Server server = builder
                 .addTransportFilter(guard)
                 .intercept(guard)
                 .addService(new GrpcLockService(member))

@@ -98,6 +98,11 @@ public final class MemberProcess implements AutoCloseable {
         if (!host.equals(LOOPBACK)) {
             args.addAll(List.of("--host", host));
         }
+        if (!io.tenure.server.ServerConfig.loopback(host) || (b.peers != null && java.util.Arrays.stream(b.peers.split(","))
+                .anyMatch(peer -> !io.tenure.server.ServerConfig.loopback(io.tenure.server.ServerConfig.hostOf(peer.substring(peer.indexOf('=') + 1)))))) {
+            // The test's own network namespaces: plain TCP beyond loopback is what the test is about.
+            args.add("--insecure");
+        }
         args.addAll(List.of("--client-port", Integer.toString(clientPort)));
         if (b.peers == null) {
             // With peers, the member's own entry names its peer port.

@@ -55,12 +55,21 @@ public final class PeerCertificates {
 
     /** A certificate for {@code member} (CN and a SAN of 127.0.0.1), valid from an hour ago for {@code validFor}. */
     public PeerTls member(String member, Duration validFor) {
+        return member(member, validFor, "127.0.0.1");
+    }
+
+    /**
+     * A certificate for {@code member} (CN) naming {@code host} as its one SAN (an IP address, or
+     * a DNS name), valid from an hour ago for {@code validFor}; its files are {@code <ca>-<member>.pem/.key}.
+     */
+    public PeerTls member(String member, Duration validFor, String host) {
         try {
             KeyPair key = ecKey();
             JcaX509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(new X500Name("CN=" + name),
                     serial(), notBefore(), notAfter(validFor), new X500Name("CN=" + member), key.getPublic());
+            boolean ip = host.matches("[0-9.]+|.*:.*");
             builder.addExtension(Extension.subjectAlternativeName, false,
-                    new GeneralNames(new GeneralName(GeneralName.iPAddress, "127.0.0.1")));
+                    new GeneralNames(new GeneralName(ip ? GeneralName.iPAddress : GeneralName.dNSName, host)));
             X509Certificate cert = sign(builder, caKey);
             Path certFile = dir.resolve(name + "-" + member + ".pem");
             Path keyFile = dir.resolve(name + "-" + member + ".key");

@@ -1,8 +1,5 @@
 package io.tenure.server.http;
 
-import io.tenure.server.Causes;
-import io.tenure.server.RequestIds;
-
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -13,19 +10,10 @@ import io.javalin.http.HttpResponseException;
 import io.javalin.util.JavalinLogger;
 import io.tenure.proto.v1.ResponseHeader;
 import io.tenure.proto.v1.StatusResponse;
+import io.tenure.server.Causes;
 import io.tenure.server.Member;
+import io.tenure.server.RequestIds;
 import io.tenure.server.ServerConfig;
-import org.eclipse.jetty.http.HttpFields;
-import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.http.UriCompliance;
-import org.eclipse.jetty.server.HttpConfiguration;
-import org.eclipse.jetty.server.HttpConnectionFactory;
-import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.server.handler.ErrorHandler;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -38,6 +26,20 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpVersion;
+import org.eclipse.jetty.http.UriCompliance;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.SecureRequestCustomizer;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.server.handler.ErrorHandler;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP front end (Javalin on Jetty): the JSON lock, semaphore, election and barrier API under
@@ -83,7 +85,7 @@ public final class HttpFront implements AutoCloseable {
     private final int maxConnections;
     private final OpenConnections openConnections = new OpenConnections();
 
-    private HttpFront(Member member, ServerConfig config) {
+    private HttpFront(Member member, ServerConfig config, io.tenure.server.security.TlsKeys tls) {
         this.member = member;
         this.maxBodyBytes = config.limits().maxHttpBodyBytes();
         this.maxConnections = config.limits().maxConnections();
@@ -109,7 +111,9 @@ public final class HttpFront implements AutoCloseable {
             c.jetty.modifyServer(server -> server.setErrorHandler(new JsonBadMessages()));
             c.jetty.addConnector((server, http) -> {
                 configure(http);
-                ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
+                ServerConnector connector = tls == null ? new ServerConnector(server, new HttpConnectionFactory(http))
+                        : new ServerConnector(server, new SslConnectionFactory(jettyTls(tls), HttpVersion.HTTP_1_1.asString()),
+                                new HttpConnectionFactory(withClientCertificates(http)));
                 connector.setHost(config.host());
                 connector.setPort(config.httpPort());
                 connector.addBean(openConnections);
@@ -122,12 +126,39 @@ public final class HttpFront implements AutoCloseable {
     }
 
     /**
+     * Jetty's TLS from the member's reloading key and trust managers: a handshake gets the
+     * certificate current at that moment, so a rotation needs no restart.
+     */
+    private static SslContextFactory.Server jettyTls(io.tenure.server.security.TlsKeys tls) {
+        SslContextFactory.Server factory = new SslContextFactory.Server();
+        factory.setSslContext(tls.jdkContext());
+        factory.setIncludeProtocols(io.tenure.server.security.TlsKeys.protocols());
+        factory.setNeedClientAuth(tls.settings().clientCertAuth());
+        // Jetty's own checks of the host name against the certificate need a key store it loaded itself.
+        factory.setSniRequired(false);
+        return factory;
+    }
+
+    /** Marks requests as HTTPS and puts the client's certificate on the request, where the principal is read. */
+    private static HttpConfiguration withClientCertificates(HttpConfiguration http) {
+        SecureRequestCustomizer secure = new SecureRequestCustomizer();
+        secure.setSniHostCheck(false);
+        http.addCustomizer(secure);
+        return http;
+    }
+
+    /**
      * Starts serving on {@code config.host():config.httpPort()} (0 picks a free port).
      *
      * @throws IOException when the port cannot be bound
      */
     public static HttpFront start(Member member, ServerConfig config) throws IOException {
-        HttpFront front = new HttpFront(member, config);
+        return start(member, config, null);
+    }
+
+    /** As {@link #start(Member, ServerConfig)}; with {@code tls}, HTTPS only (TLS 1.2 or later), with client certificates where it asks for them. */
+    public static HttpFront start(Member member, ServerConfig config, io.tenure.server.security.TlsKeys tls) throws IOException {
+        HttpFront front = new HttpFront(member, config, tls);
         try {
             front.app.start();
         } catch (RuntimeException e) {

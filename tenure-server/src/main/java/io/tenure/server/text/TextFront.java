@@ -10,7 +10,6 @@ import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.SocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
-import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 import io.grpc.netty.shaded.io.netty.handler.timeout.WriteTimeoutHandler;
 import io.tenure.server.Member;
 import org.slf4j.Logger;
@@ -43,10 +42,11 @@ public final class TextFront implements AutoCloseable {
     private final AtomicInteger open = new AtomicInteger();
     private final AtomicLong ids = new AtomicLong();
 
-    private TextFront(Member member, TextSettings settings, String host, int maxConnections) throws IOException {
+    private TextFront(Member member, TextSettings settings, String host, int maxConnections,
+            io.tenure.server.security.TlsKeys keys) throws IOException {
         this.member = member;
         this.settings = settings;
-        SslContext tls = tls(settings);
+        SslContext tls = tls(keys);
         ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, daemon("tenure-text-timer"));
         t.setRemoveOnCancelPolicy(true);
         this.timer = t;
@@ -88,7 +88,16 @@ public final class TextFront implements AutoCloseable {
 
     /** Starts the text front end of {@code member} on {@code host}; {@code settings} must be enabled. */
     public static TextFront start(Member member, TextSettings settings, String host, int maxConnections) throws IOException {
-        return new TextFront(member, settings, host, maxConnections);
+        return start(member, settings, host, maxConnections, null);
+    }
+
+    /**
+     * Starts the text front on {@code host:settings.port()}; with {@code tls}, TLS 1.2 or later
+     * with the member's (reloading) certificate, and client certificates where it asks for them.
+     */
+    public static TextFront start(Member member, TextSettings settings, String host, int maxConnections,
+            io.tenure.server.security.TlsKeys tls) throws IOException {
+        return new TextFront(member, settings, host, maxConnections, tls);
     }
 
     /** The port it listens on (the one picked when the setting was 0). */
@@ -121,18 +130,8 @@ public final class TextFront implements AutoCloseable {
         timer.shutdownNow();
     }
 
-    private static SslContext tls(TextSettings settings) throws IOException {
-        if (settings.tlsCert() == null) {
-            return null;
-        }
-        try {
-            return SslContextBuilder.forServer(settings.tlsCert().toFile(), settings.tlsKey().toFile())
-                    .protocols("TLSv1.3", "TLSv1.2")
-                    .build();
-        } catch (Exception e) {
-            throw new IOException("cannot use the text port's TLS certificate " + settings.tlsCert() + " and key " + settings.tlsKey()
-                    + ": " + e.getMessage(), e);
-        }
+    private static SslContext tls(io.tenure.server.security.TlsKeys keys) throws IOException {
+        return keys == null ? null : keys.textContext();
     }
 
     private static ThreadFactory daemon(String name) {
