@@ -15,7 +15,7 @@ public final class Bench {
 
     /** Starts the target's members, runs the workload, stops them; the result line is the caller's to print. */
     public static BenchResult run(BenchSettings s) throws Exception {
-        System.err.printf("tenure bench: %s %s, %s, %s after %s warm-up: starting members%n", s.target(), s.workload(),
+        System.err.printf("tenure bench: %s %s, %s, %s after %s warm-up: starting members%n", s.label(), s.workload(),
                 switch (s.workload()) {
                     case "W3" -> s.leases() + " leases";
                     case "W5" -> s.rounds() + " rounds";
@@ -30,7 +30,7 @@ public final class Bench {
                     case "T2" -> s.clients() + " text connections on one lock";
                     default -> s.clients() + " clients";
                 }, s.duration(), s.warmup());
-        try (Members members = Members.start(s.memberCount(), s.jvmOptions())) {
+        try (Members members = Members.start(s.memberCount(), s.jvmOptions(), s.tls())) {
             return switch (s.workload()) {
                 case "W1" -> Uncontended.run(members, s, "bench/w1/", null);
                 case "W2" -> Contended.lock(members, s);

@@ -20,9 +20,13 @@ import java.util.Locale;
  * @param jvmOptions of each member JVM
  * @param unaryLockCalls the SDK sends each lock call as a unary RPC instead of in its session
  *                       stream (to measure one against the other)
+ * @param tls        the members serve their client ports with TLS and ask every client for a
+ *                   certificate (mutual TLS, {@code --client-cert-auth}), made for the run with
+ *                   {@code openssl}; the clients present one (to measure what TLS costs)
  */
 public record BenchSettings(String target, String workload, int clients, Duration duration, Duration warmup,
-                            int leases, int watchers, int rounds, int limit, List<String> jvmOptions, boolean unaryLockCalls) {
+                            int leases, int watchers, int rounds, int limit, List<String> jvmOptions, boolean unaryLockCalls,
+                            boolean tls) {
     /**
      * Members' heap and collector, as {@code ./tenure server} runs them: a heap big enough for
      * 100,000 leases, as on a small production box, and ZGC (see the {@code tenure} launcher).
@@ -88,7 +92,18 @@ public record BenchSettings(String target, String workload, int clients, Duratio
     /** A run whose SDK clients send their lock calls in session streams, W6 at the default limit. */
     public BenchSettings(String target, String workload, int clients, Duration duration, Duration warmup,
                          int leases, int watchers, int rounds, List<String> jvmOptions) {
-        this(target, workload, clients, duration, warmup, leases, watchers, rounds, DEFAULT_LIMIT, jvmOptions, false);
+        this(target, workload, clients, duration, warmup, leases, watchers, rounds, DEFAULT_LIMIT, jvmOptions, false, false);
+    }
+
+    /** As this run, with the members and clients on mutual TLS or not. */
+    public BenchSettings withTls(boolean tls) {
+        return new BenchSettings(target, workload, clients, duration, warmup, leases, watchers, rounds, limit, jvmOptions,
+                unaryLockCalls, tls);
+    }
+
+    /** The target as results name it: {@code tenure-1}, or {@code tenure-1+tls} with TLS. */
+    public String label() {
+        return tls ? target + "+tls" : target;
     }
 
     public static BenchSettings of(String target, String workload, int clients, Duration duration, Duration warmup) {

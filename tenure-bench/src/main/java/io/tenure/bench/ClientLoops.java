@@ -74,7 +74,7 @@ final class ClientLoops {
             total += ops[i];
         }
         cpu.report(total, window.seconds(), extra);
-        return new BenchResult(s.target(), s.workload(), s.clients(), window.seconds(), total, total / window.seconds(),
+        return new BenchResult(s.label(), s.workload(), s.clients(), window.seconds(), total, total / window.seconds(),
                 Latencies.ms(all, 50), Latencies.ms(all, 99), Latencies.maxMs(all), overlaps, extra);
     }
 }

@@ -131,7 +131,7 @@ final class Contended {
     private static BenchResult run(Members members, BenchSettings s, String name, int allowed, String clientId,
                                    Contenders contenders, BiConsumer<Map<String, Object>, Tally> extra) throws Exception {
         String label = s.workload().toLowerCase(Locale.ROOT);
-        try (SdkClients sdks = new SdkClients(members.endpoints(), s.clients(), clientId, s.unaryLockCalls())) {
+        try (SdkClients sdks = new SdkClients(members, s.clients(), clientId, s.unaryLockCalls())) {
             Exclusion exclusion = new Exclusion();
             List<Lease> leases = new ArrayList<>();
             for (int i = 0; i < s.clients(); i++) {
@@ -230,7 +230,7 @@ final class Contended {
             x.put("fairness_min_over_max", max == 0 ? 0 : BenchResult.round((double) min / max));
             extra.accept(x, new Tally(exclusion, readCount, writeCount, allReads, allWrites));
             cpu.report(total, window.seconds(), x);
-            return new BenchResult(s.target(), s.workload(), s.clients(), window.seconds(), total, total / window.seconds(),
+            return new BenchResult(s.label(), s.workload(), s.clients(), window.seconds(), total, total / window.seconds(),
                     Latencies.ms(all, 50), Latencies.ms(all, 99), Latencies.maxMs(all), exclusion.overlaps(), x);
         }
     }

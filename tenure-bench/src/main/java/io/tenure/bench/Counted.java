@@ -23,7 +23,7 @@ final class Counted {
     }
 
     static BenchResult run(Members members, BenchSettings s) throws Exception {
-        try (SdkClients sdks = new SdkClients(members.endpoints(), s.clients(), "bench-w8", s.unaryLockCalls())) {
+        try (SdkClients sdks = new SdkClients(members, s.clients(), "bench-w8", s.unaryLockCalls())) {
             sdks.get(0).counter(COUNTER).set(0);
             Window window = new Window(s.warmup(), s.duration());
             CpuMeter cpu = CpuMeter.during(members, window);

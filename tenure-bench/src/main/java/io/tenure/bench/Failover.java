@@ -32,7 +32,7 @@ final class Failover {
             List<String> survivors = new ArrayList<>(members.endpoints());
             survivors.remove(leader);
             String key = "bench/w5/" + round;
-            try (TenureClient client = TenureClient.builder().endpoints(survivors).clientId("bench-w5")
+            try (TenureClient client = members.client(survivors).clientId("bench-w5")
                     .requestTimeout(Duration.ofSeconds(5)).build()) {
                 Lease lease = client.grantLease(s.ttl());
                 long killed = System.nanoTime();
@@ -59,7 +59,7 @@ final class Failover {
                 : BenchResult.round((sorted.get(sorted.size() / 2 - 1) + sorted.get(sorted.size() / 2)) / 2));
         x.put("worst_ms", sorted.get(sorted.size() - 1));
         double seconds = measuredNanos / 1e9;
-        return new BenchResult(s.target(), s.workload(), 1, seconds, failovers.size(), failovers.size() / seconds,
+        return new BenchResult(s.label(), s.workload(), 1, seconds, failovers.size(), failovers.size() / seconds,
                 Latencies.ms(histogram, 50), Latencies.ms(histogram, 99), Latencies.maxMs(histogram), exclusion.overlaps(), x);
     }
 

@@ -63,7 +63,7 @@ final class Leases {
         int n = s.leases();
         int leader = members.leader(java.time.Duration.ofSeconds(30));
         long heapBefore = members.liveHeapBytes(leader);
-        try (SdkClients sdks = new SdkClients(members.endpoints(), SdkClients.CLIENTS_PER_SDK * SdkClients.MAX_SDKS, "bench-w3")) {
+        try (SdkClients sdks = new SdkClients(members, SdkClients.CLIENTS_PER_SDK * SdkClients.MAX_SDKS, "bench-w3")) {
             List<Lease> leases = Collections.synchronizedList(new ArrayList<>(n));
             Semaphore inFlight = new Semaphore(1024);
             List<CompletableFuture<Lease>> grants = new ArrayList<>(n);
@@ -153,7 +153,7 @@ final class Leases {
             x.put("server_heap_bytes_per_lease", heapBefore < 0 || heapAfter < 0 ? -1 : (heapAfter - heapBefore) / n);
             x.put("heap_method", "leader jcmd GC.class_histogram live bytes, after minus before granting, over N");
             cpu.report(acks, seconds, x);
-            return new BenchResult(s.target(), s.workload(), n, seconds, acks, acks / seconds,
+            return new BenchResult(s.label(), s.workload(), n, seconds, acks, acks / seconds,
                     Latencies.ms(latency, 50), Latencies.ms(latency, 99), Latencies.maxMs(latency), 0, x);
         }
     }

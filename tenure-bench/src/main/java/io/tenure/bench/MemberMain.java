@@ -8,7 +8,8 @@ import java.nio.file.Path;
  * A member for the bench when {@code io.tenure.cli.TenureCli} is not on the class path (this
  * module's own tests: the CLI depends on the bench, not the other way). It starts
  * {@link TenureServer} with {@link ServerConfig#defaults()} and the same few settings the bench
- * passes to {@code tenure server}: {@code --id --peers --client-port --peer-port --http-port --data-dir}.
+ * passes to {@code tenure server}: {@code --id --peers --client-port --peer-port --http-port --text-port --data-dir}, and
+ * for TLS {@code --cert-file --key-file --trusted-ca-file --client-cert-auth true}.
  */
 public final class MemberMain {
     private MemberMain() {
@@ -18,6 +19,10 @@ public final class MemberMain {
         ServerConfig config = ServerConfig.defaults();
         String peers = null;
         Integer peerPort = null;
+        Path certFile = null;
+        Path keyFile = null;
+        Path trustedCaFile = null;
+        boolean clientCertAuth = false;
         for (int i = 0; i + 1 < args.length; i += 2) {
             String value = args[i + 1];
             switch (args[i]) {
@@ -30,6 +35,10 @@ public final class MemberMain {
                 case "--text-port" -> config = config.withText(config.text().withPort(
                         value.equals("off") ? io.tenure.server.text.TextSettings.OFF : Integer.parseInt(value)));
                 case "--data-dir" -> config = config.withDataDir(Path.of(value));
+                case "--cert-file" -> certFile = Path.of(value);
+                case "--key-file" -> keyFile = Path.of(value);
+                case "--trusted-ca-file" -> trustedCaFile = Path.of(value);
+                case "--client-cert-auth" -> clientCertAuth = Boolean.parseBoolean(value);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -38,6 +47,9 @@ public final class MemberMain {
         }
         if (peerPort != null) {
             config = config.withPeerPort(peerPort);
+        }
+        if (certFile != null) {
+            config = config.withTls(new io.tenure.server.security.ClientTls(certFile, keyFile, trustedCaFile, clientCertAuth));
         }
         TenureServer server = TenureServer.start(config.validate());
         Runtime.getRuntime().addShutdownHook(new Thread(server::shutdownGracefully, "bench-member-shutdown"));

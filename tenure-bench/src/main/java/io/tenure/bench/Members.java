@@ -34,6 +34,8 @@ public final class Members implements AutoCloseable {
 
     private final Path dir;
     private final List<MemberProcess> members = new ArrayList<>();
+    /** The run's certificates when its members and clients speak mutual TLS; else null. */
+    private BenchTls tls;
     private boolean keepDir;
 
     private Members(Path dir) {
@@ -42,8 +44,17 @@ public final class Members implements AutoCloseable {
 
     /** Starts {@code count} (1 or 3) members and waits until every one names a leader. */
     public static Members start(int count, List<String> jvmOptions) throws IOException, InterruptedException {
+        return start(count, jvmOptions, false);
+    }
+
+    /**
+     * Starts {@code count} (1 or 3) members, with {@code tls} on mutual TLS on their client ports
+     * (certificates made for the run), and waits until every one names a leader.
+     */
+    public static Members start(int count, List<String> jvmOptions, boolean tls) throws IOException, InterruptedException {
         Members m = new Members(Files.createTempDirectory("tenure-bench"));
         try {
+            m.tls = tls ? BenchTls.make(m.dir.resolve("tls")) : null;
             int[] ports = FreePorts.take(count * 3);
             StringBuilder peers = new StringBuilder();
             for (int i = 0; i < count; i++) {
@@ -58,6 +69,9 @@ public final class Members implements AutoCloseable {
                 if (count > 1) {
                     member.peers(peers.toString());
                 }
+                if (m.tls != null) {
+                    member.args(m.tls.memberArgs()).clientTls(m.tls.ca(), m.tls.clientCert(), m.tls.clientKey());
+                }
                 m.members.add(member.build());
             }
             for (MemberProcess member : m.members) {
@@ -70,6 +84,12 @@ public final class Members implements AutoCloseable {
             m.close();
             throw e;
         }
+    }
+
+    /** An SDK builder for these members' {@code endpoints}, with the run's client certificate when they speak TLS. */
+    public io.tenure.client.TenureClient.Builder client(List<String> endpoints) {
+        io.tenure.client.TenureClient.Builder builder = io.tenure.client.TenureClient.builder().endpoints(endpoints);
+        return tls == null ? builder : builder.tls(tls.ca(), tls.clientCert(), tls.clientKey());
     }
 
     /** Client endpoints, {@code 127.0.0.1:port}, in member order. */

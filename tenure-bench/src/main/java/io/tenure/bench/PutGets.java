@@ -28,7 +28,7 @@ final class PutGets {
     }
 
     static BenchResult run(Members members, BenchSettings s) throws Exception {
-        try (SdkClients sdks = new SdkClients(members.endpoints(), s.clients(), "bench-w9", s.unaryLockCalls())) {
+        try (SdkClients sdks = new SdkClients(members, s.clients(), "bench-w9", s.unaryLockCalls())) {
             Window window = new Window(s.warmup(), s.duration());
             CpuMeter cpu = CpuMeter.during(members, window);
             ClientLoops loops = new ClientLoops("W9", s.clients());

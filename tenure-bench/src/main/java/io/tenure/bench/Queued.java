@@ -38,8 +38,8 @@ final class Queued {
 
     static BenchResult run(Members members, BenchSettings s) throws Exception {
         int n = s.clients();
-        try (SdkClients producing = new SdkClients(members.endpoints(), n, "bench-w10-producer", s.unaryLockCalls());
-             SdkClients consuming = new SdkClients(members.endpoints(), n, "bench-w10-consumer", s.unaryLockCalls())) {
+        try (SdkClients producing = new SdkClients(members, n, "bench-w10-producer", s.unaryLockCalls());
+             SdkClients consuming = new SdkClients(members, n, "bench-w10-consumer", s.unaryLockCalls())) {
             // One lease per consumer: a lease waits at most once in a list's queue.
             List<Lease> leases = new ArrayList<>();
             for (int i = 0; i < n; i++) {

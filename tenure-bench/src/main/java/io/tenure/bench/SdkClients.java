@@ -12,15 +12,15 @@ final class SdkClients implements AutoCloseable {
 
     private final List<TenureClient> sdks = new ArrayList<>();
 
-    SdkClients(List<String> endpoints, int clients, String clientId) {
-        this(endpoints, clients, clientId, false);
+    SdkClients(Members members, int clients, String clientId) {
+        this(members, clients, clientId, false);
     }
 
     /** @param unaryLockCalls each lock call a unary RPC, instead of in the SDK's session stream */
-    SdkClients(List<String> endpoints, int clients, String clientId, boolean unaryLockCalls) {
+    SdkClients(Members members, int clients, String clientId, boolean unaryLockCalls) {
         int n = Math.min(MAX_SDKS, (clients + CLIENTS_PER_SDK - 1) / CLIENTS_PER_SDK);
         for (int i = 0; i < n; i++) {
-            sdks.add(TenureClient.builder().endpoints(endpoints).clientId(clientId + "-" + i).sessionStream(!unaryLockCalls).build());
+            sdks.add(members.client(members.endpoints()).clientId(clientId + "-" + i).sessionStream(!unaryLockCalls).build());
         }
     }
 

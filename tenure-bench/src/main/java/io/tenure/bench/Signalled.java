@@ -64,7 +64,7 @@ final class Signalled {
         List<String> endpoints = members.endpoints();
         List<TenureClient> listenerClients = new ArrayList<>();
         List<Subscription> subscriptions = new ArrayList<>();
-        try (SdkClients sdks = new SdkClients(endpoints, s.clients(), "bench-w11", s.unaryLockCalls())) {
+        try (SdkClients sdks = new SdkClients(members, s.clients(), "bench-w11", s.unaryLockCalls())) {
             Window window = new Window(s.warmup(), s.duration());
             List<Receiver> receivers = new ArrayList<>();
             for (int m = 0; m < endpoints.size(); m++) {
@@ -72,7 +72,7 @@ final class Signalled {
                 for (int i = 0; i < endpoints.size(); i++) {
                     preferring.add(endpoints.get((m + i) % endpoints.size()));
                 }
-                TenureClient client = TenureClient.builder().endpoints(preferring).clientId("bench-w11-listener-" + m).build();
+                TenureClient client = members.client(preferring).clientId("bench-w11-listener-" + m).build();
                 listenerClients.add(client);
                 Receiver r = new Receiver(s.clients(), window);
                 receivers.add(r);
@@ -150,7 +150,7 @@ final class Signalled {
             x.put("delivery_p50_ms", Latencies.ms(delivery, 50));
             x.put("delivery_p99_ms", Latencies.ms(delivery, 99));
             cpu.report(total, window.seconds(), x);
-            return new BenchResult(s.target(), s.workload(), s.clients(), window.seconds(), total, total / window.seconds(),
+            return new BenchResult(s.label(), s.workload(), s.clients(), window.seconds(), total, total / window.seconds(),
                     Latencies.ms(all, 50), Latencies.ms(all, 99), Latencies.maxMs(all), disorder + wrongCount.get(), x);
         } finally {
             subscriptions.forEach(Subscription::close);

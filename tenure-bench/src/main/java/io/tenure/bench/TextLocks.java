@@ -117,7 +117,7 @@ final class TextLocks {
                 x.put("fairness_min_over_max", max == 0 ? 0 : BenchResult.round((double) min / max));
             }
             cpu.report(total, window.seconds(), x);
-            return new BenchResult(s.target(), s.workload(), s.clients(), window.seconds(), total, total / window.seconds(),
+            return new BenchResult(s.label(), s.workload(), s.clients(), window.seconds(), total, total / window.seconds(),
                     Latencies.ms(all, 50), Latencies.ms(all, 99), Latencies.maxMs(all), exclusion.overlaps(), x);
         } finally {
             for (Line line : lines) {

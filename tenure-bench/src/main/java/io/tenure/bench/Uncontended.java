@@ -29,7 +29,7 @@ final class Uncontended {
     }
 
     static BenchResult run(Members members, BenchSettings s, String keyPrefix, GrantListener listener) throws Exception {
-        try (SdkClients sdks = new SdkClients(members.endpoints(), s.clients(), "bench-w1", s.unaryLockCalls())) {
+        try (SdkClients sdks = new SdkClients(members, s.clients(), "bench-w1", s.unaryLockCalls())) {
             Exclusion exclusion = new Exclusion();
             List<Lease> leases = new ArrayList<>();
             for (int i = 0; i < s.clients(); i++) {
@@ -95,7 +95,7 @@ final class Uncontended {
             x.put("sdk_clients", sdks.size());
             x.put("lock_calls", s.unaryLockCalls() ? "unary" : "session");
             cpu.report(total, window.seconds(), x);
-            return new BenchResult(s.target(), s.workload(), s.clients(), window.seconds(), total, total / window.seconds(),
+            return new BenchResult(s.label(), s.workload(), s.clients(), window.seconds(), total, total / window.seconds(),
                     Latencies.ms(all, 50), Latencies.ms(all, 99), Latencies.maxMs(all), exclusion.overlaps(), x);
         }
     }

@@ -59,7 +59,7 @@ final class Watches {
                 watchFailure.compareAndSet(null, error);
             }
         };
-        try (SdkClients sdks = new SdkClients(members.endpoints(), SdkClients.CLIENTS_PER_SDK * SdkClients.MAX_SDKS, "bench-w4-watch")) {
+        try (SdkClients sdks = new SdkClients(members, SdkClients.CLIENTS_PER_SDK * SdkClients.MAX_SDKS, "bench-w4-watch")) {
             List<Watch> watches = new ArrayList<>();
             for (int i = 0; i < s.watchers(); i++) {
                 watches.add(sdks.get(i).watchPrefix(PREFIX, 0, listener));
@@ -91,7 +91,7 @@ final class Watches {
             x.put("delivery_p50_ms", BenchResult.round(Latencies.ms(delay, 50)));
             x.put("delivery_p99_ms", BenchResult.round(Latencies.ms(delay, 99)));
             x.put("delivery_max_ms", BenchResult.round(Latencies.maxMs(delay)));
-            return new BenchResult(s.target(), s.workload(), s.clients(), writers.seconds(), writers.ops(), writers.opsPerSec(),
+            return new BenchResult(s.label(), s.workload(), s.clients(), writers.seconds(), writers.ops(), writers.opsPerSec(),
                     writers.p50Ms(), writers.p99Ms(), writers.maxMs(), writers.overlaps(), x);
         }
     }

@@ -79,6 +79,11 @@ final class BenchCommand implements Callable<Integer> {
             description = "How the SDK sends W1's and W2's lock calls: in its session stream, or one unary RPC each (default: ${DEFAULT-VALUE}).")
     String lockCalls;
 
+    @Option(names = "--tls", description = "Members serve their client ports with mutual TLS (--cert-file, --key-file, "
+            + "--trusted-ca-file, --client-cert-auth, certificates made for the run with openssl) and the clients present a "
+            + "certificate: what TLS costs, beside a run without (default: off).")
+    boolean tls;
+
     @Option(names = "--member-jvm-opts", defaultValue = "-Xmx1g -XX:+UseZGC", paramLabel = "OPTIONS",
             description = "JVM options of each member, space separated (default: ${DEFAULT-VALUE}).")
     String memberJvmOptions;
@@ -106,6 +111,6 @@ final class BenchCommand implements Callable<Integer> {
     BenchSettings settings(List<String> jvm) {
         int n = clients != null ? clients : BenchSettings.defaultClients(workload);
         return new BenchSettings(target, workload, n, duration, warmup, leases, watchers, rounds, limit, jvm,
-                lockCalls.equals("unary"));
+                lockCalls.equals("unary"), tls);
     }
 }

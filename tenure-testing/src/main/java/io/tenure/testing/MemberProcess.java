@@ -71,6 +71,8 @@ public final class MemberProcess implements AutoCloseable {
     private final boolean ownClassPath;
     private final UnaryOperator<List<String>> wrapper;
     private final Consumer<MemberProcess> onLaunch;
+    /** How this object's own status calls reach the member: plaintext, or TLS when it serves TLS. */
+    private final io.grpc.ChannelCredentials statusCredentials;
     private volatile Process process;
     private volatile ManagedChannel channel;
     private volatile long logOffsetAtStart;
@@ -91,6 +93,7 @@ public final class MemberProcess implements AutoCloseable {
         this.ownClassPath = b.ownClassPath;
         this.wrapper = b.wrapper;
         this.onLaunch = b.onLaunch;
+        this.statusCredentials = b.statusCredentials;
         List<String> args = new ArrayList<>(List.of("--id", name));
         if (b.peers != null) {
             args.addAll(List.of("--peers", b.peers));
@@ -167,7 +170,7 @@ public final class MemberProcess implements AutoCloseable {
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
         builder.environment().putAll(env);
         process = builder.start();
-        channel = NettyChannelBuilder.forAddress(host, clientPort).usePlaintext().build();
+        channel = NettyChannelBuilder.forAddress(host, clientPort, statusCredentials).build();
         return this;
     }
 
@@ -484,6 +487,7 @@ public final class MemberProcess implements AutoCloseable {
         private boolean ownClassPath;
         private UnaryOperator<List<String>> wrapper = command -> command;
         private Consumer<MemberProcess> onLaunch = member -> { };
+        private io.grpc.ChannelCredentials statusCredentials = io.grpc.InsecureChannelCredentials.create();
 
         private Builder(String name, Path dataDir) {
             this.name = Objects.requireNonNull(name, "name");
@@ -533,6 +537,25 @@ public final class MemberProcess implements AutoCloseable {
         }
 
         /** Arguments after the standard ones (for example {@code --snapshot-every 200}, {@code --join}). */
+        /**
+         * For a member started with TLS on its client port ({@link #args} with {@code --cert-file}):
+         * the CA that signed its certificate, and the client certificate and key this object's
+         * status calls present (null for none).
+         */
+        public Builder clientTls(Path trustedCa, Path certFile, Path keyFile) {
+            io.grpc.TlsChannelCredentials.Builder tls = io.grpc.TlsChannelCredentials.newBuilder();
+            try {
+                tls.trustManager(trustedCa.toFile());
+                if (certFile != null) {
+                    tls.keyManager(certFile.toFile(), keyFile.toFile());
+                }
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            this.statusCredentials = tls.build();
+            return this;
+        }
+
         public Builder args(List<String> args) {
             this.extraArgs.addAll(args);
             return this;
