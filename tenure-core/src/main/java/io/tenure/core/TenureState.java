@@ -62,7 +62,8 @@ public final class TenureState {
                 new CounterTable(names.newNamespace()),
                 new KvTable(leases),
                 new ListTable(leases, names.newNamespace()),
-                new SignalTable(leases));
+                new SignalTable(leases),
+                new io.tenure.core.access.AccessTable());
     }
 
     /** The log encoding of every command of the kernel and the primitives. */

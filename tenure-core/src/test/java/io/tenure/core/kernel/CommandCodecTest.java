@@ -102,10 +102,24 @@ class CommandCodecTest {
                     new TxnCompare("kv", "cfg/a", null, null, 5, null)),
                     List.of(new KvPut("cfg/a", new byte[] {8}, 0, 1_000, 0), new CounterAdd("seq/a", -1, 0)),
                     List.of(new KvDelete("cfg/b", -1, 0)), -53),
-            new LeaseRetime(10, 33_000));
+            new LeaseRetime(10, 33_000),
+            new io.tenure.core.access.UserAdd("ops@\u9396", "pbkdf2-sha256$120000$c2FsdA==$aGFzaA=="),
+            new io.tenure.core.access.UserDelete("ops"),
+            new io.tenure.core.access.UserPassword("ops", "pbkdf2-sha256$1$AA==$AA=="),
+            new io.tenure.core.access.UserGrantRole("ops", "root"),
+            new io.tenure.core.access.UserRevokeRole("ops", "readers"),
+            new io.tenure.core.access.RoleAdd("readers"),
+            new io.tenure.core.access.RoleDelete("readers"),
+            new io.tenure.core.access.RoleGrant("readers", "kv", "cfg/\u9396", io.tenure.core.access.Level.ADMIN),
+            new io.tenure.core.access.RoleRevoke("readers", "*", ""),
+            io.tenure.core.access.AuthEnable.INSTANCE,
+            io.tenure.core.access.AuthDisable.INSTANCE,
+            new io.tenure.core.access.TokenIssue("ops", "0123456789abcdef0123456789abcdef", -1),
+            new io.tenure.core.access.TokenRevoke("ops", "fedcba9876543210"));
 
     /** Tags are what old logs name their commands by: changing one would misread every log written before. */
-    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 23, 24, 25, 26, 32, 33, 34, 40, 41, 42, 43, 50, 51, 52, 53, 54, 55, 60, 61, 62, 70, 35);
+    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 23, 24, 25, 26, 32, 33, 34, 40, 41, 42, 43, 50, 51, 52, 53, 54, 55, 60, 61, 62, 70, 35,
+            90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102);
     /** Tags of older encodings, read from old logs, and written for commands that leave the newer fields unset. */
     static final List<Integer> OLDER_TAGS = List.of(5, 6, 10);
 
