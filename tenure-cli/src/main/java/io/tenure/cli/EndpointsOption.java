@@ -43,6 +43,12 @@ final class EndpointsOption {
             description = "The private key of --cert, PEM (PKCS#8), not encrypted; TENURE_KEY when not given (default: none).")
     java.nio.file.Path key;
 
+    @Option(names = "--token", paramLabel = "TOKEN",
+            description = "A bearer token (from 'tenure auth token') shown on every call, for members with authentication "
+                    + "on; TENURE_TOKEN when not given. Use it with --cacert: over plaintext it can be read off the wire "
+                    + "(default: none).")
+    String token;
+
     /** Connects lazily; a malformed endpoint is a usage error naming {@code --endpoints}. */
     TenureClient connect() {
         if (requestTimeout.isZero()) {
@@ -62,6 +68,14 @@ final class EndpointsOption {
                 builder.tls(cacert, cert, key);
             } catch (IllegalArgumentException e) {
                 throw new ParameterException(spec.commandLine(), sourceOf("--cacert") + e.getMessage());
+            }
+        }
+        if (token != null && !token.isEmpty()) {
+            try {
+                builder.token(token);
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), sourceOf("--token") + "Invalid value for option '--token': "
+                        + e.getMessage());
             }
         }
         try {

@@ -43,7 +43,7 @@ final class SettingSources implements IDefaultValueProvider {
     static final Set<String> RESERVED = Set.of(LeaseBoundCommand.KEY_VARIABLE, LeaseBoundCommand.LEASE_VARIABLE,
             LeaseBoundCommand.TOKEN_VARIABLE, LockCommand.MODE_VARIABLE, SemaphoreCommand.PERMITS_VARIABLE);
     /** The options of the client commands that the environment may set. */
-    static final Set<String> CLIENT_SETTINGS = Set.of("--endpoints", "--request-timeout", "--cacert", "--cert", "--key");
+    static final Set<String> CLIENT_SETTINGS = Set.of("--endpoints", "--request-timeout", "--cacert", "--cert", "--key", "--token");
     static final String CONFIG_OPTION = "--config";
     /**
      * dflockd's environment variables, read for the options of the text front end that carry

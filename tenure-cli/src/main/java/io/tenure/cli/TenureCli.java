@@ -56,6 +56,9 @@ public final class TenureCli {
         all.put("listen", ListenCommand::new);
         all.put("status", StatusCommand::new);
         all.put("member", MemberCommand::new);
+        all.put("auth", AuthCommand::new);
+        all.put("user", UserCommand::new);
+        all.put("role", RoleCommand::new);
         all.put("locks", LocksCommand::new);
         all.put("describe", DescribeCommand::new);
         all.put("lease", LeaseCommand::new);

@@ -253,7 +253,7 @@ class SettingSourcesTest {
             }
         });
         assertThat(settings).allMatch(s -> s.startsWith("tenure server ") || s.endsWith(" --endpoints")
-                || s.endsWith(" --request-timeout") || s.endsWith(" --cacert") || s.endsWith(" --cert") || s.endsWith(" --key"));
+                || s.endsWith(" --request-timeout") || s.endsWith(" --cacert") || s.endsWith(" --cert") || s.endsWith(" --key") || s.endsWith(" --token"));
         assertThat(settings).contains("tenure server --data-dir", "tenure server --http-port", "tenure status --endpoints",
                 "tenure lock --endpoints", "tenure snapshot save --endpoints");
         assertThat(settings).noneMatch(s -> s.startsWith("tenure snapshot restore"));

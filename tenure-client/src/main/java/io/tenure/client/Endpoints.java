@@ -74,8 +74,17 @@ final class Endpoints implements AutoCloseable {
 
     /** A channel to {@code host:port} with {@code credentials} (plaintext or TLS); connects lazily. */
     static ManagedChannel channel(String endpoint, io.grpc.ChannelCredentials credentials) {
+        return channel(endpoint, credentials, null);
+    }
+
+    /** As {@link #channel(String, io.grpc.ChannelCredentials)}, every call showing {@code token} as a bearer token (null: none). */
+    static ManagedChannel channel(String endpoint, io.grpc.ChannelCredentials credentials, String token) {
         HostAndPort address = HostAndPort.parse(endpoint);
-        return Grpc.newChannelBuilderForAddress(address.host(), address.port(), credentials)
+        io.grpc.ManagedChannelBuilder<?> builder = Grpc.newChannelBuilderForAddress(address.host(), address.port(), credentials);
+        if (token != null) {
+            builder.intercept(bearer(token));
+        }
+        return builder
                 .keepAliveTime(KEEPALIVE_TIME.toNanos(), TimeUnit.NANOSECONDS)
                 .keepAliveTimeout(KEEPALIVE_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS)
                 .keepAliveWithoutCalls(false)
@@ -84,6 +93,15 @@ final class Endpoints implements AutoCloseable {
                 // made: 6 % of the single-client lock rate here.
                 .disableRetry()
                 .build();
+    }
+
+    static final io.grpc.Metadata.Key<String> AUTHORIZATION = io.grpc.Metadata.Key.of("authorization", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
+
+    /** Adds {@code authorization: Bearer <token>} to every call (unary and streams alike). */
+    static io.grpc.ClientInterceptor bearer(String token) {
+        io.grpc.Metadata headers = new io.grpc.Metadata();
+        headers.put(AUTHORIZATION, "Bearer " + token);
+        return io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(headers);
     }
 
     /** An endpoint's host and port, checked. */

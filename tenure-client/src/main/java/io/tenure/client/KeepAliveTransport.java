@@ -27,16 +27,22 @@ final class KeepAliveTransport implements AutoCloseable {
     });
 
     private final io.grpc.ChannelCredentials credentials;
+    private final String token;
 
-    /** Channels made with {@code credentials}: plaintext or TLS, as the client's other channels. */
-    KeepAliveTransport(io.grpc.ChannelCredentials credentials) {
+    /** Channels made with {@code credentials} (plaintext or TLS) and showing {@code token} (null: none), as the client's other channels. */
+    KeepAliveTransport(io.grpc.ChannelCredentials credentials, String token) {
         this.credentials = credentials;
+        this.token = token;
     }
 
     /** A channel to {@code endpoint} for keep-alive streams only. */
     ManagedChannel channel(String endpoint) {
         Endpoints.HostAndPort address = Endpoints.HostAndPort.parse(endpoint);
-        return NettyChannelBuilder.forAddress(address.host(), address.port(), credentials)
+        NettyChannelBuilder builder = NettyChannelBuilder.forAddress(address.host(), address.port(), credentials);
+        if (token != null) {
+            builder.intercept(Endpoints.bearer(token));
+        }
+        return builder
                 .eventLoopGroup(loop)
                 .channelType(NioSocketChannel.class)
                 .directExecutor()

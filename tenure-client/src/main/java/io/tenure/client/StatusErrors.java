@@ -37,7 +37,8 @@ final class StatusErrors {
             return tenure;
         }
         String service = method == null ? null : method.substring(0, Math.max(0, method.indexOf('/')));
-        boolean cluster = ClusterServiceGrpc.SERVICE_NAME.equals(service);
+        // The cluster and auth services' NOT_FOUND is a member, user or role; FAILED_PRECONDITION a refused change.
+        boolean cluster = ClusterServiceGrpc.SERVICE_NAME.equals(service) || io.tenure.proto.v1.AuthServiceGrpc.SERVICE_NAME.equals(service);
         // A semaphore's FAILED_PRECONDITION is more than a stale release: a limit or permits that
         // differ from the semaphore's, or a name that is a lock.
         boolean semaphore = SemaphoreServiceGrpc.SERVICE_NAME.equals(service);
@@ -67,6 +68,8 @@ final class StatusErrors {
             case RESOURCE_EXHAUSTED -> new LimitExceededException(text, failure);
             case UNAVAILABLE -> new UnavailableException(endpoint + " unavailable: " + text, failure);
             case DEADLINE_EXCEEDED -> new UnavailableException(endpoint + " did not answer in time: " + text, failure);
+            case UNAUTHENTICATED -> new UnauthenticatedException(text, failure);
+            case PERMISSION_DENIED -> new PermissionDeniedException(text, failure);
             default -> new TenureException(status.getCode() + " from " + endpoint + ": " + text, failure);
         };
     }

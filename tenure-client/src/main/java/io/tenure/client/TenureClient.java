@@ -160,10 +160,11 @@ public final class TenureClient implements AutoCloseable {
         this.sessionTtl = builder.sessionTtl;
         // Keep-alives get a transport of their own with the default channels; custom channels
         // (TLS, in-process tests) carry them too.
-        this.keepAliveTransport = builder.channelFactory == null ? new KeepAliveTransport(builder.credentials) : null;
+        this.keepAliveTransport = builder.channelFactory == null ? new KeepAliveTransport(builder.credentials, builder.token) : null;
         io.grpc.ChannelCredentials credentials = builder.credentials;
+        String token = builder.token;
         Function<String, ManagedChannel> channels = builder.channelFactory != null ? builder.channelFactory
-                : endpoint -> Endpoints.channel(endpoint, credentials);
+                : endpoint -> Endpoints.channel(endpoint, credentials, token);
         this.endpoints = new Endpoints(builder.endpoints, channels,
                 keepAliveTransport == null ? channels : keepAliveTransport::channel);
         if (builder.scheduler != null) {
@@ -358,6 +359,12 @@ public final class TenureClient implements AutoCloseable {
         checkName(name);
         ensureOpen();
         return new TenureCountDownLatch(this, name, null);
+    }
+
+    /** Users, roles, tokens and the authentication switch of the cluster. */
+    public TenureAuth auth() {
+        ensureOpen();
+        return new TenureAuth(this);
     }
 
     /**
@@ -1488,6 +1495,7 @@ public final class TenureClient implements AutoCloseable {
         /** Null: gRPC channels made with {@link #credentials}, and the keep-alive streams on connections of their own. */
         private Function<String, ManagedChannel> channelFactory;
         private io.grpc.ChannelCredentials credentials = io.grpc.InsecureChannelCredentials.create();
+        private String token;
         private String clientId;
         private Duration sessionTtl = DEFAULT_SESSION_TTL;
         private boolean sessionStream = true;
@@ -1611,6 +1619,19 @@ public final class TenureClient implements AutoCloseable {
                         + ") cannot be used: " + e.getMessage(), e);
             }
             this.credentials = tls.build();
+            return this;
+        }
+
+        /**
+         * Shows {@code token} (from {@link TenureAuth#authenticate}, or {@code tenure auth token})
+         * as {@code authorization: Bearer <token>} on every call, for members with authentication
+         * on. Over plaintext a token can be read off the wire: use it with {@link #tls}.
+         */
+        public Builder token(String token) {
+            if (token == null || token.isBlank() || token.chars().anyMatch(c -> c < 0x21 || c > 0x7e)) {
+                throw new IllegalArgumentException("a token is printable ASCII without spaces, as `tenure auth token` prints it");
+            }
+            this.token = token;
             return this;
         }
 

@@ -115,6 +115,10 @@ public final class TenureServer implements AutoCloseable {
     private volatile Server grpc;
     private volatile HttpFront http;
     private volatile io.tenure.server.text.TextFront text;
+    /** Who each call is, from its bearer token or client certificate (every front end asks it). */
+    private final io.tenure.server.security.Gate authGate;
+    /** Users, roles, tokens and the authentication switch. */
+    private final io.tenure.server.security.Accounts accounts;
     /** The certificate of the client, HTTP and text ports, re-read when its files change; null: plain TCP. */
     private final io.tenure.server.security.TlsKeys tls;
     /** The text port's own certificate when only dflockd's {@code --tls-cert} gave one (a ServerConfig built without {@code tls}). */
@@ -160,6 +164,8 @@ public final class TenureServer implements AutoCloseable {
         this.member = new Member(config, raft, stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, doubleBarriers, latches, counters, lists, keyValues, signals, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
+        this.authGate = new io.tenure.server.security.Gate(stateMachine, metrics, System::currentTimeMillis, proposer::readBarrier);
+        this.accounts = new io.tenure.server.security.Accounts(proposer, stateMachine, authGate, admin, System::currentTimeMillis);
         metrics.barrierGauges(() -> stateMachine.read(s -> s.primitive(BarrierTable.class).barrierCount()),
                 () -> stateMachine.read(s -> s.primitive(BarrierTable.class).waiting()));
         metrics.doubleBarrierGauges(() -> stateMachine.read(s -> s.primitive(DoubleBarrierTable.class).barrierCount()),
@@ -267,7 +273,7 @@ public final class TenureServer implements AutoCloseable {
         ServerConfig settled = config;
         CompletableFuture<HttpFront> http = CompletableFuture.supplyAsync(() -> {
             try {
-                return HttpFront.start(server.member, settled, server.tls);
+                return HttpFront.start(server.member, settled, server.tls, server.accounts);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
@@ -295,7 +301,7 @@ public final class TenureServer implements AutoCloseable {
             server.http = http.join();
             if (config.text().enabled()) {
                 server.text = io.tenure.server.text.TextFront.start(server.member, config.text(), config.host(),
-                        config.limits().maxConnections(), server.textTls);
+                        config.limits().maxConnections(), server.textTls, server.authGate);
             }
         } catch (CompletionException e) {
             server.close();
@@ -387,6 +393,8 @@ public final class TenureServer implements AutoCloseable {
                 .addService(new GrpcSignalService(member))
                 .addService(new GrpcKvService(member))
                 .addService(new GrpcClusterService(member, admin))
+                .addService(new io.tenure.server.grpc.GrpcAuthService(member, accounts))
+                .intercept(new io.tenure.server.grpc.GrpcAuthentication(authGate))
                 .intercept(gate)
                 .maxInboundMessageSize(4 << 20)
                 // Every call starts on the transport thread (gRPC's method lookup runs there), and

@@ -40,6 +40,12 @@ final class Statuses {
             trailers.put(RETRY_AFTER_MS, Long.toString(overloaded.retryAfterMillis()));
             return Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).asRuntimeException(trailers);
         }
+        if (e instanceof io.tenure.server.Unauthenticated) {
+            return Status.UNAUTHENTICATED.withDescription(e.getMessage()).asRuntimeException();
+        }
+        if (e instanceof io.tenure.server.PermissionDenied) {
+            return Status.PERMISSION_DENIED.withDescription(e.getMessage()).asRuntimeException();
+        }
         if (e instanceof LimitExceeded) {
             return Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).asRuntimeException();
         }

@@ -16,6 +16,10 @@ enum ErrorCode {
     NOT_FOUND(404, "not_found"),
     /** The lease was never granted, has expired or was revoked (a two-phase wait's, a withdrawal's, a double barrier leave's). */
     LEASE_NOT_FOUND(404, "lease_not_found"),
+    /** Authentication is on and the request showed no valid credential ({@code Authorization: Bearer}, or a client certificate). */
+    UNAUTHENTICATED(401, "unauthenticated"),
+    /** The request's principal may not make it (a management request by a user without the role root). */
+    PERMISSION_DENIED(403, "permission_denied"),
     /** No endpoint has this path. */
     UNKNOWN_ROUTE(404, "unknown_route"),
     /** The path exists, with other methods (listed in {@code Allow}). */

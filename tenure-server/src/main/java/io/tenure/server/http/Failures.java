@@ -44,6 +44,12 @@ final class Failures {
             return new Failure(ErrorCode.OVERLOADED, null, overloaded.getMessage(),
                     Map.of("retry_after_ms", overloaded.retryAfterMillis()));
         }
+        if (e instanceof io.tenure.server.Unauthenticated u) {
+            return new Failure(ErrorCode.UNAUTHENTICATED, null, u.getMessage());
+        }
+        if (e instanceof io.tenure.server.PermissionDenied d) {
+            return new Failure(ErrorCode.PERMISSION_DENIED, null, d.getMessage());
+        }
         if (e instanceof LimitExceeded limit) {
             return new Failure(ErrorCode.LIMIT_EXCEEDED, null, limit.getMessage());
         }

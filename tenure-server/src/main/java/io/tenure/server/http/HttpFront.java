@@ -14,6 +14,10 @@ import io.tenure.server.Causes;
 import io.tenure.server.Member;
 import io.tenure.server.RequestIds;
 import io.tenure.server.ServerConfig;
+import io.tenure.server.Unauthenticated;
+import io.tenure.server.security.Accounts;
+import io.tenure.server.security.Gate;
+import io.tenure.server.security.Principal;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -82,10 +86,15 @@ public final class HttpFront implements AutoCloseable {
     private final BarrierApi barriers;
     private final LatchApi latches;
     private final Javalin app;
+    /** Users, roles and tokens; its gate says who each request is. */
+    private final Accounts accounts;
+    /** The request attribute holding the request's {@link Principal}. */
+    private static final String PRINCIPAL = "tenure.principal";
     private final int maxConnections;
     private final OpenConnections openConnections = new OpenConnections();
 
-    private HttpFront(Member member, ServerConfig config, io.tenure.server.security.TlsKeys tls) {
+    private HttpFront(Member member, ServerConfig config, io.tenure.server.security.TlsKeys tls, Accounts accounts) {
+        this.accounts = accounts;
         this.member = member;
         this.maxBodyBytes = config.limits().maxHttpBodyBytes();
         this.maxConnections = config.limits().maxConnections();
@@ -152,13 +161,10 @@ public final class HttpFront implements AutoCloseable {
      *
      * @throws IOException when the port cannot be bound
      */
-    public static HttpFront start(Member member, ServerConfig config) throws IOException {
-        return start(member, config, null);
-    }
-
     /** As {@link #start(Member, ServerConfig)}; with {@code tls}, HTTPS only (TLS 1.2 or later), with client certificates where it asks for them. */
-    public static HttpFront start(Member member, ServerConfig config, io.tenure.server.security.TlsKeys tls) throws IOException {
-        HttpFront front = new HttpFront(member, config, tls);
+    public static HttpFront start(Member member, ServerConfig config, io.tenure.server.security.TlsKeys tls, Accounts accounts)
+            throws IOException {
+        HttpFront front = new HttpFront(member, config, tls, accounts);
         try {
             front.app.start();
         } catch (RuntimeException e) {
@@ -219,6 +225,39 @@ public final class HttpFront implements AutoCloseable {
         if (api && !member.rateGuard().tryAdmit()) {
             throw new Failure(ErrorCode.LIMIT_EXCEEDED, null, member.rateGuard().refusal().getMessage());
         }
+        if (path.startsWith("/v1/")) {
+            ctx.attribute(PRINCIPAL, principalOf(ctx, path));
+        }
+    }
+
+    /**
+     * Who the request is, from its {@code Authorization: Bearer} header and its client
+     * certificate; 401 when authentication is on and it shows no valid credential, except for
+     * authenticating and asking the status (how a client gets a credential and checks it).
+     */
+    private Principal principalOf(Context ctx, String path) {
+        String token = Gate.bearer(ctx.header("Authorization")).orElse(null);
+        Object chain = ctx.req().getAttribute("jakarta.servlet.request.X509Certificate");
+        java.security.cert.X509Certificate certificate = chain instanceof java.security.cert.X509Certificate[] certs && certs.length > 0
+                ? certs[0] : null;
+        try {
+            return accounts.gate().identify(token, certificate, "http");
+        } catch (Unauthenticated e) {
+            if (path.equals("/v1/auth/authenticate") || path.equals("/v1/auth/status")) {
+                return Principal.NOBODY;
+            }
+            ctx.header("WWW-Authenticate", "Bearer realm=\"tenure\"");
+            throw new Failure(ErrorCode.UNAUTHENTICATED, null, e.getMessage());
+        }
+    }
+
+    private static Principal caller(Context ctx) {
+        Principal principal = ctx.attribute(PRINCIPAL);
+        return principal == null ? Principal.NOBODY : principal;
+    }
+
+    private JsonBody body(Context ctx) throws IOException {
+        return JsonBody.parse(JSON, JsonBody.read(ctx.req().getInputStream(), ctx.req().getContentLengthLong(), maxBodyBytes));
     }
 
     /**
@@ -352,6 +391,26 @@ public final class HttpFront implements AutoCloseable {
             listActions.put("pop", (name, body, requestId) -> lists.pop(name, body, requestId, caller));
             return post(ctx, NamePath.LISTS, listActions);
         }));
+        AuthApi auth = new AuthApi(accounts);
+        app.post("/v1/auth/authenticate", ctx -> serve(ctx, () -> auth.authenticate(body(ctx))));
+        app.get("/v1/auth/status", ctx -> serve(ctx, () -> auth.status(caller(ctx))));
+        app.post("/v1/auth/enable", ctx -> serve(ctx, () -> auth.enable(caller(ctx))));
+        app.post("/v1/auth/disable", ctx -> serve(ctx, () -> auth.disable(caller(ctx))));
+        app.get("/v1/auth/users", ctx -> serve(ctx, () -> auth.users(caller(ctx))));
+        app.post("/v1/auth/users", ctx -> serve(ctx, () -> auth.addUser(caller(ctx), body(ctx))));
+        app.delete("/v1/auth/users/{name}", ctx -> serve(ctx, () -> auth.deleteUser(caller(ctx), ctx.pathParam("name"))));
+        app.post("/v1/auth/users/{name}/password", ctx -> serve(ctx,
+                () -> auth.changePassword(caller(ctx), ctx.pathParam("name"), body(ctx))));
+        app.post("/v1/auth/users/{name}/roles", ctx -> serve(ctx, () -> auth.grantRole(caller(ctx), ctx.pathParam("name"), body(ctx))));
+        app.delete("/v1/auth/users/{name}/roles/{role}", ctx -> serve(ctx,
+                () -> auth.revokeRole(caller(ctx), ctx.pathParam("name"), ctx.pathParam("role"))));
+        app.get("/v1/auth/roles", ctx -> serve(ctx, () -> auth.roles(caller(ctx))));
+        app.post("/v1/auth/roles", ctx -> serve(ctx, () -> auth.addRole(caller(ctx), body(ctx))));
+        app.delete("/v1/auth/roles/{name}", ctx -> serve(ctx, () -> auth.deleteRole(caller(ctx), ctx.pathParam("name"))));
+        app.post("/v1/auth/roles/{name}/permissions", ctx -> serve(ctx,
+                () -> auth.grantPermission(caller(ctx), ctx.pathParam("name"), body(ctx))));
+        app.delete("/v1/auth/roles/{name}/permissions", ctx -> serve(ctx, () -> auth.revokePermission(caller(ctx),
+                ctx.pathParam("name"), ctx.queryParam("kind"), ctx.queryParam("prefix"))));
         // Not under /v1/kv/, where "txn" would be a key.
         app.post("/v1/txn", ctx -> serve(ctx, () -> kv.txn(JsonBody.parse(JSON,
                 JsonBody.read(ctx.req().getInputStream(), ctx.req().getContentLengthLong(), maxBodyBytes)))));

@@ -71,6 +71,8 @@ public final class ServerMetrics {
     private final Counter signalsDelivered;
     private final Counter textAuthFailures;
     private final ResultCounter textRequests = new ResultCounter("text_request", "Text protocol requests by command", "command");
+    private final ResultCounter authFailures = new ResultCounter("auth_failures",
+            "Calls refused for a missing, wrong or expired credential, and failed authentications, by front end", "front");
     private final Timer applyLatency;
     private final Timer logSyncLatency;
     private final Timer snapshotDuration;
@@ -134,6 +136,11 @@ public final class ServerMetrics {
     /** A text connection gave a wrong token, or a request before {@code auth}. */
     public void textAuthFailure() {
         textAuthFailures.increment();
+    }
+
+    /** A call refused as unauthenticated, or a failed authentication, by front end ({@code grpc}, {@code http}, {@code text}, {@code authenticate}). */
+    public void authFailure(String front) {
+        authFailures.increment(front);
     }
 
     /** A text request answered, by its command (an unknown command counts as "unknown"). */

@@ -28,6 +28,8 @@ final class TextCommands {
     static final String CLOSE_AFTER = "\u0000close:";
     /** The commands whose key line is not a key (dflockd skips its check for them). */
     private static final Set<String> KEYLESS = Set.of("auth", "stats", "ping");
+    /** The principal of a connection that showed the shared {@code --auth-token}: a user of that name holds its roles. */
+    static final String TEXT_TOKEN_USER = "text";
     /** dflockd waits this long before closing a connection that failed authentication. */
     static final long AUTH_FAILURE_DELAY_MS = 100;
     /** How long a request the member sheds is retried before it is answered {@code error}. */
@@ -36,8 +38,12 @@ final class TextCommands {
     private final Map<String, TextCommand> byName = new HashMap<>();
     private final TextSettings settings;
 
-    TextCommands(TextSettings settings, TextFront front) {
+    /** Who a connection is once it authenticated: its token's user while authentication is on; null: no gate (tests' members). */
+    private final io.tenure.server.security.Gate gate;
+
+    TextCommands(TextSettings settings, TextFront front, io.tenure.server.security.Gate gate) {
         this.settings = settings;
+        this.gate = gate;
         byName.put("ping", (session, request) -> CompletableFuture.completedFuture("ok"));
         byName.put("auth", this::auth);
         for (Consumer<Map<String, TextCommand>> group : java.util.List.<Consumer<Map<String, TextCommand>>>of(
@@ -49,12 +55,13 @@ final class TextCommands {
 
     /** Serves one request of {@code session}: the handshake, the key check, then its command. */
     CompletableFuture<String> serve(TextSession session, TextRequest request) {
-        if (!session.authenticated()) {
+        if (!session.authenticated() && (settings.authToken() != null || usersOn())) {
             if (!request.command().equals("auth")) {
                 LOG.info("event=text_auth_missing connection={} command=\"{}\"", session.id(), request.command());
+                session.member().metrics().authFailure("text");
                 return closeAfter(session, "error_auth");
             }
-        } else if (request.command().equals("auth") && settings.authToken() != null) {
+        } else if (request.command().equals("auth") && session.authenticated()) {
             return CompletableFuture.completedFuture("ok");
         }
         TextCommand command = byName.get(request.command());
@@ -123,14 +130,36 @@ final class TextCommands {
                 && rejected.getMessage().matches("(?s)'.*' is an? [a-z ]+, not an? [a-z ]+.*");
     }
 
+    /** Whether users' authentication is on (then every connection must {@code auth} first, with a user's bearer token). */
+    private boolean usersOn() {
+        return gate != null && gate.enabled();
+    }
+
+    /**
+     * The handshake: the shared {@code --auth-token} (the principal {@value #TEXT_TOKEN_USER}), or,
+     * while users' authentication is on, a user's bearer token ({@code tenure auth token}).
+     */
     private CompletableFuture<String> auth(TextSession session, TextRequest request) {
         String expected = settings.authToken();
-        if (expected == null) {
-            throw TextRefusal.error(TextRefusal.BAD_COMMAND, "auth without --auth-token on this member");
+        boolean users = usersOn();
+        if (expected == null && !users) {
+            throw TextRefusal.error(TextRefusal.BAD_COMMAND, "auth without --auth-token on this member, and authentication is off");
         }
-        if (MessageDigest.isEqual(expected.getBytes(StandardCharsets.UTF_8), request.arg().getBytes(StandardCharsets.UTF_8))) {
-            session.authenticate();
+        if (expected != null && MessageDigest.isEqual(expected.getBytes(StandardCharsets.UTF_8),
+                request.arg().getBytes(StandardCharsets.UTF_8))) {
+            session.authenticate(new io.tenure.server.security.Principal(TEXT_TOKEN_USER, "text-token"));
             return CompletableFuture.completedFuture("ok");
+        }
+        if (users) {
+            try {
+                io.tenure.server.security.Principal principal = gate.identify(request.arg(), null, "text");
+                if (!principal.isNobody()) {
+                    session.authenticate(principal);
+                    return CompletableFuture.completedFuture("ok");
+                }
+            } catch (io.tenure.server.Unauthenticated e) {
+                // answered below, as a wrong shared token is
+            }
         }
         LOG.info("event=text_auth_failed connection={}", session.id());
         session.member().metrics().textAuthFailure();

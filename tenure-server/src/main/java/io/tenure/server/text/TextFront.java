@@ -43,7 +43,7 @@ public final class TextFront implements AutoCloseable {
     private final AtomicLong ids = new AtomicLong();
 
     private TextFront(Member member, TextSettings settings, String host, int maxConnections,
-            io.tenure.server.security.TlsKeys keys) throws IOException {
+            io.tenure.server.security.TlsKeys keys, io.tenure.server.security.Gate gate) throws IOException {
         this.member = member;
         this.settings = settings;
         SslContext tls = tls(keys);
@@ -52,7 +52,7 @@ public final class TextFront implements AutoCloseable {
         this.timer = t;
         this.boss = new NioEventLoopGroup(1, daemon("tenure-text-accept"));
         this.workers = new NioEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()), daemon("tenure-text"));
-        TextCommands commands = new TextCommands(settings, this);
+        TextCommands commands = new TextCommands(settings, this, gate);
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(boss, workers)
                 .channel(NioServerSocketChannel.class)
@@ -88,16 +88,17 @@ public final class TextFront implements AutoCloseable {
 
     /** Starts the text front end of {@code member} on {@code host}; {@code settings} must be enabled. */
     public static TextFront start(Member member, TextSettings settings, String host, int maxConnections) throws IOException {
-        return start(member, settings, host, maxConnections, null);
+        return start(member, settings, host, maxConnections, null, null);
     }
 
     /**
      * Starts the text front on {@code host:settings.port()}; with {@code tls}, TLS 1.2 or later
-     * with the member's (reloading) certificate, and client certificates where it asks for them.
+     * with the member's (reloading) certificate, and client certificates where it asks for them;
+     * with {@code gate}, a connection must {@code auth} with a user's token while authentication is on.
      */
     public static TextFront start(Member member, TextSettings settings, String host, int maxConnections,
-            io.tenure.server.security.TlsKeys tls) throws IOException {
-        return new TextFront(member, settings, host, maxConnections, tls);
+            io.tenure.server.security.TlsKeys tls, io.tenure.server.security.Gate gate) throws IOException {
+        return new TextFront(member, settings, host, maxConnections, tls, gate);
     }
 
     /** The port it listens on (the one picked when the setting was 0). */

@@ -105,7 +105,8 @@ public final class TextSession {
     private int subscriptions;
     private final Map<Class<?>, Object> attachments = new java.util.HashMap<>();
     private final java.util.concurrent.atomic.AtomicReference<Runnable> undelivered = new java.util.concurrent.atomic.AtomicReference<>();
-    private boolean authenticated;
+    /** Who the connection authenticated as; null until it did (or when nothing asks it to). */
+    private io.tenure.server.security.Principal principal;
     private boolean closed;
     /** The client closed its sending side: it is gone (dflockd's code 11), though answers may still be written. */
     private boolean gone;
@@ -116,7 +117,6 @@ public final class TextSession {
         this.settings = settings;
         this.timer = timer;
         this.wire = wire;
-        this.authenticated = settings.authToken() == null;
     }
 
     public long id() {
@@ -146,11 +146,16 @@ public final class TextSession {
     }
 
     synchronized boolean authenticated() {
-        return authenticated;
+        return principal != null;
     }
 
-    synchronized void authenticate() {
-        authenticated = true;
+    synchronized void authenticate(io.tenure.server.security.Principal principal) {
+        this.principal = principal;
+    }
+
+    /** Who the connection is: the principal it authenticated as, or {@link io.tenure.server.security.Principal#NOBODY}. */
+    public synchronized io.tenure.server.security.Principal principal() {
+        return principal == null ? io.tenure.server.security.Principal.NOBODY : principal;
     }
 
     public synchronized boolean closed() {

@@ -1,0 +1,214 @@
+package io.tenure.server.security;
+
+import io.tenure.core.access.AccessTable;
+import io.tenure.core.access.AuthDisable;
+import io.tenure.core.access.AuthEnable;
+import io.tenure.core.access.Level;
+import io.tenure.core.access.Permission;
+import io.tenure.core.access.Role;
+import io.tenure.core.access.RoleAdd;
+import io.tenure.core.access.RoleDelete;
+import io.tenure.core.access.RoleGrant;
+import io.tenure.core.access.RoleRevoke;
+import io.tenure.core.access.TokenIssue;
+import io.tenure.core.access.User;
+import io.tenure.core.access.UserAdd;
+import io.tenure.core.access.UserDelete;
+import io.tenure.core.access.UserGrantRole;
+import io.tenure.core.access.UserPassword;
+import io.tenure.core.access.UserRevokeRole;
+import io.tenure.core.kernel.Command;
+import io.tenure.core.kernel.Result;
+import io.tenure.server.RequestRejected;
+import io.tenure.server.Unauthenticated;
+import io.tenure.server.raft.Proposer;
+import io.tenure.server.raft.TenureStateMachine;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.function.LongSupplier;
+
+/**
+ * Users, roles and the authentication switch, for every front end: each change is checked here
+ * (the caller must be root while authentication is on; input as the core refuses it, but before
+ * anything is proposed), hashed here (a password never reaches the log), proposed through the log,
+ * and answered with the state as applied. Password hashing runs on {@code hashing}, never on a
+ * transport thread.
+ */
+public final class Accounts {
+    /** A token's lifetime when the caller names none. */
+    public static final Duration DEFAULT_TOKEN_TTL = Duration.ofHours(24);
+    /** The longest a token lives. */
+    public static final Duration MAX_TOKEN_TTL = Duration.ofDays(30);
+
+    /** What authenticating gave: the token (shown once) and when it stops working. */
+    public record Issued(String token, long expiresAtMillis) {}
+
+    private final Proposer proposer;
+    private final TenureStateMachine stateMachine;
+    private final Gate gate;
+    private final Executor hashing;
+    private final LongSupplier wallClockMillis;
+
+    public Accounts(Proposer proposer, TenureStateMachine stateMachine, Gate gate, Executor hashing, LongSupplier wallClockMillis) {
+        this.proposer = proposer;
+        this.stateMachine = stateMachine;
+        this.gate = gate;
+        this.hashing = hashing;
+        this.wallClockMillis = wallClockMillis;
+    }
+
+    public Gate gate() {
+        return gate;
+    }
+
+    /**
+     * A bearer token for user {@code name} if {@code password} is theirs, valid {@code ttl}
+     * (zero: {@link #DEFAULT_TOKEN_TTL}). One message for an unknown user and a wrong password.
+     */
+    public CompletableFuture<Issued> authenticate(String name, String password, Duration ttl) {
+        if (ttl.isNegative() || ttl.compareTo(MAX_TOKEN_TTL) > 0) {
+            return CompletableFuture.failedFuture(RequestRejected.invalid("ttl_seconds",
+                    "ttl_seconds must be between 0 (24 hours) and " + MAX_TOKEN_TTL.toSeconds() + " (30 days), got " + ttl.toSeconds()));
+        }
+        Duration lifetime = ttl.isZero() ? DEFAULT_TOKEN_TTL : ttl;
+        Optional<User> user = name == null ? Optional.empty() : stateMachine.read(s -> s.primitive(AccessTable.class).user(name));
+        return CompletableFuture.supplyAsync(() -> {
+            // A user that does not exist costs the same hash, so the answer's time does not tell.
+            boolean matches = Passwords.matches(password == null ? "" : password,
+                    user.map(User::passwordHash).orElse(Passwords.hash("not a user: equal cost")));
+            if (user.isEmpty() || !matches) {
+                gate.authFailed("authenticate");
+                throw new Unauthenticated("authentication failed: no such user, or a wrong password");
+            }
+            return BearerTokens.create();
+        }, hashing).thenCompose(token -> {
+            long expires = wallClockMillis.getAsLong() + lifetime.toMillis();
+            return change(new TokenIssue(name, BearerTokens.hash(token), expires)).thenApply(ok -> new Issued(token, expires));
+        });
+    }
+
+    public CompletableFuture<User> addUser(Principal caller, String name, String password) {
+        return asRoot(caller, "add users").thenCompose(ok -> hashed(password))
+                .thenCompose(hash -> change(new UserAdd(name, hash))).thenApply(ok -> user(name));
+    }
+
+    public CompletableFuture<User> deleteUser(Principal caller, String name) {
+        User before = userOrNull(name);
+        return asRoot(caller, "delete users").thenCompose(ok -> change(new UserDelete(name)))
+                .thenApply(ok -> before != null ? before : new User(name, "", java.util.Collections.emptySortedSet(),
+                        java.util.Collections.emptySortedMap()));
+    }
+
+    /** A user may change their own password; anyone else's needs root. */
+    public CompletableFuture<User> changePassword(Principal caller, String name, String password) {
+        CompletableFuture<Void> allowed = !caller.isNobody() && caller.user().equals(name)
+                ? CompletableFuture.completedFuture(null) : asRoot(caller, "change another user's password");
+        return allowed.thenCompose(ok -> hashed(password)).thenCompose(hash -> change(new UserPassword(name, hash)))
+                .thenApply(ok -> user(name));
+    }
+
+    public CompletableFuture<User> grantRole(Principal caller, String user, String role) {
+        return asRoot(caller, "grant roles").thenCompose(ok -> change(new UserGrantRole(user, role))).thenApply(ok -> user(user));
+    }
+
+    public CompletableFuture<User> revokeRole(Principal caller, String user, String role) {
+        return asRoot(caller, "revoke roles").thenCompose(ok -> change(new UserRevokeRole(user, role))).thenApply(ok -> user(user));
+    }
+
+    public CompletableFuture<List<User>> users(Principal caller) {
+        return asRoot(caller, "list users").thenCompose(ok -> proposer.readBarrier())
+                .thenApply(ok -> stateMachine.read(s -> List.copyOf(s.primitive(AccessTable.class).users().values())));
+    }
+
+    public CompletableFuture<Role> addRole(Principal caller, String name) {
+        return asRoot(caller, "add roles").thenCompose(ok -> change(new RoleAdd(name))).thenApply(ok -> role(name));
+    }
+
+    public CompletableFuture<Role> deleteRole(Principal caller, String name) {
+        Role before = stateMachine.read(s -> s.primitive(AccessTable.class).roles().get(name));
+        return asRoot(caller, "delete roles").thenCompose(ok -> change(new RoleDelete(name)))
+                .thenApply(ok -> before != null ? before : new Role(name, List.of()));
+    }
+
+    public CompletableFuture<Role> grantPermission(Principal caller, String role, String kind, String prefix, Level level) {
+        if (level == null) {
+            return CompletableFuture.failedFuture(RequestRejected.invalid("permission.level",
+                    "permission.level must be READ, WRITE or ADMIN"));
+        }
+        return asRoot(caller, "grant permissions").thenCompose(ok -> change(new RoleGrant(role, kind, prefix, level)))
+                .thenApply(ok -> role(role));
+    }
+
+    public CompletableFuture<Role> revokePermission(Principal caller, String role, String kind, String prefix) {
+        return asRoot(caller, "revoke permissions").thenCompose(ok -> change(new RoleRevoke(role, kind, prefix)))
+                .thenApply(ok -> role(role));
+    }
+
+    public CompletableFuture<List<Role>> roles(Principal caller) {
+        return asRoot(caller, "list roles").thenCompose(ok -> proposer.readBarrier())
+                .thenApply(ok -> stateMachine.read(s -> List.copyOf(s.primitive(AccessTable.class).roles().values())));
+    }
+
+    public CompletableFuture<Boolean> enable(Principal caller) {
+        return asRoot(caller, "switch authentication on").thenCompose(ok -> change(AuthEnable.INSTANCE)).thenApply(ok -> true);
+    }
+
+    public CompletableFuture<Boolean> disable(Principal caller) {
+        return asRoot(caller, "switch authentication off").thenCompose(ok -> change(AuthDisable.INSTANCE)).thenApply(ok -> false);
+    }
+
+    /** Whether authentication is on, read linearizably. */
+    public CompletableFuture<Boolean> enabled() {
+        return proposer.readBarrier().thenApply(ok -> gate.enabled());
+    }
+
+    private CompletableFuture<Void> asRoot(Principal caller, String what) {
+        try {
+            gate.requireRoot(caller, what);
+            return CompletableFuture.completedFuture(null);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private CompletableFuture<String> hashed(String password) {
+        try {
+            Passwords.check(password);
+        } catch (RequestRejected e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return CompletableFuture.supplyAsync(() -> Passwords.hash(password), hashing);
+    }
+
+    private CompletableFuture<Void> change(Command command) {
+        return proposer.propose(command).thenApply(applied -> {
+            if (applied.result() instanceof Result.Rejected r) {
+                throw RequestRejected.of(r);
+            }
+            return null;
+        });
+    }
+
+    private User userOrNull(String name) {
+        return name == null ? null : stateMachine.read(s -> s.primitive(AccessTable.class).user(name).orElse(null));
+    }
+
+    private User user(String name) {
+        User user = userOrNull(name);
+        if (user == null) {
+            throw new RequestRejected(Result.Code.NOT_FOUND, "name", "user '" + name + "' does not exist");
+        }
+        return user;
+    }
+
+    private Role role(String name) {
+        Role role = stateMachine.read(s -> s.primitive(AccessTable.class).roles().get(name));
+        if (role == null) {
+            throw new RequestRejected(Result.Code.NOT_FOUND, "name", "role '" + name + "' does not exist");
+        }
+        return role;
+    }
+}

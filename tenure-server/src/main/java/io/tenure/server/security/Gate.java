@@ -1,0 +1,194 @@
+package io.tenure.server.security;
+
+import io.tenure.core.access.AccessTable;
+import io.tenure.server.PermissionDenied;
+import io.tenure.server.Unauthenticated;
+import io.tenure.server.metrics.ServerMetrics;
+import io.tenure.server.raft.TenureStateMachine;
+import java.security.cert.CertificateParsingException;
+import java.security.cert.X509Certificate;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.LongSupplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.naming.InvalidNameException;
+import javax.naming.ldap.LdapName;
+import javax.naming.ldap.Rdn;
+
+/**
+ * Who a call is: every front end (gRPC, HTTP, text) hands this member's gate the credential the
+ * call showed, a bearer token or a client certificate, and gets the {@link Principal} back, or
+ * {@link Unauthenticated} when authentication is on and the call showed none that is valid.
+ * Checked against the users and tokens as this member last applied them, so a change (a user
+ * deleted, a password changed, authentication switched on) counts here as soon as it is applied.
+ */
+public final class Gate {
+    /** How a certificate names its user: its CN, else its first DNS or e-mail SAN. */
+    private static final Pattern USER = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.@-]{0,62}");
+
+    private final TenureStateMachine stateMachine;
+    private final ServerMetrics metrics;
+    private final LongSupplier wallClockMillis;
+    /** Completes once this member has applied everything committed before it was called (a read barrier). */
+    private final java.util.function.Supplier<java.util.concurrent.CompletableFuture<Void>> catchUp;
+    /** How long a call with a token this member does not know yet waits for it to catch up. */
+    static final long CATCH_UP_MILLIS = 2_000;
+
+    public Gate(TenureStateMachine stateMachine, ServerMetrics metrics, LongSupplier wallClockMillis,
+            java.util.function.Supplier<java.util.concurrent.CompletableFuture<Void>> catchUp) {
+        this.stateMachine = stateMachine;
+        this.metrics = metrics;
+        this.wallClockMillis = wallClockMillis;
+        this.catchUp = catchUp;
+    }
+
+    /** Counts a failed authentication (a wrong password, a wrong text token) by where it came from. */
+    public void authFailed(String front) {
+        metrics.authFailure(front);
+    }
+
+    /** Whether authentication is on, as last applied here. */
+    public boolean enabled() {
+        return stateMachine.read(s -> s.primitive(AccessTable.class).enabled());
+    }
+
+    /**
+     * The principal of a call that showed {@code bearerToken} (null or empty: none) and presented
+     * {@code certificate} on a TLS connection (null: none). A valid token wins over a certificate.
+     * With authentication off, a call is {@link Principal#NOBODY} unless its credential is valid.
+     *
+     * @param front {@code grpc}, {@code http} or {@code text}, for the failure metric
+     * @throws Unauthenticated when authentication is on and neither names a user
+     */
+    public Principal identify(String bearerToken, X509Certificate certificate, String front) {
+        Principal principal = lookUp(bearerToken, certificate);
+        if (principal == null && bearerToken != null && !bearerToken.isEmpty()) {
+            // A token issued a moment ago through another member may not be applied here yet: this
+            // member catches up with the commit index (one round to the leader) and looks again.
+            try {
+                catchUp.get().get(CATCH_UP_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+                principal = lookUp(bearerToken, certificate);
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                // cannot catch up now: answered as the state here says
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (principal != null) {
+            return principal;
+        }
+        return refuse(bearerToken, certificate, front);
+    }
+
+    /** The principal as this member's applied state says, or null when authentication is on and the credential names nobody. */
+    private Principal lookUp(String bearerToken, X509Certificate certificate) {
+        return lookUpHash(bearerToken == null || bearerToken.isEmpty() ? null : BearerTokens.hash(bearerToken),
+                certificate == null ? null : userOf(certificate));
+    }
+
+    /**
+     * Whether a stream opened as {@code principal}, with the token whose hash is {@code tokenHash}
+     * (null: none) and the certificate naming {@code certified} (null: none), may go on: the
+     * credential still names the same user (a token revoked or expired, a password changed, a
+     * user deleted, or authentication switched on since, and it may not). Checked for every
+     * message of a stream, so a change counts on open streams too, as this member applies it.
+     */
+    public boolean stillValid(Principal principal, String tokenHash, String certified) {
+        Principal now = lookUpHash(tokenHash, certified);
+        return now != null && now.user().equals(principal.user());
+    }
+
+    private Principal lookUpHash(String tokenHash, String certified) {
+        long now = wallClockMillis.getAsLong();
+        record Found(boolean enabled, String byToken, boolean certifiedExists) {}
+        Found found = stateMachine.read(s -> {
+            AccessTable access = s.primitive(AccessTable.class);
+            String byToken = tokenHash == null ? null : access.userOfToken(tokenHash, now).orElse(null);
+            return new Found(access.enabled(), byToken, certified != null && access.user(certified).isPresent());
+        });
+        if (found.byToken() != null) {
+            return new Principal(found.byToken(), "token");
+        }
+        if (certified != null && (found.certifiedExists() || !found.enabled())) {
+            return new Principal(certified, "certificate");
+        }
+        if (!found.enabled()) {
+            return Principal.NOBODY;
+        }
+        return null;
+    }
+
+    private Principal refuse(String bearerToken, X509Certificate certificate, String front) {
+        String tokenHash = bearerToken == null || bearerToken.isEmpty() ? null : bearerToken;
+        String certified = certificate == null ? null : userOf(certificate);
+        metrics.authFailure(front);
+        if (tokenHash != null) {
+            throw new Unauthenticated("the bearer token is not valid: it was never issued, has expired, or its user changed "
+                    + "password or was deleted; get another with `tenure auth token` (AuthService.Authenticate)");
+        }
+        if (certified != null) {
+            throw new Unauthenticated("authentication is on, and the client certificate names user '" + certified
+                    + "', who does not exist; add the user, or show a bearer token");
+        }
+        throw new Unauthenticated("authentication is on: show a bearer token (gRPC metadata `authorization: Bearer <token>`, "
+                + "HTTP `Authorization: Bearer <token>`, the text protocol's `auth`) or a client certificate");
+    }
+
+    /**
+     * Checks a management call (users, roles, switching authentication): while authentication is
+     * on, only a user with the role {@code root} may make it.
+     *
+     * @throws PermissionDenied naming the user and the role it needs
+     */
+    public void requireRoot(Principal principal, String what) {
+        boolean allowed = stateMachine.read(s -> {
+            AccessTable access = s.primitive(AccessTable.class);
+            return !access.enabled() || (!principal.isNobody() && access.isRoot(principal.user()));
+        });
+        if (!allowed) {
+            throw new PermissionDenied((principal.isNobody() ? "nobody" : "user '" + principal.user() + "'")
+                    + " may not " + what + ": it needs the role root");
+        }
+    }
+
+    /** The user a certificate names: its CN when that is a valid user name, else its first DNS or e-mail SAN that is; null when none. */
+    public static String userOf(X509Certificate certificate) {
+        try {
+            for (Rdn rdn : new LdapName(certificate.getSubjectX500Principal().getName()).getRdns()) {
+                if (rdn.getType().equalsIgnoreCase("CN") && USER.matcher(String.valueOf(rdn.getValue())).matches()) {
+                    return String.valueOf(rdn.getValue());
+                }
+            }
+        } catch (InvalidNameException e) {
+            // no usable subject: try the SANs
+        }
+        try {
+            Collection<List<?>> names = certificate.getSubjectAlternativeNames();
+            if (names != null) {
+                for (List<?> name : names) {
+                    int type = (Integer) name.get(0);
+                    String value = String.valueOf(name.get(1));
+                    if ((type == 1 || type == 2) && USER.matcher(value).matches()) {
+                        return value;
+                    }
+                }
+            }
+        } catch (CertificateParsingException e) {
+            return null;
+        }
+        return null;
+    }
+
+    /** The bearer token of an {@code Authorization} header or metadata value ({@code Bearer <token>}); empty when it is not one. */
+    public static Optional<String> bearer(String authorization) {
+        if (authorization == null) {
+            return Optional.empty();
+        }
+        Matcher m = BEARER.matcher(authorization);
+        return m.matches() ? Optional.of(m.group(1)) : Optional.empty();
+    }
+
+    private static final Pattern BEARER = Pattern.compile("(?i)bearer\\s+(\\S+)\\s*");
+}

@@ -1,0 +1,26 @@
+package io.tenure.server.security;
+
+import java.util.Objects;
+
+/**
+ * Who a call is made as: the user a bearer token was issued to, or the one a client certificate
+ * names (its CN), or nobody while authentication is off and no credential was shown. The
+ * member that receives a call works it out once ({@link Gate}) and hands it to the service layer.
+ *
+ * @param user       the user's name; empty for {@link #NOBODY}
+ * @param credential how the call showed it: {@code token}, {@code certificate}, {@code text-token}
+ *                   (the text protocol's shared {@code --auth-token}), or empty
+ */
+public record Principal(String user, String credential) {
+    /** A call without a credential while authentication is off. */
+    public static final Principal NOBODY = new Principal("", "");
+
+    public Principal {
+        Objects.requireNonNull(user, "user");
+        Objects.requireNonNull(credential, "credential");
+    }
+
+    public boolean isNobody() {
+        return user.isEmpty();
+    }
+}
