@@ -432,7 +432,13 @@ class CommandLineTest {
     void subcommandsAreRegistered() {
         assertThat(TenureCli.commandLine().getSubcommands().keySet())
                 .containsExactlyInAnyOrder("server", "lock", "semaphore", "elect", "leader", "barrier", "latch", "counter", "list", "kv", "signal", "listen", "status", "member", "locks",
-                        "describe", "lease", "watch", "snapshot", "bench");
+                        "describe", "lease", "watch", "snapshot", "bench", "auth", "user", "role");
+        assertThat(TenureCli.commandLine().getSubcommands().get("auth").getSubcommands().keySet())
+                .containsExactlyInAnyOrder("enable", "disable", "status", "token");
+        assertThat(TenureCli.commandLine().getSubcommands().get("user").getSubcommands().keySet())
+                .containsExactlyInAnyOrder("add", "delete", "passwd", "list", "grant-role", "revoke-role");
+        assertThat(TenureCli.commandLine().getSubcommands().get("role").getSubcommands().keySet())
+                .containsExactlyInAnyOrder("add", "delete", "grant", "revoke", "list");
         assertThat(TenureCli.commandLine().getSubcommands().get("counter").getSubcommands().keySet())
                 .containsExactlyInAnyOrder("incr", "decr", "get", "set", "cas");
         assertThat(TenureCli.commandLine().getSubcommands().get("list").getSubcommands().keySet())

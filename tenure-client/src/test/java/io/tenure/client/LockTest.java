@@ -160,10 +160,22 @@ class LockTest {
                 .isInstanceOf(LeaseNotFoundException.class).hasMessage("lease 7 not found");
 
         server.lockAnswer = request -> {
-            throw Status.PERMISSION_DENIED.withDescription("no").asRuntimeException();
+            throw Status.PERMISSION_DENIED.withDescription("user 'x' may not").asRuntimeException();
         };
         assertThatThrownBy(() -> client.acquire("a", lease, null, null))
-                .isExactlyInstanceOf(TenureException.class).hasMessageContaining("PERMISSION_DENIED").hasMessageContaining("no");
+                .isExactlyInstanceOf(PermissionDeniedException.class).hasMessage("user 'x' may not");
+
+        server.lockAnswer = request -> {
+            throw Status.UNAUTHENTICATED.withDescription("show a token").asRuntimeException();
+        };
+        assertThatThrownBy(() -> client.acquire("a", lease, null, null))
+                .isExactlyInstanceOf(UnauthenticatedException.class).hasMessage("show a token");
+
+        server.lockAnswer = request -> {
+            throw Status.DATA_LOSS.withDescription("no").asRuntimeException();
+        };
+        assertThatThrownBy(() -> client.acquire("a", lease, null, null))
+                .isExactlyInstanceOf(TenureException.class).hasMessageContaining("DATA_LOSS").hasMessageContaining("no");
     }
 
     @Test

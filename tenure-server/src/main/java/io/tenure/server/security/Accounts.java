@@ -78,7 +78,7 @@ public final class Accounts {
         return CompletableFuture.supplyAsync(() -> {
             // A user that does not exist costs the same hash, so the answer's time does not tell.
             boolean matches = Passwords.matches(password == null ? "" : password,
-                    user.map(User::passwordHash).orElse(Passwords.hash("not a user: equal cost")));
+                    user.map(User::passwordHash).orElseGet(NoUser::hash));
             if (user.isEmpty() || !matches) {
                 gate.authFailed("authenticate");
                 throw new Unauthenticated("authentication failed: no such user, or a wrong password");
@@ -163,6 +163,15 @@ public final class Accounts {
     /** Whether authentication is on, read linearizably. */
     public CompletableFuture<Boolean> enabled() {
         return proposer.readBarrier().thenApply(ok -> gate.enabled());
+    }
+
+    /** A stored password no one has, made once: checking against it costs what checking a real one does. */
+    private static final class NoUser {
+        private static final String HASH = Passwords.hash("no user has this password " + System.nanoTime());
+
+        static String hash() {
+            return HASH;
+        }
     }
 
     private CompletableFuture<Void> asRoot(Principal caller, String what) {
