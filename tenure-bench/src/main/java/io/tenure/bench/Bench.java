@@ -30,7 +30,7 @@ public final class Bench {
                     case "T2" -> s.clients() + " text connections on one lock";
                     default -> s.clients() + " clients";
                 }, s.duration(), s.warmup());
-        try (Members members = Members.start(s.memberCount(), s.jvmOptions(), s.tls())) {
+        try (Members members = Members.start(s.memberCount(), s.jvmOptions(), s.tls(), s.auth())) {
             return switch (s.workload()) {
                 case "W1" -> Uncontended.run(members, s, "bench/w1/", null);
                 case "W2" -> Contended.lock(members, s);

@@ -23,10 +23,12 @@ import java.util.Locale;
  * @param tls        the members serve their client ports with TLS and ask every client for a
  *                   certificate (mutual TLS, {@code --client-cert-auth}), made for the run with
  *                   {@code openssl}; the clients present one (to measure what TLS costs)
+ * @param auth       authentication on: the run adds a root user, switches it on, and every client
+ *                   shows a bearer token (to measure what checking tokens costs)
  */
 public record BenchSettings(String target, String workload, int clients, Duration duration, Duration warmup,
                             int leases, int watchers, int rounds, int limit, List<String> jvmOptions, boolean unaryLockCalls,
-                            boolean tls) {
+                            boolean tls, boolean auth) {
     /**
      * Members' heap and collector, as {@code ./tenure server} runs them: a heap big enough for
      * 100,000 leases, as on a small production box, and ZGC (see the {@code tenure} launcher).
@@ -92,18 +94,24 @@ public record BenchSettings(String target, String workload, int clients, Duratio
     /** A run whose SDK clients send their lock calls in session streams, W6 at the default limit. */
     public BenchSettings(String target, String workload, int clients, Duration duration, Duration warmup,
                          int leases, int watchers, int rounds, List<String> jvmOptions) {
-        this(target, workload, clients, duration, warmup, leases, watchers, rounds, DEFAULT_LIMIT, jvmOptions, false, false);
+        this(target, workload, clients, duration, warmup, leases, watchers, rounds, DEFAULT_LIMIT, jvmOptions, false, false, false);
     }
 
     /** As this run, with the members and clients on mutual TLS or not. */
     public BenchSettings withTls(boolean tls) {
         return new BenchSettings(target, workload, clients, duration, warmup, leases, watchers, rounds, limit, jvmOptions,
-                unaryLockCalls, tls);
+                unaryLockCalls, tls, auth);
     }
 
-    /** The target as results name it: {@code tenure-1}, or {@code tenure-1+tls} with TLS. */
+    /** As this run, with authentication on (every client showing a bearer token) or not. */
+    public BenchSettings withAuth(boolean auth) {
+        return new BenchSettings(target, workload, clients, duration, warmup, leases, watchers, rounds, limit, jvmOptions,
+                unaryLockCalls, tls, auth);
+    }
+
+    /** The target as results name it: {@code tenure-1}, {@code tenure-1+tls}, {@code tenure-1+auth} or {@code tenure-1+tls+auth}. */
     public String label() {
-        return tls ? target + "+tls" : target;
+        return target + (tls ? "+tls" : "") + (auth ? "+auth" : "");
     }
 
     public static BenchSettings of(String target, String workload, int clients, Duration duration, Duration warmup) {

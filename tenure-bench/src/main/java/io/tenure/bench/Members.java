@@ -36,6 +36,8 @@ public final class Members implements AutoCloseable {
     private final List<MemberProcess> members = new ArrayList<>();
     /** The run's certificates when its members and clients speak mutual TLS; else null. */
     private BenchTls tls;
+    /** The bearer token every client shows when authentication is on; else null. */
+    private String token;
     private boolean keepDir;
 
     private Members(Path dir) {
@@ -44,14 +46,14 @@ public final class Members implements AutoCloseable {
 
     /** Starts {@code count} (1 or 3) members and waits until every one names a leader. */
     public static Members start(int count, List<String> jvmOptions) throws IOException, InterruptedException {
-        return start(count, jvmOptions, false);
+        return start(count, jvmOptions, false, false);
     }
 
     /**
      * Starts {@code count} (1 or 3) members, with {@code tls} on mutual TLS on their client ports
      * (certificates made for the run), and waits until every one names a leader.
      */
-    public static Members start(int count, List<String> jvmOptions, boolean tls) throws IOException, InterruptedException {
+    public static Members start(int count, List<String> jvmOptions, boolean tls, boolean auth) throws IOException, InterruptedException {
         Members m = new Members(Files.createTempDirectory("tenure-bench"));
         try {
             m.tls = tls ? BenchTls.make(m.dir.resolve("tls")) : null;
@@ -78,6 +80,9 @@ public final class Members implements AutoCloseable {
                 member.launch();
             }
             m.leader(Duration.ofSeconds(90));
+            if (auth) {
+                m.token = switchAuthenticationOn(m);
+            }
             return m;
         } catch (IOException | RuntimeException | InterruptedException e) {
             m.keepDir = true;
@@ -86,10 +91,24 @@ public final class Members implements AutoCloseable {
         }
     }
 
-    /** An SDK builder for these members' {@code endpoints}, with the run's client certificate when they speak TLS. */
+    /** An SDK builder for these members' {@code endpoints}, with the run's client certificate and token when they ask for them. */
     public io.tenure.client.TenureClient.Builder client(List<String> endpoints) {
         io.tenure.client.TenureClient.Builder builder = io.tenure.client.TenureClient.builder().endpoints(endpoints);
-        return tls == null ? builder : builder.tls(tls.ca(), tls.clientCert(), tls.clientKey());
+        if (tls != null) {
+            builder.tls(tls.ca(), tls.clientCert(), tls.clientKey());
+        }
+        return token == null ? builder : builder.token(token);
+    }
+
+    /** Adds a root user, switches authentication on and returns a token of that user, valid for a day. */
+    private static String switchAuthenticationOn(Members m) {
+        String password = "bench-" + java.util.UUID.randomUUID();
+        try (io.tenure.client.TenureClient admin = m.client(m.endpoints()).build()) {
+            admin.auth().addUser("bench", password);
+            admin.auth().grantRole("bench", "root");
+            admin.auth().enable();
+            return admin.auth().authenticate("bench", password, Duration.ofDays(1));
+        }
     }
 
     /** Client endpoints, {@code 127.0.0.1:port}, in member order. */

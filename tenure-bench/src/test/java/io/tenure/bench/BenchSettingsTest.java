@@ -11,7 +11,7 @@ class BenchSettingsTest {
     private static BenchSettings w6(int clients, int limit) {
         return new BenchSettings("tenure-1", "w6", clients, Duration.ofSeconds(5), Duration.ofSeconds(5),
                 BenchSettings.DEFAULT_LEASES, BenchSettings.DEFAULT_WATCHERS, BenchSettings.DEFAULT_ROUNDS, limit,
-                BenchSettings.DEFAULT_JVM_OPTIONS, false, false);
+                BenchSettings.DEFAULT_JVM_OPTIONS, false, false, false);
     }
 
     @Test

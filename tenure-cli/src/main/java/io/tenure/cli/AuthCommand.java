@@ -31,55 +31,47 @@ final class AuthCommand {
         out.flush();
     }
 
-    @Command(name = "enable", mixinStandardHelpOptions = true, description = "Switches authentication on (needs a root user).")
-    static final class Enable implements Callable<Integer> {
+    /** A call that answers with the switch's position and who the caller is. */
+    abstract static class OnSwitch implements Callable<Integer> {
         @Spec
         CommandSpec spec;
 
         @Mixin
         EndpointsOption endpoints;
 
+        abstract TenureAuth.Status call(TenureAuth auth);
+
         @Override
         public Integer call() {
             try (TenureClient client = endpoints.connect()) {
-                print(client.auth().enable(), spec.commandLine().getOut());
+                print(call(client.auth()), spec.commandLine().getOut());
             }
             return TenureCli.EXIT_OK;
         }
     }
 
-    @Command(name = "disable", mixinStandardHelpOptions = true, description = "Switches authentication off (as root).")
-    static final class Disable implements Callable<Integer> {
-        @Spec
-        CommandSpec spec;
-
-        @Mixin
-        EndpointsOption endpoints;
-
+    @Command(name = "enable", mixinStandardHelpOptions = true, description = "Switches authentication on (needs a root user).")
+    static final class Enable extends OnSwitch {
         @Override
-        public Integer call() {
-            try (TenureClient client = endpoints.connect()) {
-                print(client.auth().disable(), spec.commandLine().getOut());
-            }
-            return TenureCli.EXIT_OK;
+        TenureAuth.Status call(TenureAuth auth) {
+            return auth.enable();
+        }
+    }
+
+    @Command(name = "disable", mixinStandardHelpOptions = true, description = "Switches authentication off (as root).")
+    static final class Disable extends OnSwitch {
+        @Override
+        TenureAuth.Status call(TenureAuth auth) {
+            return auth.disable();
         }
     }
 
     @Command(name = "status", mixinStandardHelpOptions = true,
             description = "Prints whether authentication is on, and who these calls are made as.")
-    static final class Status implements Callable<Integer> {
-        @Spec
-        CommandSpec spec;
-
-        @Mixin
-        EndpointsOption endpoints;
-
+    static final class Status extends OnSwitch {
         @Override
-        public Integer call() {
-            try (TenureClient client = endpoints.connect()) {
-                print(client.auth().status(), spec.commandLine().getOut());
-            }
-            return TenureCli.EXIT_OK;
+        TenureAuth.Status call(TenureAuth auth) {
+            return auth.status();
         }
     }
 

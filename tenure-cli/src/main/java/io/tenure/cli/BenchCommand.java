@@ -84,6 +84,10 @@ final class BenchCommand implements Callable<Integer> {
             + "certificate: what TLS costs, beside a run without (default: off).")
     boolean tls;
 
+    @Option(names = "--auth", description = "Authentication on: the run adds a root user, switches it on, and every client shows "
+            + "a bearer token: what checking credentials costs, beside a run without (default: off).")
+    boolean auth;
+
     @Option(names = "--member-jvm-opts", defaultValue = "-Xmx1g -XX:+UseZGC", paramLabel = "OPTIONS",
             description = "JVM options of each member, space separated (default: ${DEFAULT-VALUE}).")
     String memberJvmOptions;
@@ -111,6 +115,6 @@ final class BenchCommand implements Callable<Integer> {
     BenchSettings settings(List<String> jvm) {
         int n = clients != null ? clients : BenchSettings.defaultClients(workload);
         return new BenchSettings(target, workload, n, duration, warmup, leases, watchers, rounds, limit, jvm,
-                lockCalls.equals("unary"), tls);
+                lockCalls.equals("unary"), tls, auth);
     }
 }
