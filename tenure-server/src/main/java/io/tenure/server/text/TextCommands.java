@@ -63,6 +63,11 @@ final class TextCommands {
             }
         } else if (request.command().equals("auth") && session.authenticated()) {
             return CompletableFuture.completedFuture("ok");
+        } else if (session.tokenHash() != null && !gate.stillValid(session.principal(), session.tokenHash(), null)) {
+            // Its user's token no longer counts here (revoked, expired, a new password, the user deleted).
+            LOG.info("event=text_auth_ended connection={} user={}", session.id(), session.principal().user());
+            session.member().metrics().authFailure("text");
+            return closeAfter(session, "error_auth");
         }
         TextCommand command = byName.get(request.command());
         session.member().metrics().textRequest(command == null ? "unknown" : request.command());
@@ -154,7 +159,7 @@ final class TextCommands {
             try {
                 io.tenure.server.security.Principal principal = gate.identify(request.arg(), null, "text");
                 if (!principal.isNobody()) {
-                    session.authenticate(principal);
+                    session.authenticate(principal, io.tenure.server.security.BearerTokens.hash(request.arg()));
                     return CompletableFuture.completedFuture("ok");
                 }
             } catch (io.tenure.server.Unauthenticated e) {

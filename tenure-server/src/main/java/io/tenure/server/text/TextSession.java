@@ -107,6 +107,8 @@ public final class TextSession {
     private final java.util.concurrent.atomic.AtomicReference<Runnable> undelivered = new java.util.concurrent.atomic.AtomicReference<>();
     /** Who the connection authenticated as; null until it did (or when nothing asks it to). */
     private io.tenure.server.security.Principal principal;
+    /** The hash of the user's bearer token it authenticated with: checked again at every request. */
+    private String tokenHash;
     private boolean closed;
     /** The client closed its sending side: it is gone (dflockd's code 11), though answers may still be written. */
     private boolean gone;
@@ -150,7 +152,18 @@ public final class TextSession {
     }
 
     synchronized void authenticate(io.tenure.server.security.Principal principal) {
+        authenticate(principal, null);
+    }
+
+    /** Authenticated as {@code principal} by the user's token whose hash is {@code tokenHash} (null: the shared token). */
+    synchronized void authenticate(io.tenure.server.security.Principal principal, String tokenHash) {
         this.principal = principal;
+        this.tokenHash = tokenHash;
+    }
+
+    /** The hash of the user's token the connection authenticated with, or null (none, or the shared one). */
+    synchronized String tokenHash() {
+        return tokenHash;
     }
 
     /** Who the connection is: the principal it authenticated as, or {@link io.tenure.server.security.Principal#NOBODY}. */
