@@ -25,6 +25,7 @@ import io.tenure.core.kernel.Result.Code;
 import io.tenure.core.kernel.Result.Rejected;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -201,6 +202,22 @@ class AccessTest {
         assertThat(access().userOfToken(String.format("%032x", 1), 0)).as("the one expiring first went").isEmpty();
         assertThat(access().userOfToken(String.format("%032x", 2), 0)).contains("ci");
         assertThat(access().userOfToken(String.format("%032x", 1_000), 0)).contains("ci");
+    }
+
+    @Test
+    void replicasApplyingTheSameLogAgreeByteForByte() {
+        List<Command> log = List.of(new UserAdd("ops", HASH), new RoleAdd("readers"),
+                new RoleGrant("readers", "kv", "cfg/", Level.READ), new UserGrantRole("ops", "readers"),
+                new UserAdd("ops", HASH), new UserGrantRole("ops", "root"), AuthEnable.INSTANCE,
+                new TokenIssue("ops", TOKEN_A, 5), new TokenIssue("ops", TOKEN_B, 0), new TokenRevoke("ops", TOKEN_A),
+                new RoleDelete("readers"), new UserPassword("ops", HASH), AuthDisable.INSTANCE);
+        Replica other = new Replica();
+        for (Command command : log) {
+            replica.run(command);
+            other.run(command);
+        }
+        assertThat(snapshot(other)).isEqualTo(snapshot(replica));
+        assertThat(other.snapshot()).isEqualTo(replica.snapshot());
     }
 
     @Test

@@ -97,9 +97,8 @@ public final class Accounts {
 
     public CompletableFuture<User> deleteUser(Principal caller, String name) {
         User before = userOrNull(name);
-        return asRoot(caller, "delete users").thenCompose(ok -> change(new UserDelete(name)))
-                .thenApply(ok -> before != null ? before : new User(name, "", java.util.Collections.emptySortedSet(),
-                        java.util.Collections.emptySortedMap()));
+        // The core refuses to delete a user that does not exist, so before is there when this answers.
+        return asRoot(caller, "delete users").thenCompose(ok -> change(new UserDelete(name))).thenApply(ok -> before);
     }
 
     /** A user may change their own password; anyone else's needs root. */
@@ -129,8 +128,7 @@ public final class Accounts {
 
     public CompletableFuture<Role> deleteRole(Principal caller, String name) {
         Role before = stateMachine.read(s -> s.primitive(AccessTable.class).roles().get(name));
-        return asRoot(caller, "delete roles").thenCompose(ok -> change(new RoleDelete(name)))
-                .thenApply(ok -> before != null ? before : new Role(name, List.of()));
+        return asRoot(caller, "delete roles").thenCompose(ok -> change(new RoleDelete(name))).thenApply(ok -> before);
     }
 
     public CompletableFuture<Role> grantPermission(Principal caller, String role, String kind, String prefix, Level level) {

@@ -121,10 +121,9 @@ public final class Gate {
     }
 
     private Principal refuse(String bearerToken, X509Certificate certificate, String front) {
-        String tokenHash = bearerToken == null || bearerToken.isEmpty() ? null : bearerToken;
         String certified = certificate == null ? null : userOf(certificate);
         metrics.authFailure(front);
-        if (tokenHash != null) {
+        if (bearerToken != null && !bearerToken.isEmpty()) {
             throw new Unauthenticated("the bearer token is not valid: it was never issued, has expired, or its user changed "
                     + "password or was deleted; get another with `tenure auth token` (AuthService.Authenticate)");
         }
