@@ -167,6 +167,15 @@ public final class TenureState {
         return lease == null ? -1 : lease.renewedAt();
     }
 
+    /**
+     * The user who owns the live lease {@code leaseId} ({@link io.tenure.core.kernel.LeaseGrant#owner}):
+     * empty when it has none or does not exist.
+     */
+    public java.util.Optional<String> leaseOwner(long leaseId) {
+        var lease = kernel.leases().get(leaseId);
+        return lease == null || lease.owner().isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(lease.owner());
+    }
+
     /** The lease with what it holds and waits for, or null. */
     public LeaseView lease(long leaseId) {
         return kernel.lease(leaseId);

@@ -62,6 +62,40 @@ class SnapshotCompatibilityTest {
      * "spare" acquired and released by 1003 (gone, as that build deleted an unused semaphore).
      */
     private static final String RELEASE_2026_11_27_NIGHT = "/snapshots/v5-release-2026-11-27.snap";
+    /**
+     * Written by the release of 2026-11-28 (format version 6: users and roles, before lease
+     * owners) at Raft index 11: leases 1001 (alice) and 1002 (bob) with a TTL of one day; jobs/a
+     * held by 1001 ("batch 7", request 11) and waited for by 1002; users admin (root) and worker
+     * (role jobs: write on locks under "jobs/"); authentication on.
+     */
+    private static final String RELEASE_2026_11_28 = "/snapshots/v6-release-2026-11-28.snap";
+
+    /** Leases from before owners load with none: only a user with admin on what they hold may release or revoke them. */
+    @Test
+    void aVersion6SnapshotLoadsItsLeasesWithoutOwnersAndItsUsers() throws IOException {
+        TenureState state = read(RELEASE_2026_11_28);
+
+        assertThat(state.appliedPosition() >>> 16).isEqualTo(11);
+        assertThat(state.leases()).extracting(LeaseView::leaseId, LeaseView::clientId)
+                .containsExactly(org.assertj.core.api.Assertions.tuple(1001L, "alice"), org.assertj.core.api.Assertions.tuple(1002L, "bob"));
+        assertThat(state.leaseOwner(1001)).isEmpty();
+        LockView a = state.primitive(LockTable.class).lock("jobs/a");
+        assertThat(a.leaseId()).isEqualTo(1001);
+        assertThat(a.waiters()).extracting(LockView.Waiter::leaseId).containsExactly(1002L);
+        io.tenure.core.access.AccessTable access = state.primitive(io.tenure.core.access.AccessTable.class);
+        assertThat(access.enabled()).isTrue();
+        assertThat(access.isRoot("admin")).isTrue();
+        assertThat(access.permits("worker", "lock", "jobs/a", io.tenure.core.access.Level.WRITE)).isTrue();
+        assertThat(access.permits("worker", "lock", "other", io.tenure.core.access.Level.READ)).isFalse();
+
+        state.apply(12L << 16, new io.tenure.core.kernel.LeaseGrant(1003, 60_000, "carol", "worker"));
+        byte[] rewritten = bytes(state);
+        assertThat(ByteBuffer.wrap(rewritten, 4, 4).getInt()).as("format version").isEqualTo(7);
+        TenureState again = TenureState.readSnapshot(new ByteArrayInputStream(rewritten), 16);
+        assertThat(again.leaseOwner(1003)).contains("worker");
+        assertThat(again.leaseOwner(1001)).isEmpty();
+        assertThat(bytes(again)).isEqualTo(rewritten);
+    }
 
     @Test
     void aVersion2SnapshotOfTheLastReleaseLoads() throws IOException {
@@ -98,7 +132,7 @@ class SnapshotCompatibilityTest {
         byte[] rewritten = bytes(old);
         TenureState again = TenureState.readSnapshot(new ByteArrayInputStream(rewritten), TenureState.DEFAULT_EVENT_LOG_CAPACITY);
 
-        assertThat(ByteBuffer.wrap(rewritten, 4, 4).getInt()).as("format version").isEqualTo(6);
+        assertThat(ByteBuffer.wrap(rewritten, 4, 4).getInt()).as("format version").isEqualTo(7);
         assertThat(bytes(again)).isEqualTo(rewritten);
         assertThat(Rendering.of(again.leases())).isEqualTo(Rendering.of(old.leases()));
         assertThat(Rendering.of(again.primitive(LockTable.class).locks("", 100)))
@@ -168,7 +202,7 @@ class SnapshotCompatibilityTest {
                 .containsExactly(1002L, 1003L);
 
         byte[] rewritten = bytes(state);
-        assertThat(ByteBuffer.wrap(rewritten, 4, 4).getInt()).as("format version").isEqualTo(6);
+        assertThat(ByteBuffer.wrap(rewritten, 4, 4).getInt()).as("format version").isEqualTo(7);
         assertThat(bytes(TenureState.readSnapshot(new ByteArrayInputStream(rewritten), 16))).isEqualTo(rewritten);
     }
 
@@ -200,7 +234,7 @@ class SnapshotCompatibilityTest {
         state.apply((next + 1) << 16, new io.tenure.core.semaphore.SemaphoreRelease("pool", 1001, 458752));
         assertThat(semaphores.idleSince("pool")).isEqualTo((next + 1) << 16);
         byte[] rewritten = bytes(state);
-        assertThat(ByteBuffer.wrap(rewritten, 4, 4).getInt()).as("format version").isEqualTo(6);
+        assertThat(ByteBuffer.wrap(rewritten, 4, 4).getInt()).as("format version").isEqualTo(7);
         TenureState again = TenureState.readSnapshot(new ByteArrayInputStream(rewritten), 16);
         assertThat(again.primitive(io.tenure.core.semaphore.SemaphoreTable.class).semaphore("pool").limit()).isEqualTo(3);
         assertThat(bytes(again)).isEqualTo(rewritten);

@@ -231,11 +231,11 @@ class SnapshotTest {
     @Test
     void anUnknownFormatVersionIsNamedInTheError() {
         byte[] newer = richState().snapshot();
-        ByteBuffer.wrap(newer).putInt(4, 7);
+        ByteBuffer.wrap(newer).putInt(4, 8);
 
         assertThatThrownBy(() -> read(newer))
                 .isInstanceOf(SnapshotFormatException.class)
-                .hasMessageContaining("version 7");
+                .hasMessageContaining("version 8");
     }
 
     private static TenureState read(byte[] bytes) throws IOException {

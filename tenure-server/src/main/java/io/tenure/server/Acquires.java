@@ -261,7 +261,7 @@ public final class Acquires<O extends Acquires.Outcome> {
             }
             checkLimits(name, leaseId, queue);
             admission.admit("acquire");
-        } catch (RequestRejected | LimitExceeded | Overloaded e) {
+        } catch (RequestRejected | PermissionDenied | LimitExceeded | Overloaded e) {
             wait.outcome.completeExceptionally(e);
             return wait;
         }

@@ -160,7 +160,7 @@ public final class TenureServer implements AutoCloseable {
         this.keyExpiry = new KeyExpiry(proposer, stateMachine, leases::leading, System::nanoTime, metrics, timer);
         KeyValues keyValues = new KeyValues(proposer, stateMachine, admission, metrics, keyExpiry);
         this.watches = new WatchHub(stateMachine, delivery);
-        Signals signals = new Signals(proposer, admission, metrics, delivery);
+        Signals signals = new Signals(proposer, new io.tenure.server.security.Permissions(stateMachine), admission, metrics, delivery);
         this.member = new Member(config, raft, stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, doubleBarriers, latches, counters, lists, keyValues, signals, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), this::raftStopped, this::logFailed);
         stateMachine.setListener(member);

@@ -25,11 +25,18 @@ import java.util.function.BiFunction;
 public final class Kernel {
     /** The kernel's own commands; their tags are never reused (nor {@link Transactions#TAG}, which {@link #codecOf} adds). */
     static final List<CommandType<?>> COMMAND_TYPES = List.of(
-            new CommandType<>(1, LeaseGrant.class, (c, out) -> {
+            // Before owners (and still for leases without one, which older members read).
+            CommandType.older(1, LeaseGrant.class, (c, out) -> {
                 out.writeLong(c.leaseId());
                 out.writeLong(c.ttlMillis());
                 Wire.writeString(out, c.clientId());
-            }, in -> new LeaseGrant(in.readLong(), in.readLong(), Wire.readString(in, 1 << 20))),
+            }, in -> new LeaseGrant(in.readLong(), in.readLong(), Wire.readString(in, 1 << 20)), c -> c.owner().isEmpty()),
+            new CommandType<>(36, LeaseGrant.class, (c, out) -> {
+                out.writeLong(c.leaseId());
+                out.writeLong(c.ttlMillis());
+                Wire.writeString(out, c.clientId());
+                Wire.writeString(out, c.owner());
+            }, in -> new LeaseGrant(in.readLong(), in.readLong(), Wire.readString(in, 1 << 20), Wire.readString(in, 256))),
             new CommandType<>(2, LeaseRenew.class, (c, out) -> {
                 out.writeInt(c.leaseIds().length);
                 for (long id : c.leaseIds()) {

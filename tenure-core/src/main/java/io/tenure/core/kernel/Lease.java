@@ -8,13 +8,15 @@ public final class Lease {
     private final long id;
     private long ttlMillis;
     private final String clientId;
+    private final String owner;
     private final long grantedAt;
     private long renewedAt;
 
-    Lease(long id, long ttlMillis, String clientId, long grantedAt, long renewedAt) {
+    Lease(long id, long ttlMillis, String clientId, String owner, long grantedAt, long renewedAt) {
         this.id = id;
         this.ttlMillis = ttlMillis;
         this.clientId = clientId;
+        this.owner = owner;
         this.grantedAt = grantedAt;
         this.renewedAt = renewedAt;
     }
@@ -30,6 +32,11 @@ public final class Lease {
     /** The client id it was granted to; empty when none was given. */
     public String clientId() {
         return clientId;
+    }
+
+    /** The user whose call granted it; empty when none ({@link LeaseGrant#owner}). */
+    public String owner() {
+        return owner;
     }
 
     /** The log position of its grant. */

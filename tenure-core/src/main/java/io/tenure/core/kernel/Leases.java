@@ -81,19 +81,20 @@ public final class Leases {
         String problem = firstProblem(
                 c.leaseId() == 0 ? "lease id must not be 0" : null,
                 Limits.checkTtl("ttl", c.ttlMillis()),
-                Limits.checkClientId("client_id", c.clientId()));
+                Limits.checkClientId("client_id", c.clientId()),
+                c.owner().length() > 256 ? "owner must be at most 256 characters" : null);
         if (problem != null) {
             return new Result.Rejected(Code.INVALID_ARGUMENT, problem);
         }
         String clientId = c.clientId() == null ? "" : c.clientId();
         Lease existing = byId.get(c.leaseId());
         if (existing != null) {
-            if (existing.ttlMillis() == c.ttlMillis() && existing.clientId().equals(clientId)) {
+            if (existing.ttlMillis() == c.ttlMillis() && existing.clientId().equals(clientId) && existing.owner().equals(c.owner())) {
                 return new LeaseResult.LeaseGranted(c.leaseId(), c.ttlMillis());
             }
             return new Result.Rejected(Code.ALREADY_EXISTS, "lease " + c.leaseId() + " already exists for another client or TTL");
         }
-        add(new Lease(c.leaseId(), c.ttlMillis(), clientId, context.position(), context.position()));
+        add(new Lease(c.leaseId(), c.ttlMillis(), clientId, c.owner(), context.position(), context.position()));
         return new LeaseResult.LeaseGranted(c.leaseId(), c.ttlMillis());
     }
 
@@ -178,7 +179,7 @@ public final class Leases {
 
     // ---- snapshot -------------------------------------------------------------------------------
 
-    /** The leases in id order: id, TTL, client id, grant and renewal positions. */
+    /** The leases in id order: id, TTL, client id, owner, grant and renewal positions. */
     void write(DataOutputStream out) throws IOException {
         List<Lease> leases = inIdOrder();
         out.writeInt(leases.size());
@@ -186,19 +187,22 @@ public final class Leases {
             out.writeLong(lease.id());
             out.writeLong(lease.ttlMillis());
             Wire.writeString(out, lease.clientId());
+            Wire.writeString(out, lease.owner());
             out.writeLong(lease.grantedAt());
             out.writeLong(lease.renewedAt());
         }
     }
 
-    void read(DataInputStream in) throws IOException {
+    /** Reads what {@link #write} wrote at snapshot format {@code version} (owners since 7). */
+    void read(DataInputStream in, int version) throws IOException {
         int count = Wire.count(in, "lease");
         for (int i = 0; i < count; i++) {
             long id = in.readLong();
             long ttl = in.readLong();
             String clientId = Wire.readString(in, Limits.MAX_METADATA_BYTES);
+            String owner = version >= 7 ? Wire.readString(in, 256) : "";
             long grantedAt = in.readLong();
-            add(new Lease(id, ttl, clientId, grantedAt, in.readLong()));
+            add(new Lease(id, ttl, clientId, owner, grantedAt, in.readLong()));
         }
     }
 }

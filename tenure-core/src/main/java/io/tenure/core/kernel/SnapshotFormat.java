@@ -30,8 +30,8 @@ import java.util.zip.CheckedOutputStream;
  */
 final class SnapshotFormat {
     static final int MAGIC = 0x544E5253; // "TNRS"
-    /** 6: idle semaphores (and the position each became idle at); 5: locks in read mode (several holders); 4: the lock's acquire request ids; 3: sections per primitive; 2 added the member endpoints; 1 is the first. */
-    static final int VERSION = 6;
+    /** 7: lease owners; 6: idle semaphores (and the position each became idle at); 5: locks in read mode (several holders); 4: the lock's acquire request ids; 3: sections per primitive; 2 added the member endpoints; 1 is the first. */
+    static final int VERSION = 7;
 
     private SnapshotFormat() {}
 
@@ -75,7 +75,7 @@ final class SnapshotFormat {
             }
             long appliedPosition = in.readLong();
             long lastStamp = in.readLong();
-            kernel.leases().read(in);
+            kernel.leases().read(in, version);
             if (version < 3) {
                 for (Primitive primitive : kernel.primitives()) {
                     primitive.readSnapshot(in, version, kernel.leases());

@@ -100,6 +100,21 @@ public final class KeyPattern {
     }
 
     /** Whether the pattern has no wildcard token (it matches itself alone). */
+    /**
+     * What every name it matches starts with: its text up to its first wildcard token
+     * ({@code a.b.*} and {@code a.b.>}: {@code a.b.}; a literal: itself; {@code *}: empty).
+     */
+    public String literalPrefix() {
+        StringBuilder prefix = new StringBuilder();
+        for (String token : tokens) {
+            if (token.equals("*") || token.equals(">")) {
+                return prefix.toString();
+            }
+            prefix.append(token).append('.');
+        }
+        return text;
+    }
+
     public boolean isLiteral() {
         return literal;
     }

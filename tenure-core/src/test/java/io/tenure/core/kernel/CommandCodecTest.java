@@ -54,7 +54,7 @@ class CommandCodecTest {
 
     /** One of every command type, with fields that are not defaults. */
     static final List<Command> EVERY_COMMAND = List.of(
-            new LeaseGrant(7, 10_000, "client \u00e9"),
+            new LeaseGrant(7, 10_000, "client \u00e9", "ops"),
             new LeaseRenew(new long[] {1, 2, Long.MAX_VALUE}),
             new LeaseRevoke(8),
             new LeaseExpire(9, 123L << 16),
@@ -118,10 +118,28 @@ class CommandCodecTest {
             new io.tenure.core.access.TokenRevoke("ops", "fedcba9876543210"));
 
     /** Tags are what old logs name their commands by: changing one would misread every log written before. */
-    static final List<Integer> TAGS = List.of(1, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 23, 24, 25, 26, 32, 33, 34, 40, 41, 42, 43, 50, 51, 52, 53, 54, 55, 60, 61, 62, 70, 35,
+    static final List<Integer> TAGS = List.of(36, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 23, 24, 25, 26, 32, 33, 34, 40, 41, 42, 43, 50, 51, 52, 53, 54, 55, 60, 61, 62, 70, 35,
             90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102);
     /** Tags of older encodings, read from old logs, and written for commands that leave the newer fields unset. */
-    static final List<Integer> OLDER_TAGS = List.of(5, 6, 10);
+    static final List<Integer> OLDER_TAGS = List.of(1, 5, 6, 10);
+
+    /** A lease granted without an owner (authentication off) is written as before owners came (tag 1), for members of the previous release. */
+    @Test
+    void aLeaseWithoutAnOwnerKeepsTheEncodingFromBeforeOwners() throws IOException {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        java.io.DataOutputStream out = new java.io.DataOutputStream(bytes);
+        out.writeByte(1);
+        out.writeLong(7);
+        out.writeLong(10_000);
+        Wire.writeString(out, "worker-1");
+        byte[] old = bytes.toByteArray();
+
+        LeaseGrant read = (LeaseGrant) CODEC.decode(old);
+
+        assertThat(read).isEqualTo(new LeaseGrant(7, 10_000, "worker-1", ""));
+        assertThat(CODEC.encode(read)).as("written the old way, byte for byte").isEqualTo(old);
+        assertThat(CODEC.encode(new LeaseGrant(7, 10_000, "worker-1", "ops"))[0] & 0xFF).isEqualTo(36);
+    }
 
     @Test
     void everyCommandRoundTripsWithItsTag() throws IOException {

@@ -1,6 +1,7 @@
 package io.tenure.server.barrier;
 
 import io.tenure.core.Limits;
+import io.tenure.core.access.Level;
 import io.tenure.core.barrier.BarrierAwait;
 import io.tenure.core.barrier.BarrierCancel;
 import io.tenure.core.barrier.BarrierResult;
@@ -15,6 +16,8 @@ import io.tenure.server.Waits;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
+import io.tenure.server.security.Permissions;
+import io.tenure.server.security.Principal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,11 +46,15 @@ public final class Barriers {
     private final Admission admission;
     private final ServerMetrics metrics;
     private final Acquires<Outcome> acquires;
+    private final Permissions permissions;
+    /** The kind its permissions name. */
+    private static final String KIND = Permissions.kind(BarrierTable.NAME);
 
     public Barriers(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
                     ServerMetrics metrics, ServerLimits limits) {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
+        this.permissions = new Permissions(stateMachine);
         this.admission = admission;
         this.metrics = metrics;
         this.acquires = new Acquires<>(new Acquires.Kind<>(BarrierTable.class, BarrierTable::waiting, BarrierCancel::new, Barriers::decide,
@@ -61,13 +68,14 @@ public final class Barriers {
      * @param timeoutMs 0 = do not wait, positive = wait at most that long, -1 = until released or the lease ends
      * @param requestId the client's id for this await, the same on its retries (0 = none)
      */
-    public Acquires.Wait<Outcome> await(String name, long leaseId, int parties, long timeoutMs, long requestId) {
+    public Acquires.Wait<Outcome> await(Principal caller, String name, long leaseId, int parties, long timeoutMs, long requestId) {
         return acquires.acquire(name, leaseId, timeoutMs, requestId, false, () -> {
             checkName(name);
             String problem = BarrierTable.checkParties(parties);
             if (problem != null) {
                 throw RequestRejected.invalid("parties", problem);
             }
+            permissions.requireWithLease(caller, leaseId, KIND, name);
         }, queue -> new BarrierAwait(name, leaseId, parties, queue, requestId));
     }
 
@@ -86,8 +94,9 @@ public final class Barriers {
     }
 
     /** Leaves the barrier before it releases. */
-    public CompletableFuture<Outcome> leave(String name, long leaseId, long requestId) {
+    public CompletableFuture<Outcome> leave(Principal caller, String name, long leaseId, long requestId) {
         return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> permissions.allowedWithLease(caller, leaseId, KIND, name))
                 .thenCompose(ok -> proposer.propose(new BarrierCancel(name, leaseId, requestId)))
                 .thenApply(applied -> {
                     if (decide(applied.result()) instanceof Acquires.Decision.NotGranted<Outcome> left) {
@@ -101,8 +110,9 @@ public final class Barriers {
     public record Read(BarrierView barrier, long revision) {}
 
     /** The barrier, read linearizably (after a read barrier). */
-    public CompletableFuture<Read> read(String name) {
+    public CompletableFuture<Read> read(Principal caller, String name) {
         return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> permissions.allowed(caller, KIND, name, Level.READ))
                 .thenCompose(ok -> admission.admitRead(proposer::readBarrier))
                 .thenApply(ignored -> stateMachine.read(s -> new Read(s.primitive(BarrierTable.class).barrier(name), s.revision())));
     }

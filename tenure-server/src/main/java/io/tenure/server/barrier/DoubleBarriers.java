@@ -1,6 +1,7 @@
 package io.tenure.server.barrier;
 
 import io.tenure.core.Limits;
+import io.tenure.core.access.Level;
 import io.tenure.core.barrier.DoubleBarrierEnter;
 import io.tenure.core.barrier.DoubleBarrierLeave;
 import io.tenure.core.barrier.DoubleBarrierResult;
@@ -16,6 +17,8 @@ import io.tenure.server.Waits;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
+import io.tenure.server.security.Permissions;
+import io.tenure.server.security.Principal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,11 +60,15 @@ public final class DoubleBarriers {
     private final ServerMetrics metrics;
     private final Acquires<Entry> enters;
     private final Acquires<Exit> leaves;
+    private final Permissions permissions;
+    /** The kind its permissions name. */
+    private static final String KIND = Permissions.kind(DoubleBarrierTable.NAME);
 
     public DoubleBarriers(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
                           ServerMetrics metrics, ServerLimits limits) {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
+        this.permissions = new Permissions(stateMachine);
         this.admission = admission;
         this.metrics = metrics;
         this.enters = new Acquires<>(new Acquires.Kind<>(DoubleBarrierTable.class, DoubleBarrierTable::entering, DoubleBarrierWithdraw::new,
@@ -79,13 +86,14 @@ public final class DoubleBarriers {
      * @param timeoutMs 0 = do not wait, positive = wait at most that long, -1 = until let in or the lease ends
      * @param requestId the client's id for this enter, the same on its retries (0 = none)
      */
-    public Acquires.Wait<Entry> enter(String name, long leaseId, int parties, long timeoutMs, long requestId) {
+    public Acquires.Wait<Entry> enter(Principal caller, String name, long leaseId, int parties, long timeoutMs, long requestId) {
         return enters.acquire(name, leaseId, timeoutMs, requestId, false, () -> {
             checkName(name);
             String problem = DoubleBarrierTable.checkParties(parties);
             if (problem != null) {
                 throw RequestRejected.invalid("parties", problem);
             }
+            permissions.requireWithLease(caller, leaseId, KIND, name);
         }, queue -> new DoubleBarrierEnter(name, leaseId, parties, queue, requestId));
     }
 
@@ -94,14 +102,18 @@ public final class DoubleBarriers {
      *
      * @param timeoutMs 0 = do not wait, positive = wait at most that long, -1 = until every party left or the lease ends
      */
-    public Acquires.Wait<Exit> leave(String name, long leaseId, long timeoutMs) {
-        return leaves.acquire(name, leaseId, timeoutMs, 0, false, () -> checkName(name),
+    public Acquires.Wait<Exit> leave(Principal caller, String name, long leaseId, long timeoutMs) {
+        return leaves.acquire(name, leaseId, timeoutMs, 0, false, () -> {
+            checkName(name);
+            permissions.requireWithLease(caller, leaseId, KIND, name);
+        },
                 queue -> new DoubleBarrierLeave(name, leaseId, queue));
     }
 
     /** Withdraws the lease's wait to enter; a lease already inside is answered entered. */
-    public CompletableFuture<Entry> cancel(String name, long leaseId, long requestId) {
+    public CompletableFuture<Entry> cancel(Principal caller, String name, long leaseId, long requestId) {
         return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> permissions.allowedWithLease(caller, leaseId, KIND, name))
                 .thenCompose(ok -> proposer.propose(new DoubleBarrierWithdraw(name, leaseId, requestId)))
                 .thenApply(applied -> {
                     Acquires.Decision<Entry> decision = entry(applied.result());
@@ -142,8 +154,9 @@ public final class DoubleBarriers {
     public record Read(DoubleBarrierView barrier, long revision) {}
 
     /** The double barrier, read linearizably (after a read barrier). */
-    public CompletableFuture<Read> read(String name) {
+    public CompletableFuture<Read> read(Principal caller, String name) {
         return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> permissions.allowed(caller, KIND, name, Level.READ))
                 .thenCompose(ok -> admission.admitRead(proposer::readBarrier))
                 .thenApply(ignored -> stateMachine.read(s -> new Read(s.primitive(DoubleBarrierTable.class).barrier(name), s.revision())));
     }

@@ -1,6 +1,7 @@
 package io.tenure.server.counter;
 
 import io.tenure.core.Limits;
+import io.tenure.core.access.Level;
 import io.tenure.core.counter.CounterAdd;
 import io.tenure.core.counter.CounterCommand;
 import io.tenure.core.counter.CounterCompareAndSet;
@@ -14,6 +15,8 @@ import io.tenure.server.RequestRejected;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
+import io.tenure.server.security.Permissions;
+import io.tenure.server.security.Principal;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -48,10 +51,14 @@ public final class Counters {
     private final TenureStateMachine stateMachine;
     private final Admission admission;
     private final ServerMetrics metrics;
+    private final Permissions permissions;
+    /** The kind its permissions name. */
+    private static final String KIND = Permissions.kind(CounterTable.NAME);
 
     public Counters(Proposer proposer, TenureStateMachine stateMachine, Admission admission, ServerMetrics metrics) {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
+        this.permissions = new Permissions(stateMachine);
         this.admission = admission;
         this.metrics = metrics;
     }
@@ -61,23 +68,24 @@ public final class Counters {
      *
      * @param requestId the client's id for this change, the same on its retries (0 = none)
      */
-    public CompletableFuture<Change> add(String name, long delta, long requestId) {
-        return change("add", name, new CounterAdd(name, delta, requestId));
+    public CompletableFuture<Change> add(Principal caller, String name, long delta, long requestId) {
+        return change(caller, "add", name, new CounterAdd(name, delta, requestId));
     }
 
     /** Sets counter {@code name} to {@code value}. */
-    public CompletableFuture<Change> set(String name, long value, long requestId) {
-        return change("set", name, new CounterSet(name, value, requestId));
+    public CompletableFuture<Change> set(Principal caller, String name, long value, long requestId) {
+        return change(caller, "set", name, new CounterSet(name, value, requestId));
     }
 
     /** Sets counter {@code name} to {@code value} if it is {@code expected} now. */
-    public CompletableFuture<Change> compareAndSet(String name, long expected, long value, long requestId) {
-        return change("compare_and_set", name, new CounterCompareAndSet(name, expected, value, requestId));
+    public CompletableFuture<Change> compareAndSet(Principal caller, String name, long expected, long value, long requestId) {
+        return change(caller, "compare_and_set", name, new CounterCompareAndSet(name, expected, value, requestId));
     }
 
-    private CompletableFuture<Change> change(String op, String name, CounterCommand command) {
+    private CompletableFuture<Change> change(Principal caller, String op, String name, CounterCommand command) {
         long started = System.nanoTime();
         CompletableFuture<Change> outcome = RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> permissions.allowed(caller, KIND, name, Level.WRITE))
                 .thenCompose(ok -> {
                     try {
                         admission.admit("counter");
@@ -102,8 +110,9 @@ public final class Counters {
     }
 
     /** Counter {@code name}, read linearizably. */
-    public CompletableFuture<Read> read(String name) {
+    public CompletableFuture<Read> read(Principal caller, String name) {
         return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> permissions.allowed(caller, KIND, name, Level.READ))
                 .thenCompose(ok -> admission.admitRead(proposer::readBarrier))
                 .thenApply(ignored -> stateMachine.read(s -> new Read(name, s.primitive(CounterTable.class).counter(name), s.revision())));
     }
@@ -113,13 +122,14 @@ public final class Counters {
      *
      * @param limit 1 to {@value #MAX_LIST}; 0 means {@value #MAX_LIST}
      */
-    public CompletableFuture<Listing> list(String prefix, int limit) {
+    public CompletableFuture<Listing> list(Principal caller, String prefix, int limit) {
         if (limit < 0 || limit > MAX_LIST) {
             return CompletableFuture.failedFuture(RequestRejected.invalid("limit", "limit must be between 1 and " + MAX_LIST + " (0 = "
                     + MAX_LIST + "), got " + limit));
         }
         int most = limit == 0 ? MAX_LIST : limit;
-        return admission.admitRead(proposer::readBarrier)
+        return permissions.allowed(caller, KIND, prefix == null ? "" : prefix, Level.READ)
+                .thenCompose(ok -> admission.admitRead(proposer::readBarrier))
                 .thenApply(ignored -> stateMachine.read(s -> {
                     List<CounterView> found = s.primitive(CounterTable.class).counters(prefix == null ? "" : prefix, most + 1);
                     boolean more = found.size() > most;

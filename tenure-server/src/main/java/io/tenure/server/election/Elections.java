@@ -1,6 +1,7 @@
 package io.tenure.server.election;
 
 import io.tenure.core.Limits;
+import io.tenure.core.access.Level;
 import io.tenure.core.election.ElectionCampaign;
 import io.tenure.core.election.ElectionCancel;
 import io.tenure.core.election.ElectionProclaim;
@@ -11,6 +12,7 @@ import io.tenure.core.election.ElectionView;
 import io.tenure.core.kernel.Result;
 import io.tenure.server.Acquires;
 import io.tenure.server.Admission;
+import io.tenure.server.PermissionDenied;
 import io.tenure.server.RequestIds;
 import io.tenure.server.RequestRejected;
 import io.tenure.server.ServerLimits;
@@ -18,6 +20,8 @@ import io.tenure.server.Waits;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
+import io.tenure.server.security.Permissions;
+import io.tenure.server.security.Principal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,11 +51,15 @@ public final class Elections {
     private final Admission admission;
     private final ServerMetrics metrics;
     private final Acquires<Outcome> acquires;
+    private final Permissions permissions;
+    /** The kind its permissions name. */
+    private static final String KIND = Permissions.kind(ElectionTable.NAME);
 
     public Elections(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
                      ServerMetrics metrics, ServerLimits limits) {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
+        this.permissions = new Permissions(stateMachine);
         this.admission = admission;
         this.metrics = metrics;
         this.acquires = new Acquires<>(new Acquires.Kind<>(ElectionTable.class, ElectionTable::candidateCount, ElectionCancel::new,
@@ -66,10 +74,11 @@ public final class Elections {
      * @param timeoutMs 0 = do not wait, positive = wait at most that long, -1 = until elected or the lease ends
      * @param requestId the client's id for this campaign, the same on its retries (0 = none)
      */
-    public Acquires.Wait<Outcome> campaign(String name, long leaseId, byte[] value, long timeoutMs, long requestId) {
+    public Acquires.Wait<Outcome> campaign(Principal caller, String name, long leaseId, byte[] value, long timeoutMs, long requestId) {
         return acquires.acquire(name, leaseId, timeoutMs, requestId, false, () -> {
             checkName(name);
             checkValue(value);
+            permissions.requireWithLease(caller, leaseId, KIND, name);
         }, queue -> new ElectionCampaign(name, leaseId, value, queue, requestId));
     }
 
@@ -88,8 +97,9 @@ public final class Elections {
     }
 
     /** Withdraws the lease's candidacy; when it was elected first, the outcome is elected with its token. */
-    public CompletableFuture<Outcome> cancel(String name, long leaseId, long requestId) {
+    public CompletableFuture<Outcome> cancel(Principal caller, String name, long leaseId, long requestId) {
         return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> permissions.allowedWithLease(caller, leaseId, KIND, name))
                 .thenCompose(ok -> proposer.propose(new ElectionCancel(name, leaseId, requestId)))
                 .thenApply(applied -> {
                     Acquires.Decision<Outcome> decision = decide(applied.result());
@@ -104,12 +114,13 @@ public final class Elections {
     }
 
     /** The leader (lease, token) announces {@code value}; completes with the revision from which it holds. */
-    public CompletableFuture<Long> proclaim(String name, long leaseId, long fencingToken, byte[] value) {
+    public CompletableFuture<Long> proclaim(Principal caller, String name, long leaseId, long fencingToken, byte[] value) {
         try {
             checkName(name);
             checkValue(value);
             checkToken(fencingToken);
-        } catch (RequestRejected e) {
+            permissions.requireWithLease(caller, leaseId, KIND, name);
+        } catch (RequestRejected | PermissionDenied e) {
             return CompletableFuture.failedFuture(e);
         }
         return proposer.propose(new ElectionProclaim(name, leaseId, fencingToken, value)).thenApply(applied -> {
@@ -122,11 +133,12 @@ public final class Elections {
     }
 
     /** The leader (lease, token) steps down; completes with the next leader's token (0 when nobody leads). */
-    public CompletableFuture<Long> resign(String name, long leaseId, long fencingToken) {
+    public CompletableFuture<Long> resign(Principal caller, String name, long leaseId, long fencingToken) {
         try {
             checkName(name);
             checkToken(fencingToken);
-        } catch (RequestRejected e) {
+            permissions.requireWithLease(caller, leaseId, KIND, name);
+        } catch (RequestRejected | PermissionDenied e) {
             return CompletableFuture.failedFuture(e);
         }
         String requestId = RequestIds.current();
@@ -145,8 +157,9 @@ public final class Elections {
     public record Read(ElectionView election, long revision) {}
 
     /** The leader and candidates, read linearizably (after a read barrier). */
-    public CompletableFuture<Read> leader(String name) {
+    public CompletableFuture<Read> leader(Principal caller, String name) {
         return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> permissions.allowed(caller, KIND, name, Level.READ))
                 .thenCompose(ok -> admission.admitRead(proposer::readBarrier))
                 .thenApply(ignored -> current(name));
     }

@@ -30,7 +30,7 @@ public final class GrpcBarrierService extends BarrierServiceGrpc.BarrierServiceI
     @Override
     public void await(BarrierAwaitRequest request, StreamObserver<BarrierAwaitResponse> observer) {
         ServerCallStreamObserver<BarrierAwaitResponse> call = (ServerCallStreamObserver<BarrierAwaitResponse>) observer;
-        Acquires.Wait<Barriers.Outcome> wait = member.barriers().await(request.getName(), request.getLeaseId(), request.getParties(),
+        Acquires.Wait<Barriers.Outcome> wait = member.barriers().await(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(), request.getParties(),
                 request.getTimeoutMs(), request.getRequestId());
         call.setOnCancelHandler(wait::abandon);
         wait.outcome().whenComplete((outcome, error) -> {
@@ -48,13 +48,13 @@ public final class GrpcBarrierService extends BarrierServiceGrpc.BarrierServiceI
 
     @Override
     public void leave(BarrierLeaveRequest request, StreamObserver<BarrierAwaitResponse> observer) {
-        GrpcLockService.answer(member.barriers().leave(request.getName(), request.getLeaseId(), request.getRequestId()), observer,
+        GrpcLockService.answer(member.barriers().leave(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(), request.getRequestId()), observer,
                 outcome -> response(member, outcome));
     }
 
     @Override
     public void describe(BarrierDescribeRequest request, StreamObserver<BarrierDescribeResponse> observer) {
-        GrpcLockService.answer(member.barriers().read(request.getName()), observer, read -> {
+        GrpcLockService.answer(member.barriers().read(GrpcAuthentication.principal(), request.getName()), observer, read -> {
             BarrierDescribeResponse.Builder response = BarrierDescribeResponse.newBuilder()
                     .setHeader(member.header().toBuilder().setRevision(read.revision())).setName(request.getName());
             BarrierView view = read.barrier();

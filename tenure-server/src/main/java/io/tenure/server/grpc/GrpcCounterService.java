@@ -12,6 +12,7 @@ import io.tenure.proto.v1.CounterListResponse;
 import io.tenure.proto.v1.CounterServiceGrpc;
 import io.tenure.proto.v1.CounterSetRequest;
 import io.tenure.server.Member;
+import io.tenure.server.security.Principal;
 import io.tenure.server.counter.Counters;
 import java.util.concurrent.CompletableFuture;
 
@@ -31,27 +32,27 @@ public final class GrpcCounterService extends CounterServiceGrpc.CounterServiceI
 
     @Override
     public void add(CounterAddRequest request, StreamObserver<CounterChangeResponse> observer) {
-        GrpcLockService.answer(add(member, request), observer, r -> r);
+        GrpcLockService.answer(add(member, GrpcAuthentication.principal(), request), observer, r -> r);
     }
 
     @Override
     public void set(CounterSetRequest request, StreamObserver<CounterChangeResponse> observer) {
-        GrpcLockService.answer(set(member, request), observer, r -> r);
+        GrpcLockService.answer(set(member, GrpcAuthentication.principal(), request), observer, r -> r);
     }
 
     @Override
     public void compareAndSet(CounterCompareAndSetRequest request, StreamObserver<CounterChangeResponse> observer) {
-        GrpcLockService.answer(compareAndSet(member, request), observer, r -> r);
+        GrpcLockService.answer(compareAndSet(member, GrpcAuthentication.principal(), request), observer, r -> r);
     }
 
     @Override
     public void get(CounterGetRequest request, StreamObserver<CounterGetResponse> observer) {
-        GrpcLockService.answer(get(member, request), observer, r -> r);
+        GrpcLockService.answer(get(member, GrpcAuthentication.principal(), request), observer, r -> r);
     }
 
     @Override
     public void list(CounterListRequest request, StreamObserver<CounterListResponse> observer) {
-        GrpcLockService.answer(member.counters().list(request.getPrefix(), request.getLimit()), observer, listing -> {
+        GrpcLockService.answer(member.counters().list(GrpcAuthentication.principal(), request.getPrefix(), request.getLimit()), observer, listing -> {
             CounterListResponse.Builder response = CounterListResponse.newBuilder()
                     .setHeader(member.header().toBuilder().setRevision(listing.revision())).setMore(listing.more());
             for (CounterView counter : listing.counters()) {
@@ -63,23 +64,23 @@ public final class GrpcCounterService extends CounterServiceGrpc.CounterServiceI
 
     // ---- each call, served for its unary RPC and for the session stream (GrpcSession) ----------
 
-    static CompletableFuture<CounterChangeResponse> add(Member member, CounterAddRequest request) {
-        return member.counters().add(request.getName(), request.getDelta(), request.getRequestId())
+    static CompletableFuture<CounterChangeResponse> add(Member member, Principal caller, CounterAddRequest request) {
+        return member.counters().add(caller, request.getName(), request.getDelta(), request.getRequestId())
                 .thenApply(change -> changeResponse(member, change));
     }
 
-    static CompletableFuture<CounterChangeResponse> set(Member member, CounterSetRequest request) {
-        return member.counters().set(request.getName(), request.getValue(), request.getRequestId())
+    static CompletableFuture<CounterChangeResponse> set(Member member, Principal caller, CounterSetRequest request) {
+        return member.counters().set(caller, request.getName(), request.getValue(), request.getRequestId())
                 .thenApply(change -> changeResponse(member, change));
     }
 
-    static CompletableFuture<CounterChangeResponse> compareAndSet(Member member, CounterCompareAndSetRequest request) {
-        return member.counters().compareAndSet(request.getName(), request.getExpected(), request.getValue(), request.getRequestId())
+    static CompletableFuture<CounterChangeResponse> compareAndSet(Member member, Principal caller, CounterCompareAndSetRequest request) {
+        return member.counters().compareAndSet(caller, request.getName(), request.getExpected(), request.getValue(), request.getRequestId())
                 .thenApply(change -> changeResponse(member, change));
     }
 
-    static CompletableFuture<CounterGetResponse> get(Member member, CounterGetRequest request) {
-        return member.counters().read(request.getName()).thenApply(read -> getResponse(read.name(), read.counter())
+    static CompletableFuture<CounterGetResponse> get(Member member, Principal caller, CounterGetRequest request) {
+        return member.counters().read(caller, request.getName()).thenApply(read -> getResponse(read.name(), read.counter())
                 .setHeader(member.header().toBuilder().setRevision(read.revision())).build());
     }
 

@@ -35,13 +35,13 @@ public final class GrpcDoubleBarrierService extends DoubleBarrierServiceGrpc.Dou
 
     @Override
     public void enter(DoubleBarrierEnterRequest request, StreamObserver<DoubleBarrierEnterResponse> observer) {
-        answer(member.doubleBarriers().enter(request.getName(), request.getLeaseId(), request.getParties(), request.getTimeoutMs(),
+        answer(member.doubleBarriers().enter(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(), request.getParties(), request.getTimeoutMs(),
                 request.getRequestId()), observer, entry -> entry(member, entry));
     }
 
     @Override
     public void leave(DoubleBarrierLeaveRequest request, StreamObserver<DoubleBarrierLeaveResponse> observer) {
-        answer(member.doubleBarriers().leave(request.getName(), request.getLeaseId(), request.getTimeoutMs()), observer, exit -> exit(member, exit));
+        answer(member.doubleBarriers().leave(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(), request.getTimeoutMs()), observer, exit -> exit(member, exit));
     }
 
     /** Answers a wait when the log decides it; a caller that went away leaves its lease's place as it is. */
@@ -63,13 +63,13 @@ public final class GrpcDoubleBarrierService extends DoubleBarrierServiceGrpc.Dou
 
     @Override
     public void cancel(DoubleBarrierCancelRequest request, StreamObserver<DoubleBarrierEnterResponse> observer) {
-        GrpcLockService.answer(member.doubleBarriers().cancel(request.getName(), request.getLeaseId(), request.getRequestId()), observer,
+        GrpcLockService.answer(member.doubleBarriers().cancel(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(), request.getRequestId()), observer,
                 entry -> entry(member, entry));
     }
 
     @Override
     public void describe(DoubleBarrierDescribeRequest request, StreamObserver<DoubleBarrierDescribeResponse> observer) {
-        GrpcLockService.answer(member.doubleBarriers().read(request.getName()), observer, read -> {
+        GrpcLockService.answer(member.doubleBarriers().read(GrpcAuthentication.principal(), request.getName()), observer, read -> {
             DoubleBarrierDescribeResponse.Builder response = DoubleBarrierDescribeResponse.newBuilder()
                     .setHeader(member.header().toBuilder().setRevision(read.revision())).setName(request.getName());
             DoubleBarrierView view = read.barrier();

@@ -37,7 +37,7 @@ public final class GrpcElectionService extends ElectionServiceGrpc.ElectionServi
     @Override
     public void campaign(CampaignRequest request, StreamObserver<CampaignResponse> observer) {
         ServerCallStreamObserver<CampaignResponse> call = (ServerCallStreamObserver<CampaignResponse>) observer;
-        Acquires.Wait<Elections.Outcome> wait = member.elections().campaign(request.getName(), request.getLeaseId(),
+        Acquires.Wait<Elections.Outcome> wait = member.elections().campaign(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(),
                 request.getValue().toByteArray(), request.getTimeoutMs(), request.getRequestId());
         call.setOnCancelHandler(wait::abandon);
         wait.outcome().whenComplete((outcome, error) -> {
@@ -55,26 +55,26 @@ public final class GrpcElectionService extends ElectionServiceGrpc.ElectionServi
 
     @Override
     public void proclaim(ProclaimRequest request, StreamObserver<ProclaimResponse> observer) {
-        GrpcLockService.answer(member.elections().proclaim(request.getName(), request.getLeaseId(), request.getFencingToken(),
+        GrpcLockService.answer(member.elections().proclaim(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(), request.getFencingToken(),
                 request.getValue().toByteArray()), observer,
                 revision -> proclaimResponse(member, revision));
     }
 
     @Override
     public void resign(ResignRequest request, StreamObserver<ResignResponse> observer) {
-        GrpcLockService.answer(member.elections().resign(request.getName(), request.getLeaseId(), request.getFencingToken()), observer,
+        GrpcLockService.answer(member.elections().resign(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(), request.getFencingToken()), observer,
                 next -> resignResponse(member, next));
     }
 
     @Override
     public void cancel(CampaignCancelRequest request, StreamObserver<CampaignResponse> observer) {
-        GrpcLockService.answer(member.elections().cancel(request.getName(), request.getLeaseId(), request.getRequestId()), observer,
+        GrpcLockService.answer(member.elections().cancel(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(), request.getRequestId()), observer,
                 outcome -> campaignResponse(member, outcome));
     }
 
     @Override
     public void leader(LeaderRequest request, StreamObserver<LeaderResponse> observer) {
-        GrpcLockService.answer(member.elections().leader(request.getName()), observer, read -> leaderResponse(member, request.getName(), read));
+        GrpcLockService.answer(member.elections().leader(GrpcAuthentication.principal(), request.getName()), observer, read -> leaderResponse(member, request.getName(), read));
     }
 
     static LeaderResponse leaderResponse(Member member, String name, Elections.Read read) {

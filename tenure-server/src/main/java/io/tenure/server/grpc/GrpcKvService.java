@@ -34,6 +34,7 @@ import io.tenure.proto.v1.KvTxnPutResult;
 import io.tenure.proto.v1.KvTxnRequest;
 import io.tenure.proto.v1.KvTxnResponse;
 import io.tenure.server.Member;
+import io.tenure.server.security.Principal;
 import io.tenure.server.kv.KeyValues;
 
 import java.util.ArrayList;
@@ -57,41 +58,41 @@ public final class GrpcKvService extends KvServiceGrpc.KvServiceImplBase {
 
     @Override
     public void put(KvPutRequest request, StreamObserver<KvPutResponse> observer) {
-        GrpcLockService.answer(put(member, request), observer, r -> r);
+        GrpcLockService.answer(put(member, GrpcAuthentication.principal(), request), observer, r -> r);
     }
 
     @Override
     public void compareAndSet(KvCompareAndSetRequest request, StreamObserver<KvCompareAndSetResponse> observer) {
-        GrpcLockService.answer(compareAndSet(member, request), observer, r -> r);
+        GrpcLockService.answer(compareAndSet(member, GrpcAuthentication.principal(), request), observer, r -> r);
     }
 
     @Override
     public void delete(KvDeleteRequest request, StreamObserver<KvDeleteResponse> observer) {
-        GrpcLockService.answer(delete(member, request), observer, r -> r);
+        GrpcLockService.answer(delete(member, GrpcAuthentication.principal(), request), observer, r -> r);
     }
 
     @Override
     public void get(KvGetRequest request, StreamObserver<KvGetResponse> observer) {
-        GrpcLockService.answer(get(member, request), observer, r -> r);
+        GrpcLockService.answer(get(member, GrpcAuthentication.principal(), request), observer, r -> r);
     }
 
     // ---- each call, served for its unary RPC and for the session stream (GrpcSession) ----------
 
-    static CompletableFuture<KvPutResponse> put(Member member, KvPutRequest request) {
-        return member.keyValues().put(request.getKey(), request.getValue().toByteArray(), request.getLeaseId(),
+    static CompletableFuture<KvPutResponse> put(Member member, Principal caller, KvPutRequest request) {
+        return member.keyValues().put(caller, request.getKey(), request.getValue().toByteArray(), request.getLeaseId(),
                 request.getTtlMs(), request.getRequestId()).thenApply(written -> KvPutResponse.newBuilder()
                 .setHeader(member.header()).setKey(written.key()).setRevision(written.revision())
                 .setPrevModRevision(written.prevModRevision()).setCreated(written.created()).setVersion(written.version()).build());
     }
 
-    static CompletableFuture<KvCompareAndSetResponse> compareAndSet(Member member, KvCompareAndSetRequest request) {
+    static CompletableFuture<KvCompareAndSetResponse> compareAndSet(Member member, Principal caller, KvCompareAndSetRequest request) {
         KeyValues.Compare compare = switch (request.getCompare()) {
             case KV_COMPARE_ABSENT -> KeyValues.Compare.ABSENT;
             case KV_COMPARE_MOD_REVISION -> KeyValues.Compare.MOD_REVISION;
             case KV_COMPARE_VALUE -> KeyValues.Compare.VALUE;
             default -> null; // refused by the service, naming the field
         };
-        return member.keyValues().compareAndSet(request.getKey(), compare, request.getExpectedModRevision(),
+        return member.keyValues().compareAndSet(caller, request.getKey(), compare, request.getExpectedModRevision(),
                 request.getExpectedValue().toByteArray(), request.getValue().toByteArray(), request.getLeaseId(), request.getTtlMs(),
                 request.getRequestId()).thenApply(swap -> {
             KvCompareAndSetResponse.Builder response = KvCompareAndSetResponse.newBuilder().setHeader(member.header())
@@ -104,19 +105,19 @@ public final class GrpcKvService extends KvServiceGrpc.KvServiceImplBase {
         });
     }
 
-    static CompletableFuture<KvDeleteResponse> delete(Member member, KvDeleteRequest request) {
+    static CompletableFuture<KvDeleteResponse> delete(Member member, Principal caller, KvDeleteRequest request) {
         long expected = request.hasExpectedModRevision() ? request.getExpectedModRevision() : KvDelete.ANY_REVISION;
         if (request.hasExpectedModRevision() && expected < 0) {
             return CompletableFuture.failedFuture(
                     Statuses.invalid("expected_mod_revision must be at least 0 (0 = the key must be absent), got " + expected));
         }
-        return member.keyValues().delete(request.getKey(), expected, request.getRequestId())
+        return member.keyValues().delete(caller, request.getKey(), expected, request.getRequestId())
                 .thenApply(removal -> KvDeleteResponse.newBuilder().setHeader(member.header()).setKey(removal.key())
                         .setDeleted(removal.deleted()).setRevision(removal.revision()).setCompareFailed(removal.compareFailed()).build());
     }
 
-    static CompletableFuture<KvGetResponse> get(Member member, KvGetRequest request) {
-        return member.keyValues().read(request.getKey()).thenApply(read -> {
+    static CompletableFuture<KvGetResponse> get(Member member, Principal caller, KvGetRequest request) {
+        return member.keyValues().read(caller, request.getKey()).thenApply(read -> {
             KvGetResponse.Builder response = KvGetResponse.newBuilder().setHeader(member.header().toBuilder().setRevision(read.revision()));
             if (read.entry() != null) {
                 response.setExists(true).setEntry(entry(read.entry()));
@@ -127,7 +128,7 @@ public final class GrpcKvService extends KvServiceGrpc.KvServiceImplBase {
 
     @Override
     public void list(KvListRequest request, StreamObserver<KvListResponse> observer) {
-        GrpcLockService.answer(member.keyValues().list(request.getPrefix(), request.getAfterKey(), request.getLimit()), observer, listing -> {
+        GrpcLockService.answer(member.keyValues().list(GrpcAuthentication.principal(), request.getPrefix(), request.getAfterKey(), request.getLimit()), observer, listing -> {
             KvListResponse.Builder response = KvListResponse.newBuilder()
                     .setHeader(member.header().toBuilder().setRevision(listing.revision()))
                     .setMore(listing.more()).setNextAfterKey(listing.nextAfterKey());
@@ -138,10 +139,10 @@ public final class GrpcKvService extends KvServiceGrpc.KvServiceImplBase {
 
     @Override
     public void txn(KvTxnRequest request, StreamObserver<KvTxnResponse> observer) {
-        GrpcLockService.answer(txn(member, request), observer, r -> r);
+        GrpcLockService.answer(txn(member, GrpcAuthentication.principal(), request), observer, r -> r);
     }
 
-    static CompletableFuture<KvTxnResponse> txn(Member member, KvTxnRequest request) {
+    static CompletableFuture<KvTxnResponse> txn(Member member, Principal caller, KvTxnRequest request) {
         List<TxnCompare> compares = new ArrayList<>(request.getCompareCount());
         request.getCompareList().forEach(c -> compares.add(compare(c)));
         List<Command> success;
@@ -153,7 +154,7 @@ public final class GrpcKvService extends KvServiceGrpc.KvServiceImplBase {
             return CompletableFuture.failedFuture(Statuses.invalid(e.getMessage()));
         }
         Txn txn = new Txn(compares, success, failure, request.getRequestId());
-        return member.keyValues().transact(txn).thenApply(transacted -> {
+        return member.keyValues().transact(caller, txn).thenApply(transacted -> {
             KvTxnResponse.Builder response = KvTxnResponse.newBuilder()
                     .setHeader(member.header().toBuilder().setRevision(transacted.revision())).setSucceeded(transacted.succeeded());
             for (int i = 0; i < transacted.results().size(); i++) {

@@ -35,20 +35,20 @@ public final class GrpcLatchService extends LatchServiceGrpc.LatchServiceImplBas
 
     @Override
     public void trySetCount(LatchSetCountRequest request, StreamObserver<LatchSetCountResponse> observer) {
-        GrpcLockService.answer(member.latches().trySetCount(request.getName(), request.getCount(), request.getRequestId()), observer,
+        GrpcLockService.answer(member.latches().trySetCount(GrpcAuthentication.principal(), request.getName(), request.getCount(), request.getRequestId()), observer,
                 set -> setCountResponse(member, set));
     }
 
     @Override
     public void countDown(LatchCountDownRequest request, StreamObserver<LatchCountDownResponse> observer) {
-        GrpcLockService.answer(member.latches().countDown(request.getName(), request.getRequestId()), observer,
+        GrpcLockService.answer(member.latches().countDown(GrpcAuthentication.principal(), request.getName(), request.getRequestId()), observer,
                 down -> countDownResponse(member, down));
     }
 
     @Override
     public void await(LatchAwaitRequest request, StreamObserver<LatchAwaitResponse> observer) {
         ServerCallStreamObserver<LatchAwaitResponse> call = (ServerCallStreamObserver<LatchAwaitResponse>) observer;
-        Acquires.Wait<Latches.Outcome> wait = member.latches().await(request.getName(), request.getLeaseId(), request.getTimeoutMs(),
+        Acquires.Wait<Latches.Outcome> wait = member.latches().await(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(), request.getTimeoutMs(),
                 request.getRequestId());
         call.setOnCancelHandler(wait::abandon);
         wait.outcome().whenComplete((outcome, error) -> {
@@ -66,13 +66,13 @@ public final class GrpcLatchService extends LatchServiceGrpc.LatchServiceImplBas
 
     @Override
     public void cancel(LatchCancelRequest request, StreamObserver<LatchAwaitResponse> observer) {
-        GrpcLockService.answer(member.latches().cancel(request.getName(), request.getLeaseId(), request.getRequestId()), observer,
+        GrpcLockService.answer(member.latches().cancel(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(), request.getRequestId()), observer,
                 outcome -> response(member, outcome));
     }
 
     @Override
     public void describe(LatchDescribeRequest request, StreamObserver<LatchDescribeResponse> observer) {
-        GrpcLockService.answer(member.latches().read(request.getName()), observer, read -> {
+        GrpcLockService.answer(member.latches().read(GrpcAuthentication.principal(), request.getName()), observer, read -> {
             LatchDescribeResponse.Builder response = LatchDescribeResponse.newBuilder()
                     .setHeader(member.header().toBuilder().setRevision(read.revision())).setName(request.getName());
             LatchView view = read.latch();

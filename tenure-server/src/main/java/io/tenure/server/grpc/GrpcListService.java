@@ -36,7 +36,7 @@ public final class GrpcListService extends ListServiceGrpc.ListServiceImplBase {
 
     @Override
     public void push(ListPushRequest request, StreamObserver<ListPushResponse> observer) {
-        GrpcLockService.answer(member.lists().push(request.getName(), request.getValue().toByteArray(), request.getLeft(),
+        GrpcLockService.answer(member.lists().push(GrpcAuthentication.principal(), request.getName(), request.getValue().toByteArray(), request.getLeft(),
                 request.getRequestId()), observer, pushed -> ListPushResponse.newBuilder().setHeader(member.header())
                 .setName(pushed.name()).setLength(pushed.length()).setHandedTo(pushed.handedTo()).build());
     }
@@ -47,9 +47,9 @@ public final class GrpcListService extends ListServiceGrpc.ListServiceImplBase {
         Lists lists = member.lists();
         CompletableFuture<Lists.Outcome> outcome;
         if (request.getLeaseId() == 0 && request.getTimeoutMs() == 0) {
-            outcome = lists.popNow(request.getName(), request.getLeft(), request.getRequestId());
+            outcome = lists.popNow(GrpcAuthentication.principal(), request.getName(), request.getLeft(), request.getRequestId());
         } else {
-            Acquires.Wait<Lists.Outcome> wait = lists.pop(request.getName(), request.getLeft(), request.getLeaseId(),
+            Acquires.Wait<Lists.Outcome> wait = lists.pop(GrpcAuthentication.principal(), request.getName(), request.getLeft(), request.getLeaseId(),
                     request.getTimeoutMs(), request.getRequestId());
             call.setOnCancelHandler(() -> {
                 wait.abandon();
@@ -79,13 +79,13 @@ public final class GrpcListService extends ListServiceGrpc.ListServiceImplBase {
 
     @Override
     public void cancel(ListCancelRequest request, StreamObserver<ListPopResponse> observer) {
-        GrpcLockService.answer(member.lists().cancel(request.getName(), request.getLeaseId(), request.getRequestId()), observer,
+        GrpcLockService.answer(member.lists().cancel(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(), request.getRequestId()), observer,
                 outcome -> response(member, outcome));
     }
 
     @Override
     public void range(ListRangeRequest request, StreamObserver<ListRangeResponse> observer) {
-        GrpcLockService.answer(member.lists().read(request.getName(), request.getStart(), request.getStop()), observer, read -> {
+        GrpcLockService.answer(member.lists().read(GrpcAuthentication.principal(), request.getName(), request.getStart(), request.getStop()), observer, read -> {
             ListRangeResponse.Builder response = ListRangeResponse.newBuilder()
                     .setHeader(member.header().toBuilder().setRevision(read.revision())).setName(read.name()).setLength(read.length())
                     .addAllWaitingLeases(read.waiting());

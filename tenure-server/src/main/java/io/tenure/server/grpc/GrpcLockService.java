@@ -121,7 +121,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
             observer.onError(Statuses.invalid(badMode));
             return;
         }
-        Acquires.Wait<Locks.Outcome> wait = member.locks().lock(request.getName(), request.getLeaseId(), request.getMetadata().toByteArray(),
+        Acquires.Wait<Locks.Outcome> wait = member.locks().lock(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(), request.getMetadata().toByteArray(),
                 request.getTimeoutMs(), request.getRequestId(), request.getEnqueue(), request.getMode() == LockMode.LOCK_MODE_READ);
         call.setOnCancelHandler(wait::abandon);
         wait.outcome().whenComplete((outcome, error) -> {
@@ -148,7 +148,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
             observer.onError(Statuses.invalid(badMode));
             return;
         }
-        answer(member.locks().tryLock(request.getName(), request.getLeaseId(), request.getMetadata().toByteArray(),
+        answer(member.locks().tryLock(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(), request.getMetadata().toByteArray(),
                 request.getRequestId(), request.getMode() == LockMode.LOCK_MODE_READ), observer,
                 this::tryLockResponse);
     }
@@ -161,7 +161,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     @Override
     public void downgrade(DowngradeRequest request, StreamObserver<DowngradeResponse> observer) {
-        answer(member.locks().downgrade(request.getName(), request.getLeaseId(), request.getFencingToken()), observer,
+        answer(member.locks().downgrade(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(), request.getFencingToken()), observer,
                 this::downgradeResponse);
     }
 
@@ -172,13 +172,13 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     @Override
     public void unlock(UnlockRequest request, StreamObserver<UnlockResponse> observer) {
-        answer(member.locks().unlock(request.getKey(), request.getLeaseId(), request.getFencingToken()), observer,
+        answer(member.locks().unlock(GrpcAuthentication.principal(), request.getKey(), request.getLeaseId(), request.getFencingToken()), observer,
                 this::unlockResponse);
     }
 
     @Override
     public void lockCancel(LockCancelRequest request, StreamObserver<LockCancelResponse> observer) {
-        answer(member.locks().cancel(request.getName(), request.getLeaseId(), request.getRequestId()), observer,
+        answer(member.locks().cancel(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(), request.getRequestId()), observer,
                 this::lockCancelResponse);
     }
 
@@ -230,7 +230,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
             observer.onError(Statuses.of(e));
             return;
         }
-        answer(member.leases().grant(grant.requestedId(), grant.ttlMillis(), grant.clientId()), observer, this::leaseGrantResponse);
+        answer(member.leases().grant(GrpcAuthentication.principal(), grant.requestedId(), grant.ttlMillis(), grant.clientId()), observer, this::leaseGrantResponse);
     }
 
     @Override
@@ -253,7 +253,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
         }
         List<CompletableFuture<LeaseKeeper.Granted>> outcomes;
         try {
-            outcomes = member.leases().grantAll(valid);
+            outcomes = member.leases().grantAll(GrpcAuthentication.principal(), valid);
         } catch (Overloaded shed) {
             observer.onError(Statuses.of(shed)); // the whole batch: the client retries it after the hint
             return;
@@ -311,7 +311,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     @Override
     public void leaseRevoke(LeaseRevokeRequest request, StreamObserver<LeaseRevokeResponse> observer) {
-        answer(member.leases().revoke(request.getId()), observer, ignored -> leaseRevokeResponse());
+        answer(member.leases().revoke(GrpcAuthentication.principal(), request.getId()), observer, ignored -> leaseRevokeResponse());
     }
 
     LeaseRevokeResponse leaseRevokeResponse() {
@@ -329,7 +329,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
             public void onNext(LeaseKeepAliveRequest request) {
                 if (request.getIdsCount() == 0) {
                     long id = request.getId();
-                    send(member.leases().keepAlive(id), ttlMillis -> LeaseKeepAliveResponse.newBuilder()
+                    send(member.leases().keepAlive(GrpcAuthentication.principal(), id), ttlMillis -> LeaseKeepAliveResponse.newBuilder()
                             .setHeader(header())
                             .setId(id)
                             .setTtl(seconds(ttlMillis))
@@ -347,7 +347,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                 for (int i = 0; i < request.getIdsCount(); i++) {
                     ids[at++] = request.getIds(i);
                 }
-                send(member.leases().keepAliveAll(ids), ttls -> {
+                send(member.leases().keepAliveAll(GrpcAuthentication.principal(), ids), ttls -> {
                     LeaseKeepAliveResponse.Builder answer = LeaseKeepAliveResponse.newBuilder().setHeader(header());
                     for (int i = 0; i < ids.length; i++) {
                         answer.addRenewedIds(ids[i]).addRenewedTtlMs(ttls[i]);
@@ -392,7 +392,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     @Override
     public void leaseTimeToLive(LeaseTimeToLiveRequest request, StreamObserver<LeaseTimeToLiveResponse> observer) {
-        answer(member.leases().lookup(request.getId()), observer, ttl -> {
+        answer(member.leases().lookup(GrpcAuthentication.principal(), request.getId()), observer, ttl -> {
             LeaseTimeToLiveResponse.Builder response = LeaseTimeToLiveResponse.newBuilder().setHeader(header()).setId(request.getId());
             if (ttl == null) {
                 response.setTtl(-1).setTtlMs(-1);
@@ -493,9 +493,18 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
                 };
                 // Created is sent before any event can be: the hub delivers on another thread only after open returns.
                 synchronized (call) {
-                    WatchHub.Opened opened = byPattern
-                            ? member.watches().open(io.tenure.core.watch.KeyPattern.parse("pattern", request.getPattern()), request.getStartRevision(), sink)
-                            : member.watches().open(request.getKey(), request.getPrefix(), request.getStartRevision(), sink);
+                    WatchHub.Opened opened;
+                    try {
+                        opened = byPattern
+                                ? member.watches().open(GrpcAuthentication.principal(), kinds,
+                                        io.tenure.core.watch.KeyPattern.parse("pattern", request.getPattern()), request.getStartRevision(), sink)
+                                : member.watches().open(GrpcAuthentication.principal(), kinds, request.getKey(), request.getPrefix(),
+                                        request.getStartRevision(), sink);
+                    } catch (io.tenure.server.PermissionDenied denied) {
+                        send(WatchResponse.newBuilder().setHeader(header()).setWatchId(watchId).setCanceled(true)
+                                .setCancelReason("PERMISSION_DENIED: " + denied.getMessage()).build());
+                        return;
+                    }
                     if (opened.watcher() == null) {
                         send(WatchResponse.newBuilder().setHeader(header()).setWatchId(watchId).setCreated(true)
                                 .setCanceled(true).setCompactRevision(opened.compactRevision())
@@ -603,7 +612,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     @Override
     public void describe(DescribeRequest request, StreamObserver<DescribeResponse> observer) {
-        answer(member.locks().read(request.getName()), observer, read -> {
+        answer(member.locks().read(GrpcAuthentication.principal(), request.getName()), observer, read -> {
             LockState lock = read.locks().isEmpty()
                     ? LockState.newBuilder().setKey(request.getName()).setHeld(false).setHolderTtlRemainingMs(-1).build()
                     : lockState(read.locks().get(0));
@@ -613,7 +622,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
 
     @Override
     public void listLocks(ListLocksRequest request, StreamObserver<ListLocksResponse> observer) {
-        answer(member.locks().list(request.getPrefix(), request.getLimit()), observer, read -> {
+        answer(member.locks().list(GrpcAuthentication.principal(), request.getPrefix(), request.getLimit()), observer, read -> {
             ListLocksResponse.Builder response = ListLocksResponse.newBuilder().setHeader(header(read.revision())).setMore(read.more());
             read.locks().forEach(lock -> response.addLocks(lockState(lock)));
             return response.build();
@@ -660,7 +669,7 @@ public final class GrpcLockService extends LockServiceGrpc.LockServiceImplBase {
      */
     @Override
     public void leaseList(LeaseListRequest request, StreamObserver<LeaseListResponse> observer) {
-        answer(member.leases().list(request.getAfterId(), request.getLimit()), observer, page -> {
+        answer(member.leases().list(GrpcAuthentication.principal(), request.getAfterId(), request.getLimit()), observer, page -> {
             LeaseListResponse.Builder response = LeaseListResponse.newBuilder().setHeader(header(page.revision())).setMore(page.more());
             for (LeaseView lease : page.leases()) {
                 response.addLeases(LeaseSummary.newBuilder()

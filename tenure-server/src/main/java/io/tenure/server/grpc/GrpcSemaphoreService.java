@@ -36,7 +36,7 @@ public final class GrpcSemaphoreService extends SemaphoreServiceGrpc.SemaphoreSe
     @Override
     public void acquire(SemaphoreAcquireRequest request, StreamObserver<SemaphoreAcquireResponse> observer) {
         ServerCallStreamObserver<SemaphoreAcquireResponse> call = (ServerCallStreamObserver<SemaphoreAcquireResponse>) observer;
-        Acquires.Wait<Semaphores.Outcome> wait = member.semaphores().acquire(request.getName(), request.getLeaseId(), request.getLimit(),
+        Acquires.Wait<Semaphores.Outcome> wait = member.semaphores().acquire(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(), request.getLimit(),
                 request.getPermits(), request.getTimeoutMs(), request.getRequestId(), request.getEnqueue());
         call.setOnCancelHandler(wait::abandon);
         wait.outcome().whenComplete((outcome, error) -> {
@@ -54,13 +54,13 @@ public final class GrpcSemaphoreService extends SemaphoreServiceGrpc.SemaphoreSe
 
     @Override
     public void release(SemaphoreReleaseRequest request, StreamObserver<SemaphoreReleaseResponse> observer) {
-        GrpcLockService.answer(member.semaphores().release(request.getName(), request.getLeaseId(), request.getFencingToken()), observer,
+        GrpcLockService.answer(member.semaphores().release(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(), request.getFencingToken()), observer,
                 handedTo -> releaseResponse(member, handedTo));
     }
 
     @Override
     public void cancel(SemaphoreCancelRequest request, StreamObserver<SemaphoreCancelResponse> observer) {
-        GrpcLockService.answer(member.semaphores().cancel(request.getName(), request.getLeaseId(), request.getRequestId()), observer,
+        GrpcLockService.answer(member.semaphores().cancel(GrpcAuthentication.principal(), request.getName(), request.getLeaseId(), request.getRequestId()), observer,
                 outcome -> cancelResponse(member, outcome));
     }
 
@@ -91,7 +91,7 @@ public final class GrpcSemaphoreService extends SemaphoreServiceGrpc.SemaphoreSe
 
     @Override
     public void describe(SemaphoreDescribeRequest request, StreamObserver<SemaphoreDescribeResponse> observer) {
-        GrpcLockService.answer(member.semaphores().read(request.getName()), observer, read -> SemaphoreDescribeResponse.newBuilder()
+        GrpcLockService.answer(member.semaphores().read(GrpcAuthentication.principal(), request.getName()), observer, read -> SemaphoreDescribeResponse.newBuilder()
                 .setHeader(member.header().toBuilder().setRevision(read.revision()))
                 .setSemaphore(state(request.getName(), read.semaphore()))
                 .build());

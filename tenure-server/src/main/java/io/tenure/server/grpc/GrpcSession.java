@@ -58,6 +58,8 @@ import java.util.function.Function;
  */
 final class GrpcSession implements StreamObserver<SessionRequest> {
     private final Member member;
+    /** Who opened the stream: every request on it is made as this principal. */
+    private final io.tenure.server.security.Principal caller = GrpcAuthentication.principal();
     /** The lock and lease responses; each other kind's are its service's static builders. */
     private final GrpcLockService locks;
     private final ServerCallStreamObserver<SessionResponse> stream;
@@ -118,20 +120,20 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
                 case CAMPAIGN, PROCLAIM, RESIGN, CAMPAIGN_CANCEL, LEADER -> electionCall(id, call);
                 case BARRIER_AWAIT, BARRIER_LEAVE, DOUBLE_BARRIER_ENTER, DOUBLE_BARRIER_LEAVE, DOUBLE_BARRIER_CANCEL -> barrierCall(id, call);
                 case LATCH_SET_COUNT, LATCH_COUNT_DOWN, LATCH_AWAIT, LATCH_CANCEL -> latchCall(id, call);
-                case COUNTER_ADD -> answer(id, GrpcCounterService.add(member, call.getCounterAdd()),
+                case COUNTER_ADD -> answer(id, GrpcCounterService.add(member, caller, call.getCounterAdd()),
                         r -> SessionAnswer.newBuilder().setCounterAdd(r));
-                case COUNTER_SET -> answer(id, GrpcCounterService.set(member, call.getCounterSet()),
+                case COUNTER_SET -> answer(id, GrpcCounterService.set(member, caller, call.getCounterSet()),
                         r -> SessionAnswer.newBuilder().setCounterSet(r));
-                case COUNTER_COMPARE_AND_SET -> answer(id, GrpcCounterService.compareAndSet(member, call.getCounterCompareAndSet()),
+                case COUNTER_COMPARE_AND_SET -> answer(id, GrpcCounterService.compareAndSet(member, caller, call.getCounterCompareAndSet()),
                         r -> SessionAnswer.newBuilder().setCounterCompareAndSet(r));
-                case COUNTER_GET -> answer(id, GrpcCounterService.get(member, call.getCounterGet()),
+                case COUNTER_GET -> answer(id, GrpcCounterService.get(member, caller, call.getCounterGet()),
                         r -> SessionAnswer.newBuilder().setCounterGet(r));
-                case KV_PUT -> answer(id, GrpcKvService.put(member, call.getKvPut()), r -> SessionAnswer.newBuilder().setKvPut(r));
-                case KV_COMPARE_AND_SET -> answer(id, GrpcKvService.compareAndSet(member, call.getKvCompareAndSet()),
+                case KV_PUT -> answer(id, GrpcKvService.put(member, caller, call.getKvPut()), r -> SessionAnswer.newBuilder().setKvPut(r));
+                case KV_COMPARE_AND_SET -> answer(id, GrpcKvService.compareAndSet(member, caller, call.getKvCompareAndSet()),
                         r -> SessionAnswer.newBuilder().setKvCompareAndSet(r));
-                case KV_DELETE -> answer(id, GrpcKvService.delete(member, call.getKvDelete()), r -> SessionAnswer.newBuilder().setKvDelete(r));
-                case KV_GET -> answer(id, GrpcKvService.get(member, call.getKvGet()), r -> SessionAnswer.newBuilder().setKvGet(r));
-                case KV_TXN -> answer(id, GrpcKvService.txn(member, call.getKvTxn()), r -> SessionAnswer.newBuilder().setKvTxn(r));
+                case KV_DELETE -> answer(id, GrpcKvService.delete(member, caller, call.getKvDelete()), r -> SessionAnswer.newBuilder().setKvDelete(r));
+                case KV_GET -> answer(id, GrpcKvService.get(member, caller, call.getKvGet()), r -> SessionAnswer.newBuilder().setKvGet(r));
+                case KV_TXN -> answer(id, GrpcKvService.txn(member, caller, call.getKvTxn()), r -> SessionAnswer.newBuilder().setKvTxn(r));
                 default -> throw new IllegalStateException("unhandled call " + call.getCallCase());
             }
         } catch (RuntimeException refused) {
@@ -148,7 +150,7 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
                     fail(id, Statuses.invalid(badMode));
                     return;
                 }
-                park(id, member.locks().lock(lock.getName(), lock.getLeaseId(), lock.getMetadata().toByteArray(), lock.getTimeoutMs(),
+                park(id, member.locks().lock(caller, lock.getName(), lock.getLeaseId(), lock.getMetadata().toByteArray(), lock.getTimeoutMs(),
                                 lock.getRequestId(), lock.getEnqueue(), lock.getMode() == LockMode.LOCK_MODE_READ),
                         o -> SessionAnswer.newBuilder().setLock(locks.lockResponse(o)),
                         // Never released here: the client may hold this grant through another call.
@@ -161,15 +163,15 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
                     fail(id, Statuses.invalid(badMode));
                     return;
                 }
-                answer(id, member.locks().tryLock(tryLock.getName(), tryLock.getLeaseId(), tryLock.getMetadata().toByteArray(),
+                answer(id, member.locks().tryLock(caller, tryLock.getName(), tryLock.getLeaseId(), tryLock.getMetadata().toByteArray(),
                         tryLock.getRequestId(), tryLock.getMode() == LockMode.LOCK_MODE_READ),
                         o -> SessionAnswer.newBuilder().setTryLock(locks.tryLockResponse(o)));
             }
-            case UNLOCK -> answer(id, member.locks().unlock(call.getUnlock().getKey(), call.getUnlock().getLeaseId(),
+            case UNLOCK -> answer(id, member.locks().unlock(caller, call.getUnlock().getKey(), call.getUnlock().getLeaseId(),
                     call.getUnlock().getFencingToken()), next -> SessionAnswer.newBuilder().setUnlock(locks.unlockResponse(next)));
-            case DOWNGRADE -> answer(id, member.locks().downgrade(call.getDowngrade().getName(), call.getDowngrade().getLeaseId(),
+            case DOWNGRADE -> answer(id, member.locks().downgrade(caller, call.getDowngrade().getName(), call.getDowngrade().getLeaseId(),
                     call.getDowngrade().getFencingToken()), done -> SessionAnswer.newBuilder().setDowngrade(locks.downgradeResponse(done)));
-            case LOCK_CANCEL -> answer(id, member.locks().cancel(call.getLockCancel().getName(), call.getLockCancel().getLeaseId(),
+            case LOCK_CANCEL -> answer(id, member.locks().cancel(caller, call.getLockCancel().getName(), call.getLockCancel().getLeaseId(),
                             call.getLockCancel().getRequestId()),
                     o -> SessionAnswer.newBuilder().setLockCancel(locks.lockCancelResponse(o)));
             default -> throw new IllegalStateException("not a lock call: " + call.getCallCase());
@@ -180,10 +182,10 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
         switch (call.getCallCase()) {
             case LEASE_GRANT -> {
                 LeaseKeeper.GrantRequest grant = GrpcLockService.grantRequest(call.getLeaseGrant());
-                answer(id, member.leases().grant(grant.requestedId(), grant.ttlMillis(), grant.clientId()),
+                answer(id, member.leases().grant(caller, grant.requestedId(), grant.ttlMillis(), grant.clientId()),
                         granted -> SessionAnswer.newBuilder().setLeaseGrant(locks.leaseGrantResponse(granted)));
             }
-            case LEASE_REVOKE -> answer(id, member.leases().revoke(call.getLeaseRevoke().getId()),
+            case LEASE_REVOKE -> answer(id, member.leases().revoke(caller, call.getLeaseRevoke().getId()),
                     revoked -> SessionAnswer.newBuilder().setLeaseRevoke(locks.leaseRevokeResponse()));
             default -> throw new IllegalStateException("not a lease call: " + call.getCallCase());
         }
@@ -193,18 +195,18 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
         switch (call.getCallCase()) {
             case SEMAPHORE_ACQUIRE -> {
                 SemaphoreAcquireRequest r = call.getSemaphoreAcquire();
-                park(id, member.semaphores().acquire(r.getName(), r.getLeaseId(), r.getLimit(), r.getPermits(), r.getTimeoutMs(),
+                park(id, member.semaphores().acquire(caller, r.getName(), r.getLeaseId(), r.getLimit(), r.getPermits(), r.getTimeoutMs(),
                         r.getRequestId(), r.getEnqueue()),
                         o -> SessionAnswer.newBuilder().setSemaphoreAcquire(GrpcSemaphoreService.acquireResponse(member, o)));
             }
             case SEMAPHORE_RELEASE -> {
                 SemaphoreReleaseRequest r = call.getSemaphoreRelease();
-                answer(id, member.semaphores().release(r.getName(), r.getLeaseId(), r.getFencingToken()),
+                answer(id, member.semaphores().release(caller, r.getName(), r.getLeaseId(), r.getFencingToken()),
                         handedTo -> SessionAnswer.newBuilder().setSemaphoreRelease(GrpcSemaphoreService.releaseResponse(member, handedTo)));
             }
             case SEMAPHORE_CANCEL -> {
                 SemaphoreCancelRequest r = call.getSemaphoreCancel();
-                answer(id, member.semaphores().cancel(r.getName(), r.getLeaseId(), r.getRequestId()),
+                answer(id, member.semaphores().cancel(caller, r.getName(), r.getLeaseId(), r.getRequestId()),
                         o -> SessionAnswer.newBuilder().setSemaphoreCancel(GrpcSemaphoreService.cancelResponse(member, o)));
             }
             default -> throw new IllegalStateException("not a semaphore call: " + call.getCallCase());
@@ -215,27 +217,27 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
         switch (call.getCallCase()) {
             case CAMPAIGN -> {
                 CampaignRequest r = call.getCampaign();
-                park(id, member.elections().campaign(r.getName(), r.getLeaseId(), r.getValue().toByteArray(), r.getTimeoutMs(), r.getRequestId()),
+                park(id, member.elections().campaign(caller, r.getName(), r.getLeaseId(), r.getValue().toByteArray(), r.getTimeoutMs(), r.getRequestId()),
                         o -> SessionAnswer.newBuilder().setCampaign(GrpcElectionService.campaignResponse(member, o)));
             }
             case PROCLAIM -> {
                 ProclaimRequest r = call.getProclaim();
-                answer(id, member.elections().proclaim(r.getName(), r.getLeaseId(), r.getFencingToken(), r.getValue().toByteArray()),
+                answer(id, member.elections().proclaim(caller, r.getName(), r.getLeaseId(), r.getFencingToken(), r.getValue().toByteArray()),
                         revision -> SessionAnswer.newBuilder().setProclaim(GrpcElectionService.proclaimResponse(member, revision)));
             }
             case RESIGN -> {
                 ResignRequest r = call.getResign();
-                answer(id, member.elections().resign(r.getName(), r.getLeaseId(), r.getFencingToken()),
+                answer(id, member.elections().resign(caller, r.getName(), r.getLeaseId(), r.getFencingToken()),
                         next -> SessionAnswer.newBuilder().setResign(GrpcElectionService.resignResponse(member, next)));
             }
             case CAMPAIGN_CANCEL -> {
                 CampaignCancelRequest r = call.getCampaignCancel();
-                answer(id, member.elections().cancel(r.getName(), r.getLeaseId(), r.getRequestId()),
+                answer(id, member.elections().cancel(caller, r.getName(), r.getLeaseId(), r.getRequestId()),
                         o -> SessionAnswer.newBuilder().setCampaignCancel(GrpcElectionService.campaignResponse(member, o)));
             }
             case LEADER -> {
                 String name = call.getLeader().getName();
-                answer(id, member.elections().leader(name),
+                answer(id, member.elections().leader(caller, name),
                         read -> SessionAnswer.newBuilder().setLeader(GrpcElectionService.leaderResponse(member, name, read)));
             }
             default -> throw new IllegalStateException("not an election call: " + call.getCallCase());
@@ -246,27 +248,27 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
         switch (call.getCallCase()) {
             case BARRIER_AWAIT -> {
                 BarrierAwaitRequest r = call.getBarrierAwait();
-                park(id, member.barriers().await(r.getName(), r.getLeaseId(), r.getParties(), r.getTimeoutMs(), r.getRequestId()),
+                park(id, member.barriers().await(caller, r.getName(), r.getLeaseId(), r.getParties(), r.getTimeoutMs(), r.getRequestId()),
                         o -> SessionAnswer.newBuilder().setBarrierAwait(GrpcBarrierService.response(member, o)));
             }
             case BARRIER_LEAVE -> {
                 BarrierLeaveRequest r = call.getBarrierLeave();
-                answer(id, member.barriers().leave(r.getName(), r.getLeaseId(), r.getRequestId()),
+                answer(id, member.barriers().leave(caller, r.getName(), r.getLeaseId(), r.getRequestId()),
                         o -> SessionAnswer.newBuilder().setBarrierLeave(GrpcBarrierService.response(member, o)));
             }
             case DOUBLE_BARRIER_ENTER -> {
                 DoubleBarrierEnterRequest r = call.getDoubleBarrierEnter();
-                park(id, member.doubleBarriers().enter(r.getName(), r.getLeaseId(), r.getParties(), r.getTimeoutMs(), r.getRequestId()),
+                park(id, member.doubleBarriers().enter(caller, r.getName(), r.getLeaseId(), r.getParties(), r.getTimeoutMs(), r.getRequestId()),
                         o -> SessionAnswer.newBuilder().setDoubleBarrierEnter(GrpcDoubleBarrierService.entry(member, o)));
             }
             case DOUBLE_BARRIER_LEAVE -> {
                 DoubleBarrierLeaveRequest r = call.getDoubleBarrierLeave();
-                park(id, member.doubleBarriers().leave(r.getName(), r.getLeaseId(), r.getTimeoutMs()),
+                park(id, member.doubleBarriers().leave(caller, r.getName(), r.getLeaseId(), r.getTimeoutMs()),
                         o -> SessionAnswer.newBuilder().setDoubleBarrierLeave(GrpcDoubleBarrierService.exit(member, o)));
             }
             case DOUBLE_BARRIER_CANCEL -> {
                 DoubleBarrierCancelRequest r = call.getDoubleBarrierCancel();
-                answer(id, member.doubleBarriers().cancel(r.getName(), r.getLeaseId(), r.getRequestId()),
+                answer(id, member.doubleBarriers().cancel(caller, r.getName(), r.getLeaseId(), r.getRequestId()),
                         o -> SessionAnswer.newBuilder().setDoubleBarrierCancel(GrpcDoubleBarrierService.entry(member, o)));
             }
             default -> throw new IllegalStateException("not a barrier call: " + call.getCallCase());
@@ -277,22 +279,22 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
         switch (call.getCallCase()) {
             case LATCH_SET_COUNT -> {
                 LatchSetCountRequest r = call.getLatchSetCount();
-                answer(id, member.latches().trySetCount(r.getName(), r.getCount(), r.getRequestId()),
+                answer(id, member.latches().trySetCount(caller, r.getName(), r.getCount(), r.getRequestId()),
                         set -> SessionAnswer.newBuilder().setLatchSetCount(GrpcLatchService.setCountResponse(member, set)));
             }
             case LATCH_COUNT_DOWN -> {
                 LatchCountDownRequest r = call.getLatchCountDown();
-                answer(id, member.latches().countDown(r.getName(), r.getRequestId()),
+                answer(id, member.latches().countDown(caller, r.getName(), r.getRequestId()),
                         down -> SessionAnswer.newBuilder().setLatchCountDown(GrpcLatchService.countDownResponse(member, down)));
             }
             case LATCH_AWAIT -> {
                 LatchAwaitRequest r = call.getLatchAwait();
-                park(id, member.latches().await(r.getName(), r.getLeaseId(), r.getTimeoutMs(), r.getRequestId()),
+                park(id, member.latches().await(caller, r.getName(), r.getLeaseId(), r.getTimeoutMs(), r.getRequestId()),
                         o -> SessionAnswer.newBuilder().setLatchAwait(GrpcLatchService.response(member, o)));
             }
             case LATCH_CANCEL -> {
                 LatchCancelRequest r = call.getLatchCancel();
-                answer(id, member.latches().cancel(r.getName(), r.getLeaseId(), r.getRequestId()),
+                answer(id, member.latches().cancel(caller, r.getName(), r.getLeaseId(), r.getRequestId()),
                         o -> SessionAnswer.newBuilder().setLatchCancel(GrpcLatchService.response(member, o)));
             }
             default -> throw new IllegalStateException("not a latch call: " + call.getCallCase());

@@ -35,7 +35,7 @@ public final class GrpcSignalService extends SignalServiceGrpc.SignalServiceImpl
 
     @Override
     public void publish(SignalPublishRequest request, StreamObserver<SignalPublishResponse> observer) {
-        GrpcLockService.answer(member.signals().publish(request.getChannel(), request.getPayload().toByteArray(), request.getRequestId()),
+        GrpcLockService.answer(member.signals().publish(GrpcAuthentication.principal(), request.getChannel(), request.getPayload().toByteArray(), request.getRequestId()),
                 observer, receivers -> SignalPublishResponse.newBuilder().setHeader(member.header()).setReceivers(receivers).build());
     }
 
@@ -96,7 +96,7 @@ public final class GrpcSignalService extends SignalServiceGrpc.SignalServiceImpl
             }
         });
         // The first response goes out before any signal: the sink is not ready until it has.
-        member.signals().listen(request.getPattern(), request.getGroup(), request.getLeaseId(), request.getReplaces(), sink)
+        member.signals().listen(GrpcAuthentication.principal(), request.getPattern(), request.getGroup(), request.getLeaseId(), request.getReplaces(), sink)
                 .whenComplete((listener, error) -> {
             if (error != null) {
                 synchronized (call) {

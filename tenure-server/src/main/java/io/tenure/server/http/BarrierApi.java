@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tenure.core.barrier.BarrierTable;
 import io.tenure.core.barrier.BarrierView;
 import io.tenure.server.Member;
+import io.tenure.server.security.Principal;
 import io.tenure.server.barrier.Barriers;
 
 import java.util.LinkedHashMap;
@@ -44,7 +45,7 @@ final class BarrierApi {
         this.leases = leases;
     }
 
-    CompletableFuture<Answer> await(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> await(Principal caller, String name, JsonBody body, String requestId) {
         LeaseRecipe.Ask ask = LeaseRecipe.Ask.of(body);
         int parties = body.requiredInt("parties");
         NamePath.BARRIERS.check(name);
@@ -52,7 +53,7 @@ final class BarrierApi {
         if (problem != null) {
             throw Failure.invalid("parties", problem);
         }
-        return member.barriers().read(name).thenCompose(read -> {
+        return member.barriers().read(caller, name).thenCompose(read -> {
             BarrierView current = read.barrier();
             checkConflict(current, parties);
             BarrierView.Party mine = partyOf(current, ask.owner());
@@ -60,8 +61,8 @@ final class BarrierApi {
                 throw new Failure(ErrorCode.CONFLICT, "owner_id", "owner '" + ask.owner() + "' already waits at barrier '" + name
                         + "' (lease " + mine.leaseId() + "); an owner is one party: wait for that await's answer, or leave with that lease");
             }
-            return leases.acquire(ask, requestId, new LeaseRecipe.Attempt<>(
-                    lease -> member.barriers().await(name, lease, parties, ask.waitMs(), 0).outcome(),
+            return leases.acquire(caller, ask, requestId, new LeaseRecipe.Attempt<>(
+                    lease -> member.barriers().await(caller, name, lease, parties, ask.waitMs(), 0).outcome(),
                     Barriers.Outcome::released,
                     (lease, outcome) -> released(name, ask.owner(), lease, outcome),
                     outcome -> notReleased(name, outcome))).exceptionally(error -> {
@@ -69,7 +70,7 @@ final class BarrierApi {
                     }).thenCompose(answer -> {
                         // Released, the party's lease holds and waits for nothing: revoked, as a released lock's is.
                         long lease = answer.body().get("lease_id").asLong();
-                        return leases.revokeIfIdle(lease, requestId).thenApply(revoked -> answer);
+                        return leases.revokeIfIdle(caller, lease, requestId).thenApply(revoked -> answer);
                     });
         });
     }
@@ -82,11 +83,11 @@ final class BarrierApi {
      * no barrier of the name has anyone waiting: it released, or nobody arrived). A party that is
      * not waiting is answered the same way, so a retry answers the same.
      */
-    CompletableFuture<Answer> leave(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> leave(Principal caller, String name, JsonBody body, String requestId) {
         LeaseRecipe.Waiting waiting = LeaseRecipe.Waiting.of(body);
         NamePath.BARRIERS.check(name);
         return leases.withdraw(waiting, "barrier '" + name + "'", requestId,
-                () -> member.barriers().leave(name, waiting.leaseId(), 0)).thenApply(outcome -> {
+                () -> member.barriers().leave(caller, name, waiting.leaseId(), 0)).thenApply(outcome -> {
                     ObjectNode left = waiting.answer("barrier", name);
                     left.put("left", true);
                     left.put("parties", outcome.parties());
@@ -152,9 +153,9 @@ final class BarrierApi {
      * The barrier's parties and the parties waiting at it in arrival order, read linearizably;
      * 404 {@code not_found} when nobody waits (a barrier exists while someone waits at it).
      */
-    CompletableFuture<Answer> describe(String name) {
+    CompletableFuture<Answer> describe(Principal caller, String name) {
         NamePath.BARRIERS.check(name);
-        return member.barriers().read(name).thenApply(read -> {
+        return member.barriers().read(caller, name).thenApply(read -> {
             BarrierView view = read.barrier();
             if (view == null) {
                 throw new Failure(ErrorCode.NOT_FOUND, null, "barrier '" + name + "' has nobody waiting at it");

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tenure.core.Limits;
 import io.tenure.core.counter.CounterView;
 import io.tenure.server.Member;
+import io.tenure.server.security.Principal;
 import io.tenure.server.counter.Counters;
 
 import java.util.concurrent.CompletableFuture;
@@ -36,26 +37,26 @@ final class CounterApi {
         this.member = member;
     }
 
-    CompletableFuture<Answer> add(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> add(Principal caller, String name, JsonBody body, String requestId) {
         long delta = body.optionalLong("delta", 1);
         long request = body.optionalLong("request_id", 0);
         NamePath.COUNTERS.check(name);
-        return changed(member.counters().add(name, delta, request));
+        return changed(member.counters().add(caller, name, delta, request));
     }
 
-    CompletableFuture<Answer> set(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> set(Principal caller, String name, JsonBody body, String requestId) {
         long value = body.requiredLong("value");
         long request = body.optionalLong("request_id", 0);
         NamePath.COUNTERS.check(name);
-        return changed(member.counters().set(name, value, request));
+        return changed(member.counters().set(caller, name, value, request));
     }
 
-    CompletableFuture<Answer> compareAndSet(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> compareAndSet(Principal caller, String name, JsonBody body, String requestId) {
         long expected = body.requiredLong("expected");
         long value = body.requiredLong("value");
         long request = body.optionalLong("request_id", 0);
         NamePath.COUNTERS.check(name);
-        return changed(member.counters().compareAndSet(name, expected, value, request));
+        return changed(member.counters().compareAndSet(caller, name, expected, value, request));
     }
 
     private static CompletableFuture<Answer> changed(CompletableFuture<Counters.Change> call) {
@@ -75,9 +76,9 @@ final class CounterApi {
     }
 
     /** The counter, read linearizably: 200 with value 0 and exists false when it does not exist. */
-    CompletableFuture<Answer> get(String name) {
+    CompletableFuture<Answer> get(Principal caller, String name) {
         NamePath.COUNTERS.check(name);
-        return member.counters().read(name).thenApply(read -> {
+        return member.counters().read(caller, name).thenApply(read -> {
             ObjectNode body = counterJson(name, read.counter());
             body.put("revision", read.revision());
             return Answer.ok(body);
@@ -85,9 +86,9 @@ final class CounterApi {
     }
 
     /** Counters whose name starts with {@code prefix}, in name order, at most {@code limit} (default {@value Limits#DEFAULT_LIST}). */
-    CompletableFuture<Answer> list(String prefix, String limitText) {
+    CompletableFuture<Answer> list(Principal caller, String prefix, String limitText) {
         int limit = LockApi.listLimit(limitText);
-        return member.counters().list(prefix == null ? "" : prefix, limit).thenApply(listing -> {
+        return member.counters().list(caller, prefix == null ? "" : prefix, limit).thenApply(listing -> {
             ObjectNode body = NODES.objectNode();
             ArrayNode counters = body.putArray("counters");
             listing.counters().forEach(view -> counters.add(counterJson(view.key(), view)));

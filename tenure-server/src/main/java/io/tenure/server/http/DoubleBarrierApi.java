@@ -8,6 +8,7 @@ import io.tenure.core.barrier.DoubleBarrierView;
 import io.tenure.core.kernel.LeaseView;
 import io.tenure.server.Acquires;
 import io.tenure.server.Member;
+import io.tenure.server.security.Principal;
 import io.tenure.server.RequestIds;
 import io.tenure.server.barrier.DoubleBarriers;
 
@@ -56,7 +57,7 @@ final class DoubleBarrierApi {
         this.timer = timer;
     }
 
-    CompletableFuture<Answer> enter(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> enter(Principal caller, String name, JsonBody body, String requestId) {
         LeaseRecipe.Ask ask = LeaseRecipe.Ask.of(body);
         int parties = body.requiredInt("parties");
         NamePath.DOUBLE_BARRIERS.check(name);
@@ -64,12 +65,12 @@ final class DoubleBarrierApi {
         if (problem != null) {
             throw Failure.invalid("parties", problem);
         }
-        return member.doubleBarriers().read(name).thenCompose(read -> {
+        return member.doubleBarriers().read(caller, name).thenCompose(read -> {
             DoubleBarrierView current = read.barrier();
             checkParties(current, parties);
             checkOwner(name, current, ask.owner());
-            return leases.acquire(ask, requestId, new LeaseRecipe.Attempt<>(
-                    lease -> member.doubleBarriers().enter(name, lease, parties, ask.waitMs(), 0).outcome(),
+            return leases.acquire(caller, ask, requestId, new LeaseRecipe.Attempt<>(
+                    lease -> member.doubleBarriers().enter(caller, name, lease, parties, ask.waitMs(), 0).outcome(),
                     DoubleBarriers.Entry::entered,
                     (lease, entry) -> entered(name, ask.owner(), lease, entry),
                     entry -> notEntered(name, entry))).exceptionally(error -> {
@@ -162,11 +163,11 @@ final class DoubleBarrierApi {
      * {@code entered} true (the party is inside: leave with its lease). A lease that is not
      * entering is answered the same way, so a retry answers the same.
      */
-    CompletableFuture<Answer> cancel(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> cancel(Principal caller, String name, JsonBody body, String requestId) {
         LeaseRecipe.Waiting waiting = LeaseRecipe.Waiting.of(body);
         NamePath.DOUBLE_BARRIERS.check(name);
         return leases.withdraw(waiting, "double barrier '" + name + "'", requestId,
-                () -> member.doubleBarriers().cancel(name, waiting.leaseId(), 0)).thenApply(entry -> {
+                () -> member.doubleBarriers().cancel(caller, name, waiting.leaseId(), 0)).thenApply(entry -> {
                     if (entry.entered()) {
                         Answer inside = entered(name, waiting.owner(), waiting.leaseId(), entry);
                         inside.body().put("entered", true);
@@ -180,7 +181,7 @@ final class DoubleBarrierApi {
                 });
     }
 
-    CompletableFuture<Answer> leave(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> leave(Principal caller, String name, JsonBody body, String requestId) {
         long waitMs = body.optionalLong("wait_ms", 0);
         if (waitMs < 0 || waitMs > LeaseRecipe.MAX_WAIT_MS) {
             throw Failure.invalid("wait_ms", "wait_ms must be between 0 (leave without waiting for the others) and "
@@ -198,12 +199,12 @@ final class DoubleBarrierApi {
                 throw new Failure(ErrorCode.NOT_HOLDER, "owner_id", "lease " + place.leaseId() + " is not owner '" + place.owner()
                         + "''s; nothing left double barrier '" + name + "'");
             }
-            return RequestIds.traced(requestId, () -> member.leases().keepAlive(place.leaseId())).thenCompose(ttl -> {
+            return RequestIds.traced(requestId, () -> member.leases().keepAlive(caller, place.leaseId())).thenCompose(ttl -> {
                 if (ttl == 0) {
                     throw new Failure(ErrorCode.LEASE_NOT_FOUND, "lease_id", "lease " + place.leaseId() + " ended before it was renewed:"
                             + " a party whose lease ends has left double barrier '" + name + "' already");
                 }
-                return waitToLeave(name, place, requestId, lease.ttlMillis());
+                return waitToLeave(caller, name, place, requestId, lease.ttlMillis());
             });
         }).exceptionally(error -> {
             throw new CompletionException(conflictOf(name, 0, error));
@@ -211,14 +212,14 @@ final class DoubleBarrierApi {
     }
 
     /** Leaves, renewing the lease every TTL/3 while the leave waits, and answers as the class comment says. */
-    private CompletableFuture<Answer> waitToLeave(String name, LeaseRecipe.Place place, String requestId, long ttlMs) {
+    private CompletableFuture<Answer> waitToLeave(Principal caller, String name, LeaseRecipe.Place place, String requestId, long ttlMs) {
         Acquires.Wait<DoubleBarriers.Exit> wait = RequestIds.traced(requestId,
-                () -> member.doubleBarriers().leave(name, place.leaseId(), place.waitMs()));
+                () -> member.doubleBarriers().leave(caller, name, place.leaseId(), place.waitMs()));
         ScheduledFuture<?> renewing = null;
         if (place.waitMs() > 0) {
             long period = Math.max(100, ttlMs / 3);
             renewing = timer.scheduleAtFixedRate(
-                    () -> RequestIds.traced(requestId, () -> member.leases().keepAlive(place.leaseId())), period, period, TimeUnit.MILLISECONDS);
+                    () -> RequestIds.traced(requestId, () -> member.leases().keepAlive(caller, place.leaseId())), period, period, TimeUnit.MILLISECONDS);
         }
         ScheduledFuture<?> renewal = renewing;
         CompletableFuture<DoubleBarriers.Exit> outcome = wait.outcome()
@@ -233,7 +234,7 @@ final class DoubleBarrierApi {
                 throw notLeft(name, place.leaseId(), exit);
             }
             // Every party left: the lease holds and waits for nothing here, and is revoked.
-            return leases.revokeIfIdle(place.leaseId(), requestId).thenApply(revoked -> {
+            return leases.revokeIfIdle(caller, place.leaseId(), requestId).thenApply(revoked -> {
                 ObjectNode body = NODES.objectNode();
                 body.put("double_barrier", name);
                 body.put("left", true);
@@ -260,9 +261,9 @@ final class DoubleBarrierApi {
      * left and waits for the others, and who has left without waiting, read linearizably; 404
      * {@code not_found} when it does not exist (nobody waits to enter and no generation is inside).
      */
-    CompletableFuture<Answer> describe(String name) {
+    CompletableFuture<Answer> describe(Principal caller, String name) {
         NamePath.DOUBLE_BARRIERS.check(name);
-        return member.doubleBarriers().read(name).thenApply(read -> {
+        return member.doubleBarriers().read(caller, name).thenApply(read -> {
             DoubleBarrierView view = read.barrier();
             if (view == null) {
                 throw new Failure(ErrorCode.NOT_FOUND, null, "double barrier '" + name

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tenure.core.Limits;
 import io.tenure.core.election.ElectionView;
 import io.tenure.server.Member;
+import io.tenure.server.security.Principal;
 import io.tenure.server.election.Elections;
 
 import java.nio.charset.StandardCharsets;
@@ -51,18 +52,18 @@ final class ElectionApi {
         this.leases = leases;
     }
 
-    CompletableFuture<Answer> campaign(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> campaign(Principal caller, String name, JsonBody body, String requestId) {
         LeaseRecipe.Ask ask = LeaseRecipe.Ask.of(body);
         byte[] value = value(body);
         NamePath.ELECTIONS.check(name);
-        return member.elections().leader(name).thenCompose(read -> {
+        return member.elections().leader(caller, name).thenCompose(read -> {
             ElectionView current = read.election();
             if (current != null && current.leader().equals(ask.owner())) {
                 return CompletableFuture.completedFuture(elected(name, ask.owner(), current.leaderLeaseId(), current.fencingToken(),
                         current.value()));
             }
-            return leases.acquire(ask, requestId, new LeaseRecipe.Attempt<>(
-                    lease -> member.elections().campaign(name, lease, value, ask.waitMs(), 0).outcome(),
+            return leases.acquire(caller, ask, requestId, new LeaseRecipe.Attempt<>(
+                    lease -> member.elections().campaign(caller, name, lease, value, ask.waitMs(), 0).outcome(),
                     Elections.Outcome::elected,
                     (lease, outcome) -> elected(name, ask.owner(), lease, outcome.fencingToken(), value),
                     outcome -> led(name, outcome))).exceptionally(error -> {
@@ -116,11 +117,11 @@ final class ElectionApi {
      * leader and the candidates left; or, when the election came first, the leadership's answer
      * with {@code elected} true (resign to step down).
      */
-    CompletableFuture<Answer> cancel(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> cancel(Principal caller, String name, JsonBody body, String requestId) {
         LeaseRecipe.Waiting waiting = LeaseRecipe.Waiting.of(body);
         NamePath.ELECTIONS.check(name);
         return leases.withdraw(waiting, "election '" + name + "'", requestId,
-                () -> member.elections().cancel(name, waiting.leaseId(), 0)).thenApply(outcome -> {
+                () -> member.elections().cancel(caller, name, waiting.leaseId(), 0)).thenApply(outcome -> {
                     if (outcome.elected()) {
                         ElectionView now = member.elections().current(name).election();
                         byte[] value = now != null && now.leaderLeaseId() == waiting.leaseId() ? now.value() : new byte[0];
@@ -136,20 +137,20 @@ final class ElectionApi {
                 });
     }
 
-    CompletableFuture<Answer> proclaim(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> proclaim(Principal caller, String name, JsonBody body, String requestId) {
         LeaseRecipe.Claim claim = LeaseRecipe.Claim.of(body);
         byte[] value = value(body);
         NamePath.ELECTIONS.check(name);
         return leases.asOwner(claim, "election '" + name + "'", "proclaim", requestId,
-                () -> member.elections().proclaim(name, claim.leaseId(), claim.token(), value))
+                () -> member.elections().proclaim(caller, name, claim.leaseId(), claim.token(), value))
                 .thenApply(revision -> Answer.ok(NODES.objectNode().put("election", name).put("fencing_token", claim.token())
                         .put("revision", revision)));
     }
 
-    CompletableFuture<Answer> renew(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> renew(Principal caller, String name, JsonBody body, String requestId) {
         LeaseRecipe.Claim claim = LeaseRecipe.Claim.of(body);
         NamePath.ELECTIONS.check(name);
-        return leases.renew(claim, "leadership of election '" + name + "'", requestId, () -> {
+        return leases.renew(caller, claim, "leadership of election '" + name + "'", requestId, () -> {
             Elections.Leadership leadership = member.elections().leadership(name, claim.leaseId(), claim.token());
             if (leadership.notLeader() != null) {
                 throw new Failure(ErrorCode.NOT_HOLDER, leadership.notLeader().field(), leadership.notLeader().message());
@@ -158,11 +159,11 @@ final class ElectionApi {
         }, value -> elected(name, claim.owner(), claim.leaseId(), claim.token(), value));
     }
 
-    CompletableFuture<Answer> resign(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> resign(Principal caller, String name, JsonBody body, String requestId) {
         LeaseRecipe.Claim claim = LeaseRecipe.Claim.of(body);
         NamePath.ELECTIONS.check(name);
-        return leases.release(claim, "leadership of election '" + name + "'", "resign", requestId,
-                () -> member.elections().resign(name, claim.leaseId(), claim.token()),
+        return leases.release(caller, claim, "leadership of election '" + name + "'", "resign", requestId,
+                () -> member.elections().resign(caller, name, claim.leaseId(), claim.token()),
                 next -> Answer.ok(NODES.objectNode().put("election", name).put("resigned", true).put("next_fencing_token", next)));
     }
 
@@ -171,9 +172,9 @@ final class ElectionApi {
      * order they will lead, read linearizably; 404 {@code not_found} when nobody leads, as for a
      * free lock (an election exists while someone leads).
      */
-    CompletableFuture<Answer> describe(String name) {
+    CompletableFuture<Answer> describe(Principal caller, String name) {
         NamePath.ELECTIONS.check(name);
-        return member.elections().leader(name).thenApply(read -> {
+        return member.elections().leader(caller, name).thenApply(read -> {
             ElectionView view = read.election();
             if (view == null) {
                 throw new Failure(ErrorCode.NOT_FOUND, null, "election '" + name + "' has no leader (nobody campaigns)");

@@ -302,11 +302,11 @@ public final class HttpFront implements AutoCloseable {
         app.get("/metrics", ctx -> ctx.contentType(METRICS_CONTENT_TYPE)
                 .result(member.metrics().scrape().getBytes(StandardCharsets.UTF_8)));
         app.get("/v1/status", ctx -> serve(ctx, locks::status));
-        app.get("/v1/leases/{id}", ctx -> serve(ctx, () -> locks.lease(ctx.pathParam("id"))));
-        app.get("/v1/locks", ctx -> serve(ctx, () -> locks.list(ctx.queryParam("prefix"), ctx.queryParam("limit"))));
+        app.get("/v1/leases/{id}", ctx -> serve(ctx, () -> locks.lease(caller(ctx), ctx.pathParam("id"))));
+        app.get("/v1/locks", ctx -> serve(ctx, () -> locks.list(caller(ctx), ctx.queryParam("prefix"), ctx.queryParam("limit"))));
         app.get("/v1/locks/*", ctx -> serve(ctx, () -> {
             String lock = NamePath.LOCKS.nameOf(ctx.req().getRequestURI());
-            return lock.isEmpty() ? locks.list(ctx.queryParam("prefix"), ctx.queryParam("limit")) : locks.describe(lock);
+            return lock.isEmpty() ? locks.list(caller(ctx), ctx.queryParam("prefix"), ctx.queryParam("limit")) : locks.describe(caller(ctx), lock);
         }));
         Map<String, Action> lockActions = new LinkedHashMap<>();
         lockActions.put("acquire", locks::acquire);
@@ -314,13 +314,13 @@ public final class HttpFront implements AutoCloseable {
         lockActions.put("release", locks::release);
         lockActions.put("downgrade", locks::downgrade);
         app.post("/v1/locks/*", ctx -> serve(ctx, () -> post(ctx, NamePath.LOCKS, lockActions)));
-        app.get("/v1/semaphores/*", ctx -> serve(ctx, () -> semaphores.describe(NamePath.SEMAPHORES.nameOf(ctx.req().getRequestURI()))));
+        app.get("/v1/semaphores/*", ctx -> serve(ctx, () -> semaphores.describe(caller(ctx), NamePath.SEMAPHORES.nameOf(ctx.req().getRequestURI()))));
         Map<String, Action> semaphoreActions = new LinkedHashMap<>();
         semaphoreActions.put("acquire", semaphores::acquire);
         semaphoreActions.put("renew", semaphores::renew);
         semaphoreActions.put("release", semaphores::release);
         app.post("/v1/semaphores/*", ctx -> serve(ctx, () -> post(ctx, NamePath.SEMAPHORES, semaphoreActions)));
-        app.get("/v1/elections/*", ctx -> serve(ctx, () -> elections.describe(NamePath.ELECTIONS.nameOf(ctx.req().getRequestURI()))));
+        app.get("/v1/elections/*", ctx -> serve(ctx, () -> elections.describe(caller(ctx), NamePath.ELECTIONS.nameOf(ctx.req().getRequestURI()))));
         Map<String, Action> electionActions = new LinkedHashMap<>();
         electionActions.put("campaign", elections::campaign);
         electionActions.put("proclaim", elections::proclaim);
@@ -334,7 +334,7 @@ public final class HttpFront implements AutoCloseable {
         lockActions.put("cancel", locks::cancel);
         semaphoreActions.put("wait", semaphores::await);
         semaphoreActions.put("cancel", semaphores::cancel);
-        app.get("/v1/barriers/*", ctx -> serve(ctx, () -> barriers.describe(NamePath.BARRIERS.nameOf(ctx.req().getRequestURI()))));
+        app.get("/v1/barriers/*", ctx -> serve(ctx, () -> barriers.describe(caller(ctx), NamePath.BARRIERS.nameOf(ctx.req().getRequestURI()))));
         Map<String, Action> barrierActions = new LinkedHashMap<>();
         barrierActions.put("await", barriers::await);
         barrierActions.put("leave", barriers::leave);
@@ -347,9 +347,9 @@ public final class HttpFront implements AutoCloseable {
         doubleBarrierActions.put("leave", doubleBarriers::leave);
         doubleBarrierActions.put("cancel", doubleBarriers::cancel);
         app.get("/v1/double-barriers/*", ctx -> serve(ctx,
-                () -> doubleBarriers.describe(NamePath.DOUBLE_BARRIERS.nameOf(ctx.req().getRequestURI()))));
+                () -> doubleBarriers.describe(caller(ctx), NamePath.DOUBLE_BARRIERS.nameOf(ctx.req().getRequestURI()))));
         app.post("/v1/double-barriers/*", ctx -> serve(ctx, () -> post(ctx, NamePath.DOUBLE_BARRIERS, doubleBarrierActions)));
-        app.get("/v1/latches/*", ctx -> serve(ctx, () -> latches.describe(NamePath.LATCHES.nameOf(ctx.req().getRequestURI()))));
+        app.get("/v1/latches/*", ctx -> serve(ctx, () -> latches.describe(caller(ctx), NamePath.LATCHES.nameOf(ctx.req().getRequestURI()))));
         Map<String, Action> latchActions = new LinkedHashMap<>();
         latchActions.put("count", latches::setCount);
         latchActions.put("count-down", latches::countDown);
@@ -357,22 +357,22 @@ public final class HttpFront implements AutoCloseable {
         latchActions.put("cancel", latches::cancel);
         app.post("/v1/latches/*", ctx -> serve(ctx, () -> post(ctx, NamePath.LATCHES, latchActions)));
         CounterApi counters = new CounterApi(member);
-        app.get("/v1/counters", ctx -> serve(ctx, () -> counters.list(ctx.queryParam("prefix"), ctx.queryParam("limit"))));
-        app.get("/v1/counters/*", ctx -> serve(ctx, () -> counters.get(NamePath.COUNTERS.nameOf(ctx.req().getRequestURI()))));
+        app.get("/v1/counters", ctx -> serve(ctx, () -> counters.list(caller(ctx), ctx.queryParam("prefix"), ctx.queryParam("limit"))));
+        app.get("/v1/counters/*", ctx -> serve(ctx, () -> counters.get(caller(ctx), NamePath.COUNTERS.nameOf(ctx.req().getRequestURI()))));
         Map<String, Action> counterActions = new LinkedHashMap<>();
         counterActions.put("add", counters::add);
         counterActions.put("set", counters::set);
         counterActions.put("compare-and-set", counters::compareAndSet);
         app.post("/v1/counters/*", ctx -> serve(ctx, () -> post(ctx, NamePath.COUNTERS, counterActions)));
         KvApi kv = new KvApi(member);
-        app.get("/v1/kv", ctx -> serve(ctx, () -> kv.list(ctx.queryParam("prefix"), ctx.queryParam("after"), ctx.queryParam("limit"))));
-        app.get("/v1/kv/*", ctx -> serve(ctx, () -> kv.get(NamePath.KV.nameOf(ctx.req().getRequestURI()))));
+        app.get("/v1/kv", ctx -> serve(ctx, () -> kv.list(caller(ctx), ctx.queryParam("prefix"), ctx.queryParam("after"), ctx.queryParam("limit"))));
+        app.get("/v1/kv/*", ctx -> serve(ctx, () -> kv.get(caller(ctx), NamePath.KV.nameOf(ctx.req().getRequestURI()))));
         Map<String, Action> kvActions = new LinkedHashMap<>();
         kvActions.put("put", kv::put);
         kvActions.put("compare-and-set", kv::compareAndSet);
         kvActions.put("delete", kv::delete);
         app.post("/v1/kv/*", ctx -> serve(ctx, () -> post(ctx, NamePath.KV, kvActions)));
-        app.get("/v1/signals", signals::listen);
+        app.get("/v1/signals", ctx -> signals.listen(caller(ctx), ctx));
         Map<String, Action> signalActions = new LinkedHashMap<>();
         signalActions.put("publish", signals::publish);
         app.post("/v1/signals/*", ctx -> serve(ctx, () -> post(ctx, NamePath.SIGNALS, signalActions)));
@@ -380,15 +380,15 @@ public final class HttpFront implements AutoCloseable {
         app.get("/v1/lists/*", ctx -> serve(ctx, () -> {
             NamePath.Target range = NamePath.LISTS.actionOf(ctx.req().getRequestURI());
             return range != null && range.action().equals("range")
-                    ? lists.range(range.name(), ctx.queryParam("start"), ctx.queryParam("stop"))
-                    : lists.length(NamePath.LISTS.nameOf(ctx.req().getRequestURI()));
+                    ? lists.range(caller(ctx), range.name(), ctx.queryParam("start"), ctx.queryParam("stop"))
+                    : lists.length(caller(ctx), NamePath.LISTS.nameOf(ctx.req().getRequestURI()));
         }));
         app.post("/v1/lists/*", ctx -> serve(ctx, () -> {
             // A pop may wait: it looks at its own connection to learn whether its client went away.
             Map<String, Action> listActions = new LinkedHashMap<>();
             listActions.put("push", lists::push);
-            ClientConnection caller = new ClientConnection(ctx);
-            listActions.put("pop", (name, body, requestId) -> lists.pop(name, body, requestId, caller));
+            ClientConnection connection = new ClientConnection(ctx);
+            listActions.put("pop", (caller, name, body, requestId) -> lists.pop(caller, name, body, requestId, connection));
             return post(ctx, NamePath.LISTS, listActions);
         }));
         AuthApi auth = new AuthApi(accounts);
@@ -412,7 +412,7 @@ public final class HttpFront implements AutoCloseable {
         app.delete("/v1/auth/roles/{name}/permissions", ctx -> serve(ctx, () -> auth.revokePermission(caller(ctx),
                 ctx.pathParam("name"), ctx.queryParam("kind"), ctx.queryParam("prefix"))));
         // Not under /v1/kv/, where "txn" would be a key.
-        app.post("/v1/txn", ctx -> serve(ctx, () -> kv.txn(JsonBody.parse(JSON,
+        app.post("/v1/txn", ctx -> serve(ctx, () -> kv.txn(caller(ctx), JsonBody.parse(JSON,
                 JsonBody.read(ctx.req().getInputStream(), ctx.req().getContentLengthLong(), maxBodyBytes)))));
         app.exception(Failure.class, (failure, ctx) -> render(ctx, failure));
         app.exception(HttpResponseException.class, (e, ctx) -> render(ctx, fromJavalin(ctx, e)));
@@ -421,7 +421,7 @@ public final class HttpFront implements AutoCloseable {
 
     /** One POST action on a named grant: the name from the path, the parsed body, the request id. */
     private interface Action {
-        CompletableFuture<Answer> call(String name, JsonBody body, String requestId);
+        CompletableFuture<Answer> call(Principal caller, String name, JsonBody body, String requestId);
     }
 
     /**
@@ -442,7 +442,7 @@ public final class HttpFront implements AutoCloseable {
         }
         try {
             byte[] bytes = JsonBody.read(ctx.req().getInputStream(), ctx.req().getContentLengthLong(), maxBodyBytes);
-            return call.call(target.name(), JsonBody.parse(JSON, bytes), ctx.attribute(REQUEST_ID));
+            return call.call(caller(ctx), target.name(), JsonBody.parse(JSON, bytes), ctx.attribute(REQUEST_ID));
         } catch (Failure refused) {
             // Refused here, before the lock service saw it (a body that is not JSON, a field
             // missing or out of range): counted as the service counts the input it refuses.

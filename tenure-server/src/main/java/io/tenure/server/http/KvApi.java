@@ -19,6 +19,7 @@ import io.tenure.server.Causes;
 import io.tenure.server.RequestRejected;
 import io.tenure.server.kv.KeyValues;
 import io.tenure.server.Member;
+import io.tenure.server.security.Principal;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -76,13 +77,13 @@ final class KvApi {
         this.member = member;
     }
 
-    CompletableFuture<Answer> put(String key, JsonBody body, String requestId) {
+    CompletableFuture<Answer> put(Principal caller, String key, JsonBody body, String requestId) {
         byte[] value = JsonValues.read(body, "value", true);
         long ttl = body.optionalLong("ttl_ms", 0);
         long lease = body.optionalLong("lease_id", 0);
         long request = body.optionalLong("request_id", 0);
         NamePath.KV.check(key);
-        return answered(member.keyValues().put(key, value, lease, ttl, request).thenApply(written -> {
+        return answered(member.keyValues().put(caller, key, value, lease, ttl, request).thenApply(written -> {
             ObjectNode answer = NODES.objectNode();
             answer.put("key", written.key());
             answer.put("revision", written.revision());
@@ -93,7 +94,7 @@ final class KvApi {
         }));
     }
 
-    CompletableFuture<Answer> compareAndSet(String key, JsonBody body, String requestId) {
+    CompletableFuture<Answer> compareAndSet(Principal caller, String key, JsonBody body, String requestId) {
         byte[] value = JsonValues.read(body, "value", true);
         boolean byRevision = body.has("expected_mod_revision");
         byte[] expectedValue = JsonValues.read(body, "expected_value", false);
@@ -112,7 +113,7 @@ final class KvApi {
         NamePath.KV.check(key);
         KeyValues.Compare compare = !byRevision ? KeyValues.Compare.VALUE
                 : expectedRevision == 0 ? KeyValues.Compare.ABSENT : KeyValues.Compare.MOD_REVISION;
-        return answered(member.keyValues().compareAndSet(key, compare, expectedRevision, expectedValue, value, lease, ttl, request)
+        return answered(member.keyValues().compareAndSet(caller, key, compare, expectedRevision, expectedValue, value, lease, ttl, request)
                 .thenApply(swap -> {
                     ObjectNode answer = NODES.objectNode();
                     answer.put("key", swap.key());
@@ -128,7 +129,7 @@ final class KvApi {
                 }));
     }
 
-    CompletableFuture<Answer> delete(String key, JsonBody body, String requestId) {
+    CompletableFuture<Answer> delete(Principal caller, String key, JsonBody body, String requestId) {
         long expected = body.optionalLong("expected_mod_revision", KvDelete.ANY_REVISION);
         if (body.has("expected_mod_revision") && expected < 0) {
             throw Failure.invalid("expected_mod_revision", "expected_mod_revision must be at least 0 (0 = the key must be absent), got "
@@ -136,7 +137,7 @@ final class KvApi {
         }
         long request = body.optionalLong("request_id", 0);
         NamePath.KV.check(key);
-        return answered(member.keyValues().delete(key, expected, request).thenApply(removal -> {
+        return answered(member.keyValues().delete(caller, key, expected, request).thenApply(removal -> {
             ObjectNode answer = NODES.objectNode();
             answer.put("key", removal.key());
             answer.put("deleted", removal.deleted());
@@ -147,9 +148,9 @@ final class KvApi {
     }
 
     /** The key, read linearizably: 404 not_found when it is absent. */
-    CompletableFuture<Answer> get(String key) {
+    CompletableFuture<Answer> get(Principal caller, String key) {
         NamePath.KV.check(key);
-        return answered(member.keyValues().read(key).thenApply(read -> {
+        return answered(member.keyValues().read(caller, key).thenApply(read -> {
             if (read.entry() == null) {
                 throw new Failure(ErrorCode.NOT_FOUND, null, "key '" + key + "' does not exist (at revision " + read.revision() + ")");
             }
@@ -160,9 +161,9 @@ final class KvApi {
     }
 
     /** Keys that start with {@code prefix} after key {@code after}, in key order, at most {@code limit} (default {@value Limits#DEFAULT_LIST}). */
-    CompletableFuture<Answer> list(String prefix, String after, String limitText) {
+    CompletableFuture<Answer> list(Principal caller, String prefix, String after, String limitText) {
         int limit = LockApi.listLimit(limitText);
-        return answered(member.keyValues().list(prefix == null ? "" : prefix, after == null ? "" : after, limit).thenApply(listing -> {
+        return answered(member.keyValues().list(caller, prefix == null ? "" : prefix, after == null ? "" : after, limit).thenApply(listing -> {
             ObjectNode body = NODES.objectNode();
             ArrayNode entries = body.putArray("entries");
             listing.entries().forEach(view -> entries.add(entryJson(view)));
@@ -180,7 +181,7 @@ final class KvApi {
      * is gone is 404 {@code lease_not_found}; an operation the store refuses (a new key over its
      * limit, an add out of the 64-bit range) is 409 {@code conflict} naming it; nothing changes then.
      */
-    CompletableFuture<Answer> txn(JsonBody body) {
+    CompletableFuture<Answer> txn(Principal caller, JsonBody body) {
         List<TxnCompare> compares = new ArrayList<>();
         for (JsonBody compare : body.optionalObjects("compare")) {
             compares.add(compare(compare));
@@ -188,7 +189,7 @@ final class KvApi {
         List<Command> success = operations(body.optionalObjects("success"));
         List<Command> failure = operations(body.optionalObjects("failure"));
         long request = body.optionalLong("request_id", 0);
-        return member.keyValues().transact(new Txn(compares, success, failure, request)).thenApply(transacted -> {
+        return member.keyValues().transact(caller, new Txn(compares, success, failure, request)).thenApply(transacted -> {
             ObjectNode answer = NODES.objectNode();
             answer.put("succeeded", transacted.succeeded());
             answer.put("revision", transacted.revision());

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tenure.core.latch.LatchTable;
 import io.tenure.core.latch.LatchView;
 import io.tenure.server.Member;
+import io.tenure.server.security.Principal;
 import io.tenure.server.latch.Latches;
 
 import java.util.LinkedHashMap;
@@ -46,7 +47,7 @@ final class LatchApi {
         this.leases = leases;
     }
 
-    CompletableFuture<Answer> setCount(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> setCount(Principal caller, String name, JsonBody body, String requestId) {
         int count = body.requiredInt("count");
         long request = body.optionalLong("request_id", 0);
         NamePath.LATCHES.check(name);
@@ -54,7 +55,7 @@ final class LatchApi {
         if (problem != null) {
             throw Failure.invalid("count", problem);
         }
-        return conflicts(member.latches().trySetCount(name, count, request)).thenApply(set -> {
+        return conflicts(member.latches().trySetCount(caller, name, count, request)).thenApply(set -> {
             ObjectNode answer = NODES.objectNode();
             answer.put("latch", name);
             answer.put("set", set.set());
@@ -63,10 +64,10 @@ final class LatchApi {
         });
     }
 
-    CompletableFuture<Answer> countDown(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> countDown(Principal caller, String name, JsonBody body, String requestId) {
         long request = body.optionalLong("request_id", 0);
         NamePath.LATCHES.check(name);
-        return conflicts(member.latches().countDown(name, request)).thenApply(down -> {
+        return conflicts(member.latches().countDown(caller, name, request)).thenApply(down -> {
             ObjectNode answer = NODES.objectNode();
             answer.put("latch", name);
             answer.put("count", down.count());
@@ -75,17 +76,17 @@ final class LatchApi {
         });
     }
 
-    CompletableFuture<Answer> await(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> await(Principal caller, String name, JsonBody body, String requestId) {
         LeaseRecipe.Ask ask = LeaseRecipe.Ask.of(body);
         NamePath.LATCHES.check(name);
-        return conflicts(leases.acquire(ask, requestId, new LeaseRecipe.Attempt<>(
-                lease -> member.latches().await(name, lease, ask.waitMs(), 0).outcome(),
+        return conflicts(leases.acquire(caller, ask, requestId, new LeaseRecipe.Attempt<>(
+                lease -> member.latches().await(caller, name, lease, ask.waitMs(), 0).outcome(),
                 Latches.Outcome::open,
                 (lease, outcome) -> open(name, ask.owner(), lease, outcome),
                 outcome -> notReleased(name, outcome)))).thenCompose(answer -> {
                     // Open, the lease waits for nothing: revoked, as a released barrier party's is.
                     long lease = answer.body().get("lease_id").asLong();
-                    return leases.revokeIfIdle(lease, requestId).thenApply(revoked -> answer);
+                    return leases.revokeIfIdle(caller, lease, requestId).thenApply(revoked -> answer);
                 });
     }
 
@@ -96,11 +97,11 @@ final class LatchApi {
      * when the latch does not exist). A lease that is not waiting is answered the same way, so a
      * retry answers the same.
      */
-    CompletableFuture<Answer> cancel(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> cancel(Principal caller, String name, JsonBody body, String requestId) {
         LeaseRecipe.Waiting waiting = LeaseRecipe.Waiting.of(body);
         NamePath.LATCHES.check(name);
         return leases.withdraw(waiting, "latch '" + name + "'", requestId,
-                () -> member.latches().cancel(name, waiting.leaseId(), 0)).thenApply(outcome -> {
+                () -> member.latches().cancel(caller, name, waiting.leaseId(), 0)).thenApply(outcome -> {
                     ObjectNode withdrawn = waiting.answer("latch", name);
                     withdrawn.put("withdrawn", true);
                     withdrawn.put("count", outcome.count());
@@ -140,9 +141,9 @@ final class LatchApi {
      * The latch's count and who waits, in arrival order, read linearizably; 404 {@code not_found}
      * when it does not exist (its count is zero).
      */
-    CompletableFuture<Answer> describe(String name) {
+    CompletableFuture<Answer> describe(Principal caller, String name) {
         NamePath.LATCHES.check(name);
-        return member.latches().read(name).thenApply(read -> {
+        return member.latches().read(caller, name).thenApply(read -> {
             LatchView view = read.latch();
             if (view == null) {
                 throw new Failure(ErrorCode.NOT_FOUND, null, "latch '" + name + "' does not exist (its count is zero)");

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tenure.core.Limits;
 import io.tenure.core.kernel.LeaseView;
 import io.tenure.server.Member;
+import io.tenure.server.security.Principal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -99,19 +100,19 @@ final class LeaseRecipe {
                       Function<O, Failure> refused) {}
 
     /** Grants a lease for the ask's owner and runs the attempt with it, as the class comment says. */
-    <O> CompletableFuture<Answer> acquire(Ask ask, String requestId, Attempt<O> attempt) {
-        return RequestIds.traced(requestId, () -> member.leases().grant(0, ask.ttlMs(), ask.owner())).thenCompose(granted -> {
+    <O> CompletableFuture<Answer> acquire(Principal caller, Ask ask, String requestId, Attempt<O> attempt) {
+        return RequestIds.traced(requestId, () -> member.leases().grant(caller, 0, ask.ttlMs(), ask.owner())).thenCompose(granted -> {
             long lease = granted.leaseId();
             CompletableFuture<O> outcome = RequestIds.traced(requestId, () -> attempt.start().apply(lease));
             if (ask.waitMs() > 0) {
                 long period = Math.max(100, granted.ttlMillis() / 3);
                 ScheduledFuture<?> renewing = timer.scheduleAtFixedRate(
-                        () -> RequestIds.traced(requestId, () -> member.leases().keepAlive(lease)), period, period, TimeUnit.MILLISECONDS);
+                        () -> RequestIds.traced(requestId, () -> member.leases().keepAlive(caller, lease)), period, period, TimeUnit.MILLISECONDS);
                 outcome.whenComplete((o, error) -> renewing.cancel(false));
             }
             return outcome.orTimeout(ask.waitMs() + WAIT_SLACK_MS, TimeUnit.MILLISECONDS).handle((o, error) -> {
                 if (error != null) {
-                    revokeQuietly(lease, requestId);
+                    revokeQuietly(caller, lease, requestId);
                     return CompletableFuture.<Answer>failedFuture(error);
                 }
                 if (attempt.acquired().test(o)) {
@@ -120,11 +121,11 @@ final class LeaseRecipe {
                     }
                     // Granted after a wait that used up over 5% of the TTL: renewed once more, so the
                     // caller starts with (nearly) its whole TTL rather than what the wait left.
-                    return RequestIds.traced(requestId, () -> member.leases().keepAlive(lease))
+                    return RequestIds.traced(requestId, () -> member.leases().keepAlive(caller, lease))
                             .handle((ttlMs, renewError) -> attempt.granted().apply(lease, o));
                 }
                 // Revoked before answering, so a caller that retries at once never meets its own lease.
-                return revokeQuietly(lease, requestId).<Answer>thenApply(revoked -> {
+                return revokeQuietly(caller, lease, requestId).<Answer>thenApply(revoked -> {
                     throw attempt.refused().apply(o);
                 });
             }).thenCompose(answer -> answer);
@@ -170,7 +171,7 @@ final class LeaseRecipe {
      * caller went away: nothing goes through the log, and the place stays the lease's until the
      * lease ends (a grant that comes just then is the lease's too, and the next wait answers it).
      */
-    <O extends Acquires.Outcome> CompletableFuture<Answer> await(Place place, String what, String requestId, SecondPhase<O> phase) {
+    <O extends Acquires.Outcome> CompletableFuture<Answer> await(Principal caller, Place place, String what, String requestId, SecondPhase<O> phase) {
         return member.readBarrier().thenCompose(ignored -> {
             LeaseView lease = member.leases().view(place.leaseId());
             if (lease == null) {
@@ -181,7 +182,7 @@ final class LeaseRecipe {
                 throw new Failure(ErrorCode.NOT_HOLDER, "owner_id", "lease " + place.leaseId() + " is not owner '" + place.owner() + "''s");
             }
             Supplier<Answer> held = phase.standing().get();
-            return RequestIds.traced(requestId, () -> member.leases().keepAlive(place.leaseId())).thenCompose(ttl -> {
+            return RequestIds.traced(requestId, () -> member.leases().keepAlive(caller, place.leaseId())).thenCompose(ttl -> {
                 if (ttl == 0) {
                     throw new Failure(ErrorCode.LEASE_NOT_FOUND, "lease_id", "lease " + place.leaseId()
                             + " ended before it was renewed: its place in the queue of " + what + " is gone; acquire it again");
@@ -192,17 +193,17 @@ final class LeaseRecipe {
                 if (place.waitMs() == 0) {
                     throw phase.notYet().get();
                 }
-                return waitFor(place, requestId, phase, lease.ttlMillis());
+                return waitFor(caller, place, requestId, phase, lease.ttlMillis());
             });
         });
     }
 
-    private <O extends Acquires.Outcome> CompletableFuture<Answer> waitFor(Place place, String requestId, SecondPhase<O> phase, long ttlMs) {
+    private <O extends Acquires.Outcome> CompletableFuture<Answer> waitFor(Principal caller, Place place, String requestId, SecondPhase<O> phase, long ttlMs) {
         CompletableFuture<Answer> answer = new CompletableFuture<>();
         Acquires.Wait<O> wait = RequestIds.traced(requestId, phase.start());
         long period = Math.max(100, ttlMs / 3);
         ScheduledFuture<?> renewing = timer.scheduleAtFixedRate(
-                () -> RequestIds.traced(requestId, () -> member.leases().keepAlive(place.leaseId())), period, period, TimeUnit.MILLISECONDS);
+                () -> RequestIds.traced(requestId, () -> member.leases().keepAlive(caller, place.leaseId())), period, period, TimeUnit.MILLISECONDS);
         ScheduledFuture<?> givingUp = timer.schedule(() -> {
             if (!wait.outcome().isDone()) {
                 wait.abandon();
@@ -223,7 +224,7 @@ final class LeaseRecipe {
                 answer.complete(phase.granted().apply(outcome));
             } else {
                 // As an acquire's grant after a wait: renewed once more, so the caller starts with (nearly) its whole TTL.
-                RequestIds.traced(requestId, () -> member.leases().keepAlive(place.leaseId()))
+                RequestIds.traced(requestId, () -> member.leases().keepAlive(caller, place.leaseId()))
                         .whenComplete((ttl, renewError) -> answer.complete(phase.granted().apply(outcome)));
             }
         });
@@ -284,7 +285,7 @@ final class LeaseRecipe {
      * grant named {@code what} (say "lock 'x'") with the claim's token; {@code holding} throws the
      * 409 {@code not_holder} answer otherwise, and returns what {@code renewed} answers with.
      */
-    <H> CompletableFuture<Answer> renew(Claim claim, String what, String requestId, Supplier<H> holding,
+    <H> CompletableFuture<Answer> renew(Principal caller, Claim claim, String what, String requestId, Supplier<H> holding,
                                         Function<H, Answer> renewed) {
         return member.readBarrier().thenCompose(ignored -> {
             LeaseView lease = member.leases().view(claim.leaseId());
@@ -296,7 +297,7 @@ final class LeaseRecipe {
                 throw new Failure(ErrorCode.NOT_HOLDER, "owner_id", "lease " + claim.leaseId() + " is not owner '" + claim.owner() + "''s");
             }
             H held = holding.get();
-            return RequestIds.traced(requestId, () -> member.leases().keepAlive(claim.leaseId())).thenApply(ttl -> {
+            return RequestIds.traced(requestId, () -> member.leases().keepAlive(caller, claim.leaseId())).thenApply(ttl -> {
                 if (ttl == 0) {
                     throw new Failure(ErrorCode.EXPIRED, "lease_id", "lease " + claim.leaseId() + " ended before it was renewed");
                 }
@@ -311,16 +312,16 @@ final class LeaseRecipe {
      * release then still succeeds from the replicated state's memory of recent releases, and a
      * release the state does not remember is 409 {@code stale}.
      */
-    <R> CompletableFuture<Answer> release(Claim claim, String what, String requestId, Supplier<CompletableFuture<R>> release,
+    <R> CompletableFuture<Answer> release(Principal caller, Claim claim, String what, String requestId, Supplier<CompletableFuture<R>> release,
                                           Function<R, Answer> released) {
-        return release(claim, what, "release", requestId, release, released);
+        return release(caller, claim, what, "release", requestId, release, released);
     }
 
     /** As {@link #release(Claim, String, String, Supplier, Function)}, the letting go called {@code verb} (an election's "resign"). */
-    <R> CompletableFuture<Answer> release(Claim claim, String what, String verb, String requestId, Supplier<CompletableFuture<R>> release,
+    <R> CompletableFuture<Answer> release(Principal caller, Claim claim, String what, String verb, String requestId, Supplier<CompletableFuture<R>> release,
                                           Function<R, Answer> released) {
         return asOwner(claim, what, verb, requestId, release)
-                .thenCompose(result -> revokeIfIdle(claim.leaseId(), requestId).thenApply(revoked -> released.apply(result)));
+                .thenCompose(result -> revokeIfIdle(caller, claim.leaseId(), requestId).thenApply(revoked -> released.apply(result)));
     }
 
     /**
@@ -396,20 +397,20 @@ final class LeaseRecipe {
     }
 
     /** Revokes a lease this front end made when it holds and waits for nothing any more. */
-    CompletableFuture<Void> revokeIfIdle(long leaseId, String requestId) {
+    CompletableFuture<Void> revokeIfIdle(Principal caller, long leaseId, String requestId) {
         LeaseView lease = member.leases().view(leaseId);
         if (lease == null || !lease.held().isEmpty() || !lease.waiting().isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }
-        return revokeQuietly(leaseId, requestId);
+        return revokeQuietly(caller, leaseId, requestId);
     }
 
     /**
      * Revokes a lease, logging instead of failing: the answer does not depend on it, and a lease
      * that could not be revoked ends by itself one TTL later.
      */
-    private CompletableFuture<Void> revokeQuietly(long leaseId, String requestId) {
-        return RequestIds.traced(requestId, () -> member.leases().revoke(leaseId)).handle((ignored, error) -> {
+    private CompletableFuture<Void> revokeQuietly(Principal caller, long leaseId, String requestId) {
+        return RequestIds.traced(requestId, () -> member.leases().revoke(caller, leaseId)).handle((ignored, error) -> {
             if (error != null && Failures.of(error).code != ErrorCode.LEASE_NOT_FOUND) {
                 LOG.warn("event=http_lease_revoke_failed lease={} request_id={} reason=\"{}\"", leaseId, requestId,
                         Causes.unwrap(error).getMessage());

@@ -8,6 +8,7 @@ import io.tenure.core.list.ListTable;
 import io.tenure.server.Acquires;
 import io.tenure.server.Causes;
 import io.tenure.server.Member;
+import io.tenure.server.security.Principal;
 import io.tenure.server.RequestIds;
 import io.tenure.server.RequestRejected;
 import io.tenure.server.list.Lists;
@@ -74,7 +75,7 @@ final class ListApi {
         this.timer = timer;
     }
 
-    CompletableFuture<Answer> push(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> push(Principal caller, String name, JsonBody body, String requestId) {
         byte[] value = JsonValues.read(body, "value", true);
         boolean left = body.optionalBoolean("left", false);
         long request = body.optionalLong("request_id", 0);
@@ -83,7 +84,7 @@ final class ListApi {
         if (tooLarge != null) {
             throw Failure.invalid("value", tooLarge);
         }
-        return answered(member.lists().push(name, value, left, request).thenApply(pushed -> {
+        return answered(member.lists().push(caller, name, value, left, request).thenApply(pushed -> {
             ObjectNode answer = NODES.objectNode();
             answer.put("list", pushed.name());
             answer.put("length", pushed.length());
@@ -92,7 +93,7 @@ final class ListApi {
         }));
     }
 
-    CompletableFuture<Answer> pop(String name, JsonBody body, String requestId, ClientConnection caller) {
+    CompletableFuture<Answer> pop(Principal caller, String name, JsonBody body, String requestId, ClientConnection connection) {
         boolean right = body.optionalBoolean("right", false);
         long timeoutMs = body.optionalLong("timeout_ms", 0);
         if (timeoutMs < 0 || timeoutMs > LeaseRecipe.MAX_WAIT_MS) {
@@ -103,16 +104,16 @@ final class ListApi {
         NamePath.LISTS.check(name);
         Lists lists = member.lists();
         if (timeoutMs == 0) {
-            return answered(lists.popNow(name, !right, request).thenApply(popped -> delivered(name, 0, request, popped, caller, 0)));
+            return answered(lists.popNow(caller, name, !right, request).thenApply(popped -> delivered(name, 0, request, popped, connection, 0)));
         }
-        return answered(RequestIds.traced(requestId, () -> member.leases().grant(0, POP_LEASE_TTL_MS, POP_OWNER)).thenCompose(granted -> {
+        return answered(RequestIds.traced(requestId, () -> member.leases().grant(caller, 0, POP_LEASE_TTL_MS, POP_OWNER)).thenCompose(granted -> {
             long lease = granted.leaseId();
-            Acquires.Wait<Lists.Outcome> wait = RequestIds.traced(requestId, () -> lists.pop(name, !right, lease, timeoutMs, request));
+            Acquires.Wait<Lists.Outcome> wait = RequestIds.traced(requestId, () -> lists.pop(caller, name, !right, lease, timeoutMs, request));
             long period = Math.max(100, granted.ttlMillis() / 3);
             ScheduledFuture<?> renewing = timer.scheduleAtFixedRate(
-                    () -> RequestIds.traced(requestId, () -> member.leases().keepAlive(lease)), period, period, TimeUnit.MILLISECONDS);
+                    () -> RequestIds.traced(requestId, () -> member.leases().keepAlive(caller, lease)), period, period, TimeUnit.MILLISECONDS);
             ScheduledFuture<?> looking = timer.scheduleAtFixedRate(() -> {
-                if (!wait.outcome().isDone() && caller.gone()) {
+                if (!wait.outcome().isDone() && connection.gone()) {
                     // Parked for a client that left: withdraw the wait, or give back what a push handed it meanwhile.
                     wait.abandon();
                     lists.abandon(name, lease, request, null);
@@ -123,13 +124,13 @@ final class ListApi {
                 renewing.cancel(false);
                 looking.cancel(false);
                 // No look at the connection after this one: Jetty reads it once the answer is written.
-                caller.lastLook();
-                RequestIds.traced(requestId, () -> member.leases().revoke(lease)).whenComplete((ignored, revokeError) -> {
+                connection.lastLook();
+                RequestIds.traced(requestId, () -> member.leases().revoke(caller, lease)).whenComplete((ignored, revokeError) -> {
                     if (revokeError != null && Failures.of(revokeError).code != ErrorCode.LEASE_NOT_FOUND) {
                         LOG.debug("event=http_pop_lease_not_revoked lease={} reason=\"{}\": it ends by its TTL", lease, revokeError.toString());
                     }
                 });
-            }).thenApply(popped -> delivered(name, lease, request, popped, caller, timeoutMs));
+            }).thenApply(popped -> delivered(name, lease, request, popped, connection, timeoutMs));
         }));
     }
 
@@ -155,18 +156,18 @@ final class ListApi {
     }
 
     /** The list's length and waiting pops, read linearizably. */
-    CompletableFuture<Answer> length(String name) {
+    CompletableFuture<Answer> length(Principal caller, String name) {
         NamePath.LISTS.check(name);
         // An empty range (start after stop): the length alone, no items copied.
-        return answered(member.lists().read(name, 1, 0).thenApply(read -> Answer.ok(describe(read))));
+        return answered(member.lists().read(caller, name, 1, 0).thenApply(read -> Answer.ok(describe(read))));
     }
 
     /** Items {@code start} to {@code stop} (both included; negative counts from the tail), read linearizably. */
-    CompletableFuture<Answer> range(String name, String startText, String stopText) {
+    CompletableFuture<Answer> range(Principal caller, String name, String startText, String stopText) {
         long start = index("start", startText, 0);
         long stop = index("stop", stopText, -1);
         NamePath.LISTS.check(name);
-        return answered(member.lists().read(name, start, stop).thenApply(read -> {
+        return answered(member.lists().read(caller, name, start, stop).thenApply(read -> {
             ObjectNode body = describe(read);
             ArrayNode items = body.putArray("items");
             read.values().forEach(v -> {

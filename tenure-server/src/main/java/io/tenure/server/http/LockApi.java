@@ -10,6 +10,7 @@ import io.tenure.core.lock.LockView;
 import io.tenure.proto.v1.ResponseHeader;
 import io.tenure.proto.v1.StatusResponse;
 import io.tenure.server.Member;
+import io.tenure.server.security.Principal;
 import io.tenure.server.lock.Locks;
 
 import java.nio.charset.StandardCharsets;
@@ -67,7 +68,7 @@ final class LockApi {
         this.leases = leases;
     }
 
-    CompletableFuture<Answer> acquire(String lock, JsonBody body, String requestId) {
+    CompletableFuture<Answer> acquire(Principal caller, String lock, JsonBody body, String requestId) {
         LeaseRecipe.Ask ask = LeaseRecipe.Ask.of(body);
         boolean shared = body.optionalChoice("mode", WRITE, READ, WRITE).equals(READ);
         String text = body.optionalString("metadata");
@@ -78,7 +79,7 @@ final class LockApi {
             throw Failure.invalid("metadata", problem);
         }
         boolean enqueue = enqueue(body, ask);
-        return member.locks().read(lock).thenCompose(read -> {
+        return member.locks().read(caller, lock).thenCompose(read -> {
             LockView current = first(read);
             LockView.Holder mine = holderOf(current, ask.owner());
             if (mine != null) {
@@ -92,17 +93,17 @@ final class LockApi {
             // that completes it repeats that request, so a place given up in between is not taken anew.
             LeaseRecipe.Attempt<Locks.Outcome> attempt = enqueue
                     ? new LeaseRecipe.Attempt<>(
-                            lease -> member.locks().lock(lock, lease, metadata, 0, lease, true, shared).outcome(),
+                            lease -> member.locks().lock(caller, lock, lease, metadata, 0, lease, true, shared).outcome(),
                             outcome -> true,
                             (lease, outcome) -> outcome.acquired() ? granted(lock, ask.owner(), lease, outcome.fencingToken(), shared)
                                     : queued(lock, ask.owner(), lease, outcome.waiters() + 1, shared),
                             outcome -> null)
                     : new LeaseRecipe.Attempt<>(
-                            lease -> member.locks().lock(lock, lease, metadata, ask.waitMs(), 0, false, shared).outcome(),
+                            lease -> member.locks().lock(caller, lock, lease, metadata, ask.waitMs(), 0, false, shared).outcome(),
                             Locks.Outcome::acquired,
                             (lease, outcome) -> granted(lock, ask.owner(), lease, outcome.fencingToken(), shared),
                             outcome -> held(lock, outcome.holder(), null));
-            return leases.acquire(ask, requestId, attempt).exceptionally(error -> {
+            return leases.acquire(caller, ask, requestId, attempt).exceptionally(error -> {
                 throw new CompletionException(conflictOf(error));
             });
         });
@@ -167,12 +168,12 @@ final class LockApi {
      * The second phase of a two-phase acquire: the grant of the place's lease, waiting up to
      * {@code wait_ms} for it ({@link LeaseRecipe#await}); in the mode the lease waits in.
      */
-    CompletableFuture<Answer> await(String lock, JsonBody body, String requestId) {
+    CompletableFuture<Answer> await(Principal caller, String lock, JsonBody body, String requestId) {
         LeaseRecipe.Place place = LeaseRecipe.Place.of(body);
         NamePath.LOCKS.check(lock);
         String what = "lock '" + lock + "'";
         AtomicBoolean shared = new AtomicBoolean();
-        return leases.await(place, what, requestId, new LeaseRecipe.SecondPhase<Locks.Outcome>(
+        return leases.await(caller, place, what, requestId, new LeaseRecipe.SecondPhase<Locks.Outcome>(
                 () -> {
                     LockView view = member.locks().describe(lock);
                     LockView.Holder held = view == null ? null
@@ -188,7 +189,7 @@ final class LockApi {
                     shared.set(waiting.shared());
                     return null;
                 },
-                () -> member.locks().lock(lock, place.leaseId(), new byte[0], -1, place.leaseId(), false, shared.get()),
+                () -> member.locks().lock(caller, lock, place.leaseId(), new byte[0], -1, place.leaseId(), false, shared.get()),
                 outcome -> granted(lock, place.owner(), place.leaseId(), outcome.fencingToken(), shared.get()),
                 () -> held(lock, "", place),
                 () -> notQueued(what, place.leaseId())));
@@ -202,12 +203,12 @@ final class LockApi {
      * lock: renew or release it). A lease that neither waits nor holds is answered as one whose
      * place was just withdrawn, so a retry answers the same.
      */
-    CompletableFuture<Answer> cancel(String lock, JsonBody body, String requestId) {
+    CompletableFuture<Answer> cancel(Principal caller, String lock, JsonBody body, String requestId) {
         LeaseRecipe.Waiting waiting = LeaseRecipe.Waiting.of(body);
         NamePath.LOCKS.check(lock);
         // The enqueue's request id is its lease's own (see acquire): a copy of it applied later does not queue again.
         return leases.withdraw(waiting, "lock '" + lock + "'", requestId,
-                () -> member.locks().cancel(lock, waiting.leaseId(), waiting.leaseId())).thenApply(outcome -> {
+                () -> member.locks().cancel(caller, lock, waiting.leaseId(), waiting.leaseId())).thenApply(outcome -> {
                     if (outcome.acquired()) {
                         LockView view = member.locks().describe(lock);
                         Answer grant = granted(lock, waiting.owner(), waiting.leaseId(), outcome.fencingToken(), view != null && view.shared());
@@ -295,18 +296,18 @@ final class LockApi {
                 + (waiters > 0 ? " with " + waiters + " waiting" : "") + advice, extra);
     }
 
-    CompletableFuture<Answer> renew(String lock, JsonBody body, String requestId) {
+    CompletableFuture<Answer> renew(Principal caller, String lock, JsonBody body, String requestId) {
         LeaseRecipe.Claim claim = LeaseRecipe.Claim.of(body);
         NamePath.LOCKS.check(lock);
-        return leases.renew(claim, "lock '" + lock + "'", requestId, () -> sharedHold(lock, claim),
+        return leases.renew(caller, claim, "lock '" + lock + "'", requestId, () -> sharedHold(lock, claim),
                 shared -> granted(lock, claim.owner(), claim.leaseId(), claim.token(), shared));
     }
 
-    CompletableFuture<Answer> release(String lock, JsonBody body, String requestId) {
+    CompletableFuture<Answer> release(Principal caller, String lock, JsonBody body, String requestId) {
         LeaseRecipe.Claim claim = LeaseRecipe.Claim.of(body);
         NamePath.LOCKS.check(lock);
-        return leases.release(claim, "lock '" + lock + "'", requestId,
-                () -> member.locks().unlock(lock, claim.leaseId(), claim.token()),
+        return leases.release(caller, claim, "lock '" + lock + "'", requestId,
+                () -> member.locks().unlock(caller, lock, claim.leaseId(), claim.token()),
                 next -> {
                     ObjectNode released = NODES.objectNode();
                     released.put("lock", lock);
@@ -320,11 +321,11 @@ final class LockApi {
      * Downgrades the claim's write-mode hold to read mode, keeping its token; the claim's owner,
      * lease and token are checked as a release checks them, and refused in the same answers.
      */
-    CompletableFuture<Answer> downgrade(String lock, JsonBody body, String requestId) {
+    CompletableFuture<Answer> downgrade(Principal caller, String lock, JsonBody body, String requestId) {
         LeaseRecipe.Claim claim = LeaseRecipe.Claim.of(body);
         NamePath.LOCKS.check(lock);
         return leases.asOwner(claim, "lock '" + lock + "'", "downgrade", requestId,
-                () -> member.locks().downgrade(lock, claim.leaseId(), claim.token())).thenApply(done -> {
+                () -> member.locks().downgrade(caller, lock, claim.leaseId(), claim.token())).thenApply(done -> {
                     ObjectNode downgraded = NODES.objectNode();
                     downgraded.put("lock", done.key());
                     downgraded.put("fencing_token", done.fencingToken());
@@ -352,9 +353,9 @@ final class LockApi {
     }
 
     /** The lock's mode, first holder, lease, token, metadata, expiry, holders and waiters; 404 {@code not_found} when it is free. */
-    CompletableFuture<Answer> describe(String lock) {
+    CompletableFuture<Answer> describe(Principal caller, String lock) {
         NamePath.LOCKS.check(lock);
-        return member.locks().read(lock).thenApply(read -> {
+        return member.locks().read(caller, lock).thenApply(read -> {
             LockView view = first(read);
             if (view == null) {
                 throw new Failure(ErrorCode.NOT_FOUND, null, "lock '" + lock + "' is free (no holder, no waiter)");
@@ -381,11 +382,11 @@ final class LockApi {
         return limit;
     }
 
-    CompletableFuture<Answer> list(String prefix, String limitText) {
+    CompletableFuture<Answer> list(Principal caller, String prefix, String limitText) {
         int limit = listLimit(limitText);
         int max = limit;
         String from = prefix == null ? "" : prefix;
-        return member.locks().list(from, max).thenApply(read -> {
+        return member.locks().list(caller, from, max).thenApply(read -> {
             ObjectNode body = NODES.objectNode();
             ArrayNode locks = body.putArray("locks");
             read.locks().forEach(view -> locks.add(lockJson(view)));
@@ -395,7 +396,7 @@ final class LockApi {
         });
     }
 
-    CompletableFuture<Answer> lease(String idText) {
+    CompletableFuture<Answer> lease(Principal caller, String idText) {
         long id;
         try {
             id = Long.parseLong(idText);
@@ -406,7 +407,7 @@ final class LockApi {
             throw Failure.invalid("lease_id", "the lease id in the path must be a positive integer, got '" + idText + "'");
         }
         long leaseId = id;
-        return member.leases().lookup(leaseId).thenApply(ttl -> {
+        return member.leases().lookup(caller, leaseId).thenApply(ttl -> {
             if (ttl == null) {
                 throw new Failure(ErrorCode.LEASE_NOT_FOUND, "lease_id", "lease " + leaseId
                         + " not found: never granted, expired or revoked");

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tenure.core.semaphore.SemaphoreTable;
 import io.tenure.core.semaphore.SemaphoreView;
 import io.tenure.server.Member;
+import io.tenure.server.security.Principal;
 import io.tenure.server.semaphore.Semaphores;
 
 import java.util.LinkedHashMap;
@@ -51,14 +52,14 @@ final class SemaphoreApi {
         this.leases = leases;
     }
 
-    CompletableFuture<Answer> acquire(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> acquire(Principal caller, String name, JsonBody body, String requestId) {
         LeaseRecipe.Ask ask = LeaseRecipe.Ask.of(body);
         int limit = body.requiredInt("limit");
         int permits = body.optionalInt("permits", 1);
         NamePath.SEMAPHORES.check(name);
         Semaphores.checkPermits(limit, permits);
         boolean enqueue = LockApi.enqueue(body, ask);
-        return member.semaphores().read(name).thenCompose(read -> {
+        return member.semaphores().read(caller, name).thenCompose(read -> {
             checkConflict(name, limit);
             SemaphoreView.Holder mine = holderOf(read.semaphore(), ask.owner());
             if (mine != null) {
@@ -71,18 +72,18 @@ final class SemaphoreApi {
             // Enqueued as request id the lease's own, as a lock's enqueue is (LockApi).
             LeaseRecipe.Attempt<Semaphores.Outcome> attempt = enqueue
                     ? new LeaseRecipe.Attempt<>(
-                            lease -> member.semaphores().acquire(name, lease, limit, permits, 0, lease, true).outcome(),
+                            lease -> member.semaphores().acquire(caller, name, lease, limit, permits, 0, lease, true).outcome(),
                             outcome -> true,
                             (lease, outcome) -> outcome.acquired()
                                     ? granted(name, ask.owner(), lease, outcome.fencingToken(), outcome.permits())
                                     : queued(name, ask.owner(), lease, outcome.waiters() + 1, permits),
                             outcome -> null)
                     : new LeaseRecipe.Attempt<>(
-                            lease -> member.semaphores().acquire(name, lease, limit, permits, ask.waitMs(), 0).outcome(),
+                            lease -> member.semaphores().acquire(caller, name, lease, limit, permits, ask.waitMs(), 0).outcome(),
                             Semaphores.Outcome::acquired,
                             (lease, outcome) -> granted(name, ask.owner(), lease, outcome.fencingToken(), outcome.permits()),
                             outcome -> held(name, limit, permits, outcome, null));
-            return leases.acquire(ask, requestId, attempt).exceptionally(error -> {
+            return leases.acquire(caller, ask, requestId, attempt).exceptionally(error -> {
                 throw new CompletionException(conflictOf(name, limit, error));
             });
         });
@@ -132,13 +133,13 @@ final class SemaphoreApi {
      * The second phase of a two-phase acquire: the grant of the place's lease, waiting up to
      * {@code wait_ms} for it ({@link LeaseRecipe#await}); for the permits the lease waits for.
      */
-    CompletableFuture<Answer> await(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> await(Principal caller, String name, JsonBody body, String requestId) {
         LeaseRecipe.Place place = LeaseRecipe.Place.of(body);
         NamePath.SEMAPHORES.check(name);
         String what = "semaphore '" + name + "'";
         AtomicReference<SemaphoreView> asked = new AtomicReference<>();
         AtomicInteger permits = new AtomicInteger();
-        return leases.await(place, what, requestId, new LeaseRecipe.SecondPhase<Semaphores.Outcome>(
+        return leases.await(caller, place, what, requestId, new LeaseRecipe.SecondPhase<Semaphores.Outcome>(
                 () -> {
                     SemaphoreView view = member.semaphores().describe(name);
                     SemaphoreView.Holder held = view == null ? null
@@ -155,7 +156,7 @@ final class SemaphoreApi {
                     permits.set(waiting.permits());
                     return null;
                 },
-                () -> member.semaphores().acquire(name, place.leaseId(), asked.get().limit(), permits.get(), -1, place.leaseId(), false),
+                () -> member.semaphores().acquire(caller, name, place.leaseId(), asked.get().limit(), permits.get(), -1, place.leaseId(), false),
                 outcome -> granted(name, place.owner(), place.leaseId(), outcome.fencingToken(), outcome.permits()),
                 () -> held(name, asked.get().limit(), permits.get(), new Semaphores.Outcome(name, false, 0, 0, asked.get().available(),
                         asked.get().waiters().size()), place),
@@ -167,12 +168,12 @@ final class SemaphoreApi {
      * {@code acquired} false, the permits free and the waiters now, or, when the grant came first,
      * the grant's answer with {@code acquired} true, as for locks ({@link LockApi#cancel}).
      */
-    CompletableFuture<Answer> cancel(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> cancel(Principal caller, String name, JsonBody body, String requestId) {
         LeaseRecipe.Waiting waiting = LeaseRecipe.Waiting.of(body);
         NamePath.SEMAPHORES.check(name);
         // The enqueue's request id is its lease's own (see acquire).
         return leases.withdraw(waiting, "semaphore '" + name + "'", requestId,
-                () -> member.semaphores().cancel(name, waiting.leaseId(), waiting.leaseId())).thenApply(outcome -> {
+                () -> member.semaphores().cancel(caller, name, waiting.leaseId(), waiting.leaseId())).thenApply(outcome -> {
                     if (outcome.acquired()) {
                         Answer grant = granted(name, waiting.owner(), waiting.leaseId(), outcome.fencingToken(), outcome.permits());
                         grant.body().put("acquired", true);
@@ -257,10 +258,10 @@ final class SemaphoreApi {
                 + (waiters > 0 ? " and " + waiters + " waiting" : "") + ", so " + permits + " could not be granted" + advice, extra);
     }
 
-    CompletableFuture<Answer> renew(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> renew(Principal caller, String name, JsonBody body, String requestId) {
         LeaseRecipe.Claim claim = LeaseRecipe.Claim.of(body);
         NamePath.SEMAPHORES.check(name);
-        return leases.renew(claim, "semaphore '" + name + "'", requestId, () -> {
+        return leases.renew(caller, claim, "semaphore '" + name + "'", requestId, () -> {
             Semaphores.Holding holding = member.semaphores().holding(name, claim.leaseId(), claim.token());
             if (holding.notHeld() != null) {
                 throw new Failure(ErrorCode.NOT_HOLDER, field(holding.notHeld()), holding.notHeld().message());
@@ -269,11 +270,11 @@ final class SemaphoreApi {
         }, permits -> granted(name, claim.owner(), claim.leaseId(), claim.token(), permits));
     }
 
-    CompletableFuture<Answer> release(String name, JsonBody body, String requestId) {
+    CompletableFuture<Answer> release(Principal caller, String name, JsonBody body, String requestId) {
         LeaseRecipe.Claim claim = LeaseRecipe.Claim.of(body);
         NamePath.SEMAPHORES.check(name);
-        return leases.release(claim, "semaphore '" + name + "'", requestId,
-                () -> member.semaphores().release(name, claim.leaseId(), claim.token()),
+        return leases.release(caller, claim, "semaphore '" + name + "'", requestId,
+                () -> member.semaphores().release(caller, name, claim.leaseId(), claim.token()),
                 handedTo -> Answer.ok(NODES.objectNode().put("semaphore", name).put("released", true).put("handed_to", handedTo)));
     }
 
@@ -282,9 +283,9 @@ final class SemaphoreApi {
      * use), read linearizably; 404 {@code not_found} when it does not exist (never used, or idle
      * and forgotten).
      */
-    CompletableFuture<Answer> describe(String name) {
+    CompletableFuture<Answer> describe(Principal caller, String name) {
         NamePath.SEMAPHORES.check(name);
-        return member.semaphores().read(name).thenApply(read -> {
+        return member.semaphores().read(caller, name).thenApply(read -> {
             SemaphoreView view = read.semaphore();
             if (view == null) {
                 throw new Failure(ErrorCode.NOT_FOUND, null, "semaphore '" + name

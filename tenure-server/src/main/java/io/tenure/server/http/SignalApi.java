@@ -7,6 +7,7 @@ import io.javalin.http.Context;
 import io.javalin.http.sse.SseClient;
 import io.javalin.http.sse.SseHandler;
 import io.tenure.server.Member;
+import io.tenure.server.security.Principal;
 import io.tenure.server.signal.Signals;
 
 import java.time.Duration;
@@ -55,10 +56,10 @@ final class SignalApi {
         this.minTtl = minTtl;
     }
 
-    CompletableFuture<Answer> publish(String channel, JsonBody body, String requestId) {
+    CompletableFuture<Answer> publish(Principal caller, String channel, JsonBody body, String requestId) {
         byte[] payload = JsonValues.read(body, "payload", false);
         long request = body.optionalLong("request_id", 0);
-        return member.signals().publish(channel, payload == null ? new byte[0] : payload, request).thenApply(receivers -> {
+        return member.signals().publish(caller, channel, payload == null ? new byte[0] : payload, request).thenApply(receivers -> {
             ObjectNode answer = NODES.objectNode();
             answer.put("channel", channel);
             answer.put("receivers", receivers);
@@ -67,7 +68,7 @@ final class SignalApi {
     }
 
     /** Checks the query, then turns the request into an event stream (see the class comment). */
-    void listen(Context ctx) throws Exception {
+    void listen(Principal caller, Context ctx) throws Exception {
         String pattern = ctx.queryParam("pattern");
         if (pattern == null || pattern.isEmpty()) {
             throw Failure.invalid("pattern", "pattern is required: the channels to listen to (tokens, '*', a last '>')");
@@ -93,21 +94,21 @@ final class SignalApi {
             throw Failure.invalid("Accept", "listening is a server-sent event stream: send Accept: text/event-stream");
         }
         long leaseTtl = ttl;
-        new SseHandler(0, client -> stream(client, pattern, group, leaseTtl)).handle(ctx);
+        new SseHandler(0, client -> stream(caller, client, pattern, group, leaseTtl)).handle(ctx);
     }
 
-    private void stream(SseClient client, String pattern, String group, long ttl) {
+    private void stream(Principal caller, SseClient client, String pattern, String group, long ttl) {
         client.keepAlive();
         Stream stream = new Stream(client);
         client.onClose(stream::end);
-        member.leases().grant(0, ttl, "http-listener").thenCompose(lease -> {
+        member.leases().grant(caller, 0, ttl, "http-listener").thenCompose(lease -> {
             stream.leaseId.set(lease.leaseId());
             // Each renewal also writes a comment line, so that a quiet stream is not closed as idle.
             stream.renewals = timer.scheduleAtFixedRate(() -> {
-                member.leases().keepAlive(lease.leaseId());
+                member.leases().keepAlive(caller, lease.leaseId());
                 stream.heartbeat();
             }, ttl / 3, ttl / 3, TimeUnit.MILLISECONDS);
-            return member.signals().listen(pattern, group, lease.leaseId(), 0, stream).thenApply(listener -> {
+            return member.signals().listen(caller, pattern, group, lease.leaseId(), 0, stream).thenApply(listener -> {
                 ObjectNode listening = NODES.objectNode();
                 listening.put("listener_id", listener.id());
                 listening.put("lease_id", lease.leaseId());
@@ -248,7 +249,7 @@ final class SignalApi {
             }
             long lease = leaseId.getAndSet(0);
             if (lease != 0) {
-                member.leases().revoke(lease);
+                member.leases().revoke(Principal.MEMBER, lease); // the stream's own lease, taken back when it ends
             }
         }
     }

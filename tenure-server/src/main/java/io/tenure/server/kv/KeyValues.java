@@ -2,6 +2,7 @@ package io.tenure.server.kv;
 
 import io.tenure.core.Limits;
 import io.tenure.core.TenureState;
+import io.tenure.core.access.Level;
 import io.tenure.core.kernel.Command;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.kernel.Txn;
@@ -15,10 +16,13 @@ import io.tenure.core.kv.KvTable;
 import io.tenure.core.kv.KvView;
 import io.tenure.server.Admission;
 import io.tenure.server.Overloaded;
+import io.tenure.server.PermissionDenied;
 import io.tenure.server.RequestRejected;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
+import io.tenure.server.security.Permissions;
+import io.tenure.server.security.Principal;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -93,10 +97,14 @@ public final class KeyValues {
     private final Admission admission;
     private final ServerMetrics metrics;
     private final KeyExpiry expiry;
+    private final Permissions permissions;
+    /** The kind its permissions name. */
+    private static final String KIND = Permissions.kind(KvTable.NAME);
 
     public KeyValues(Proposer proposer, TenureStateMachine stateMachine, Admission admission, ServerMetrics metrics, KeyExpiry expiry) {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
+        this.permissions = new Permissions(stateMachine);
         this.admission = admission;
         this.metrics = metrics;
         this.expiry = expiry;
@@ -113,9 +121,9 @@ public final class KeyValues {
      *
      * @param requestId the client's id for this put, the same on its retries (0 = none)
      */
-    public CompletableFuture<Written> put(String key, byte[] value, long leaseId, long ttlMillis, long requestId) {
+    public CompletableFuture<Written> put(Principal caller, String key, byte[] value, long leaseId, long ttlMillis, long requestId) {
         String[] problem = checkPut(key, value, leaseId, ttlMillis);
-        return change("put", problem, new KvPut(key, value, leaseId, ttlMillis, requestId), result -> {
+        return change("put", problem, () -> requireWrite(caller, key, leaseId), new KvPut(key, value, leaseId, ttlMillis, requestId), result -> {
             if (result instanceof KvResult.Put p) {
                 return new Written(p.key(), p.revision(), p.prevModRevision(), p.version());
             }
@@ -127,7 +135,7 @@ public final class KeyValues {
      * Sets {@code key} to {@code value}, as {@link #put} does, if it is as {@code compare} expects:
      * absent; at mod revision {@code expectedModRevision}; or with value {@code expectedValue}.
      */
-    public CompletableFuture<Swap> compareAndSet(String key, Compare compare, long expectedModRevision, byte[] expectedValue,
+    public CompletableFuture<Swap> compareAndSet(Principal caller, String key, Compare compare, long expectedModRevision, byte[] expectedValue,
                                                  byte[] value, long leaseId, long ttlMillis, long requestId) {
         String[] problem = checkPut(key, value, leaseId, ttlMillis);
         if (problem == null) {
@@ -136,7 +144,7 @@ public final class KeyValues {
         long revision = compare == Compare.ABSENT ? 0 : compare == Compare.MOD_REVISION ? expectedModRevision : -1;
         KvCompareAndSet command = new KvCompareAndSet(key, revision, compare == Compare.VALUE ? expectedValue : null, value,
                 leaseId, ttlMillis, requestId);
-        return change("compare_and_set", problem, command, result -> {
+        return change("compare_and_set", problem, () -> requireWrite(caller, key, leaseId), command, result -> {
             if (result instanceof KvResult.Put p) {
                 return new Swap(p.key(), true, p.revision(), p.prevModRevision(), p.version(), null);
             } else if (result instanceof KvResult.CompareFailed f) {
@@ -147,13 +155,13 @@ public final class KeyValues {
     }
 
     /** Deletes {@code key}: always with {@code expectedModRevision} -1, else only at that mod revision (0: only when absent). */
-    public CompletableFuture<Removal> delete(String key, long expectedModRevision, long requestId) {
+    public CompletableFuture<Removal> delete(Principal caller, String key, long expectedModRevision, long requestId) {
         String[] problem = field("key", Limits.checkKey("key", key));
         if (problem == null && expectedModRevision < KvDelete.ANY_REVISION) {
             problem = new String[] {"expected_mod_revision", "expected_mod_revision must be at least 0 (0 = the key must be absent), got "
                     + expectedModRevision};
         }
-        return change("delete", problem, new KvDelete(key, expectedModRevision, requestId), result -> {
+        return change("delete", problem, () -> permissions.require(caller, KIND, key, Level.WRITE), new KvDelete(key, expectedModRevision, requestId), result -> {
             if (result instanceof KvResult.Deleted d) {
                 return new Removal(d.key(), d.existed(), d.revision(), false);
             } else if (result instanceof KvResult.CompareFailed f) {
@@ -168,7 +176,7 @@ public final class KeyValues {
      * puts, deletes, adds and sets), all or nothing. Bad input is refused here, before the log, by
      * the check apply makes: the message names the comparison or operation and its field.
      */
-    public CompletableFuture<Transacted> transact(Txn txn) {
+    public CompletableFuture<Transacted> transact(Principal caller, Txn txn) {
         // A put's fields first, as a put's own are checked (named as the front ends name them).
         String[] refused = checkPuts(txn.success(), "success");
         if (refused == null) {
@@ -186,7 +194,7 @@ public final class KeyValues {
                         + MAX_TXN_BYTES + ": split it"};
             }
         }
-        return change("txn", refused, txn, result -> {
+        return change("txn", refused, () -> requireAll(caller, txn), txn, result -> {
             if (result instanceof TxnResult r) {
                 return new Transacted(r.succeeded(), r.succeeded() ? txn.success() : txn.failure(), r.operations(), r.revision());
             }
@@ -194,15 +202,53 @@ public final class KeyValues {
         }, transacted -> transacted.succeeded() ? "succeeded" : "failed");
     }
 
-    private <T> CompletableFuture<T> change(String op, String[] problem, Command command, Function<Result, T> answer,
+    /** Checks that {@code caller} may write {@code key}, with lease {@code leaseId} when one (0: none) is bound to it. */
+    private void requireWrite(Principal caller, String key, long leaseId) {
+        if (leaseId == 0) {
+            permissions.require(caller, KIND, key, Level.WRITE);
+        } else {
+            permissions.requireWithLease(caller, leaseId, KIND, key);
+        }
+    }
+
+    /** Checks that {@code caller} may read every key the transaction compares and write every one it may change. */
+    private void requireAll(Principal caller, Txn txn) {
+        for (io.tenure.core.kernel.TxnCompare compare : txn.compares()) {
+            permissions.require(caller, Permissions.kind(compare.kind()), compare.key(), Level.READ);
+        }
+        for (List<Command> branch : List.of(txn.success(), txn.failure())) {
+            for (Command operation : branch) {
+                if (operation instanceof KvPut put) {
+                    requireWrite(caller, put.key(), put.leaseId());
+                } else if (operation instanceof KvDelete delete) {
+                    permissions.require(caller, KIND, delete.key(), Level.WRITE);
+                } else if (operation instanceof io.tenure.core.counter.CounterAdd add) {
+                    permissions.require(caller, Permissions.kind(io.tenure.core.counter.CounterTable.NAME), add.key(), Level.WRITE);
+                } else if (operation instanceof io.tenure.core.counter.CounterSet set) {
+                    permissions.require(caller, Permissions.kind(io.tenure.core.counter.CounterTable.NAME), set.key(), Level.WRITE);
+                } else if (operation instanceof io.tenure.core.counter.CounterCompareAndSet cas) {
+                    permissions.require(caller, Permissions.kind(io.tenure.core.counter.CounterTable.NAME), cas.key(), Level.WRITE);
+                } else {
+                    permissions.require(caller, Permissions.EVERY_KIND, "", Level.WRITE);
+                }
+            }
+        }
+    }
+
+    /**
+     * Proposes {@code command} once its input is well formed ({@code problem} null) and
+     * {@code permitted} did not throw {@link PermissionDenied}.
+     */
+    private <T> CompletableFuture<T> change(String op, String[] problem, Runnable permitted, Command command, Function<Result, T> answer,
                                             Function<T, String> outcome) {
         long started = System.nanoTime();
         CompletableFuture<T> result = (problem == null ? CompletableFuture.<Void>completedFuture(null)
                 : CompletableFuture.<Void>failedFuture(RequestRejected.invalid(problem[0], problem[1])))
                 .thenCompose(ok -> {
                     try {
+                        permitted.run();
                         admission.admit("kv");
-                    } catch (Overloaded e) {
+                    } catch (Overloaded | PermissionDenied e) {
                         return CompletableFuture.failedFuture(e);
                     }
                     return proposer.propose(command);
@@ -275,8 +321,9 @@ public final class KeyValues {
     }
 
     /** Key {@code key}, read linearizably. */
-    public CompletableFuture<Read> read(String key) {
+    public CompletableFuture<Read> read(Principal caller, String key) {
         return RequestRejected.unless("key", Limits.checkKey("key", key))
+                .thenCompose(ok -> permissions.allowed(caller, KIND, key, Level.READ))
                 .thenCompose(ok -> admission.admitRead(proposer::readBarrier))
                 .thenApply(ignored -> stateMachine.read(s -> new Read(key, s.primitive(KvTable.class).get(key), s.revision())));
     }
@@ -287,8 +334,9 @@ public final class KeyValues {
      *
      * @param limit 1 to {@value #MAX_LIST}; 0 means {@link Limits#DEFAULT_LIST}
      */
-    public CompletableFuture<Listing> list(String prefix, String afterKey, int limit) {
+    public CompletableFuture<Listing> list(Principal caller, String prefix, String afterKey, int limit) {
         return RequestRejected.unless("limit", Limits.checkListLimit("limit", limit))
+                .thenCompose(ok -> permissions.allowed(caller, KIND, prefix == null ? "" : prefix, Level.READ))
                 .thenCompose(ok -> admission.admitRead(proposer::readBarrier))
                 .thenApply(ignored -> stateMachine.read(s -> {
                     KvPage page = s.primitive(KvTable.class).page(prefix, afterKey, Limits.listLimit(limit));

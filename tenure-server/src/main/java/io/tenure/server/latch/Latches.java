@@ -1,6 +1,7 @@
 package io.tenure.server.latch;
 
 import io.tenure.core.Limits;
+import io.tenure.core.access.Level;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.latch.LatchAwait;
 import io.tenure.core.latch.LatchCancel;
@@ -18,6 +19,8 @@ import io.tenure.server.Waits;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
+import io.tenure.server.security.Permissions;
+import io.tenure.server.security.Principal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,11 +56,15 @@ public final class Latches {
     private final Admission admission;
     private final ServerMetrics metrics;
     private final Acquires<Outcome> acquires;
+    private final Permissions permissions;
+    /** The kind its permissions name. */
+    private static final String KIND = Permissions.kind(LatchTable.NAME);
 
     public Latches(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
                    ServerMetrics metrics, ServerLimits limits) {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
+        this.permissions = new Permissions(stateMachine);
         this.admission = admission;
         this.metrics = metrics;
         this.acquires = new Acquires<>(new Acquires.Kind<>(LatchTable.class, LatchTable::waiting, LatchCancel::new, Latches::decide,
@@ -70,9 +77,10 @@ public final class Latches {
      *
      * @param requestId the client's id for this set-count, the same on its retries (0 = none)
      */
-    public CompletableFuture<SetOutcome> trySetCount(String name, int count, long requestId) {
+    public CompletableFuture<SetOutcome> trySetCount(Principal caller, String name, int count, long requestId) {
         CompletableFuture<SetOutcome> outcome = RequestRejected.unless("name", Limits.checkKey("name", name))
                 .thenCompose(ok -> RequestRejected.unless("count", LatchTable.checkCount(count)))
+                .thenCompose(ok -> permissions.allowed(caller, KIND, name, Level.WRITE))
                 .thenCompose(ok -> {
                     try {
                         admission.admit("acquire");
@@ -96,8 +104,9 @@ public final class Latches {
      *
      * @param requestId the client's id for this count-down, the same on its retries (0 = none)
      */
-    public CompletableFuture<CountDownOutcome> countDown(String name, long requestId) {
+    public CompletableFuture<CountDownOutcome> countDown(Principal caller, String name, long requestId) {
         CompletableFuture<CountDownOutcome> outcome = RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> permissions.allowed(caller, KIND, name, Level.WRITE))
                 .thenCompose(ok -> proposer.propose(new LatchCountDown(name, requestId)))
                 .thenApply(applied -> {
                     if (applied.result() instanceof LatchResult.CountedDown down) {
@@ -116,12 +125,15 @@ public final class Latches {
      * @param timeoutMs 0 = do not wait, positive = wait at most that long, -1 = until the count is zero or the lease ends
      * @param requestId the client's id for this await, the same on its retries (0 = none)
      */
-    public Acquires.Wait<Outcome> await(String name, long leaseId, long timeoutMs, long requestId) {
+    public Acquires.Wait<Outcome> await(Principal caller, String name, long leaseId, long timeoutMs, long requestId) {
         return acquires.acquire(name, leaseId, timeoutMs, requestId, false, () -> {
             String problem = Limits.checkKey("name", name);
             if (problem != null) {
                 throw RequestRejected.invalid("name", problem);
             }
+            // Waiting for a latch only watches it: read, with the caller's own lease.
+            permissions.require(caller, KIND, name, Level.READ);
+            permissions.requireLease(caller, leaseId);
         }, queue -> new LatchAwait(name, leaseId, queue, requestId));
     }
 
@@ -141,8 +153,10 @@ public final class Latches {
     }
 
     /** Withdraws the lease's wait at the latch. */
-    public CompletableFuture<Outcome> cancel(String name, long leaseId, long requestId) {
+    public CompletableFuture<Outcome> cancel(Principal caller, String name, long leaseId, long requestId) {
         return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> permissions.allowed(caller, KIND, name, Level.READ))
+                .thenCompose(ok -> permissions.allowedLease(caller, leaseId))
                 .thenCompose(ok -> proposer.propose(new LatchCancel(name, leaseId, requestId)))
                 .thenApply(applied -> {
                     if (decide(applied.result()) instanceof Acquires.Decision.NotGranted<Outcome> left) {
@@ -156,8 +170,9 @@ public final class Latches {
     public record Read(LatchView latch, long revision) {}
 
     /** The latch, read linearizably (after a read barrier). */
-    public CompletableFuture<Read> read(String name) {
+    public CompletableFuture<Read> read(Principal caller, String name) {
         return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> permissions.allowed(caller, KIND, name, Level.READ))
                 .thenCompose(ok -> admission.admitRead(proposer::readBarrier))
                 .thenApply(ignored -> stateMachine.read(s -> new Read(s.primitive(LatchTable.class).latch(name), s.revision())));
     }

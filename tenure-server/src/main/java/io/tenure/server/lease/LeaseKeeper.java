@@ -1,22 +1,26 @@
 package io.tenure.server.lease;
 
+import io.tenure.core.Limits;
+import io.tenure.core.access.Level;
 import io.tenure.core.kernel.LeaseExpire;
 import io.tenure.core.kernel.LeaseGrant;
 import io.tenure.core.kernel.LeaseRenew;
 import io.tenure.core.kernel.LeaseResult;
 import io.tenure.core.kernel.LeaseRevoke;
 import io.tenure.core.kernel.LeaseView;
-import io.tenure.core.Limits;
 import io.tenure.core.lease.LeaseDeadlines;
 import io.tenure.server.Admission;
+import io.tenure.server.LimitExceeded;
 import io.tenure.server.NotServingException;
 import io.tenure.server.Overloaded;
-import io.tenure.server.RequestRejected;
-import io.tenure.server.LimitExceeded;
+import io.tenure.server.PermissionDenied;
 import io.tenure.server.RequestIds;
+import io.tenure.server.RequestRejected;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
+import io.tenure.server.security.Permissions;
+import io.tenure.server.security.Principal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,10 +28,10 @@ import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Set;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -73,6 +77,7 @@ public final class LeaseKeeper implements AutoCloseable {
         return thread;
     });
     private final long minTtlMillis;
+    private final Permissions permissions;
 
     private final Object lock = new Object();
     /** Keep-alive requests waiting for the next renewal command, each answered as a whole. Guarded by lock. */
@@ -94,6 +99,7 @@ public final class LeaseKeeper implements AutoCloseable {
         this.minTtlMillis = minTtl.toMillis();
         this.proposer = proposer;
         this.stateMachine = stateMachine;
+        this.permissions = new Permissions(stateMachine);
         this.timer = timer;
         this.nanoClock = nanoClock;
         this.expiryLoop = timer.scheduleWithFixedDelay(this::expireDue, EXPIRY_TICK_MILLIS, EXPIRY_TICK_MILLIS, TimeUnit.MILLISECONDS);
@@ -112,9 +118,9 @@ public final class LeaseKeeper implements AutoCloseable {
      * command, so apply stays deterministic); a retried grant of the same id, client and TTL
      * returns the same lease.
      */
-    public CompletableFuture<Granted> grant(long requestedId, long ttlMillis, String clientId) {
+    public CompletableFuture<Granted> grant(Principal caller, long requestedId, long ttlMillis, String clientId) {
         try {
-            return grantAll(List.of(new GrantRequest(requestedId, ttlMillis, clientId))).get(0);
+            return grantAll(caller, List.of(new GrantRequest(requestedId, ttlMillis, clientId))).get(0);
         } catch (Overloaded shed) {
             return CompletableFuture.failedFuture(shed);
         }
@@ -131,7 +137,7 @@ public final class LeaseKeeper implements AutoCloseable {
      * @return one outcome per request, in order
      * @throws Overloaded when the member is behind and sheds them all
      */
-    public List<CompletableFuture<Granted>> grantAll(List<GrantRequest> requests) {
+    public List<CompletableFuture<Granted>> grantAll(Principal caller, List<GrantRequest> requests) {
         admission.admit("grant");
         // Whether each would take its client over the limit, read from one state for the whole batch.
         boolean[] over = stateMachine.read(state -> {
@@ -154,7 +160,7 @@ public final class LeaseKeeper implements AutoCloseable {
         boolean batch = requests.size() > 1;
         List<CompletableFuture<Granted>> outcomes = new ArrayList<>(requests.size());
         for (int i = 0; i < requests.size(); i++) {
-            outcomes.add(grantAdmitted(requests.get(i), over[i], batch));
+            outcomes.add(grantAdmitted(requests.get(i), Permissions.owner(caller), over[i], batch));
         }
         if (batch) {
             logBatch(requests, outcomes);
@@ -177,7 +183,7 @@ public final class LeaseKeeper implements AutoCloseable {
         });
     }
 
-    private CompletableFuture<Granted> grantAdmitted(GrantRequest request, boolean overLimit, boolean inBatch) {
+    private CompletableFuture<Granted> grantAdmitted(GrantRequest request, String owner, boolean overLimit, boolean inBatch) {
         long ttlMillis = request.ttlMillis();
         long requestedId = request.requestedId();
         String problem = Limits.checkTtl("ttl", ttlMillis);
@@ -203,7 +209,7 @@ public final class LeaseKeeper implements AutoCloseable {
         }
         long id = requestedId != 0 ? requestedId : newLeaseId();
         String requestId = RequestIds.current();
-        return proposer.propose(new LeaseGrant(id, ttlMillis, client))
+        return proposer.propose(new LeaseGrant(id, ttlMillis, client, owner))
                 .thenApply(applied -> {
                     if (applied.result() instanceof LeaseResult.LeaseGranted g) {
                         if (!inBatch) {
@@ -235,7 +241,12 @@ public final class LeaseKeeper implements AutoCloseable {
     }
 
     /** Revokes a lease: its locks pass to their next waiters. Fails NOT_FOUND for an unknown lease. */
-    public CompletableFuture<Void> revoke(long leaseId) {
+    public CompletableFuture<Void> revoke(Principal caller, long leaseId) {
+        try {
+            permissions.requireLease(caller, leaseId);
+        } catch (PermissionDenied e) {
+            return CompletableFuture.failedFuture(e);
+        }
         String requestId = RequestIds.current();
         String holder = holderOf(leaseId);
         return proposer.propose(new LeaseRevoke(leaseId)).thenApply(applied -> {
@@ -251,21 +262,26 @@ public final class LeaseKeeper implements AutoCloseable {
      * Renews a lease; completes with its TTL in milliseconds once the renewal is committed, or 0
      * when the lease does not exist (any more).
      */
-    public CompletableFuture<Long> keepAlive(long leaseId) {
-        return keepAliveAll(new long[] {leaseId}).thenApply(ttls -> ttls[0]);
+    public CompletableFuture<Long> keepAlive(Principal caller, long leaseId) {
+        return keepAliveAll(caller, new long[] {leaseId}).thenApply(ttls -> ttls[0]);
     }
 
     /**
      * Renews a lease to a new TTL (at least this member's shortest, as a grant); completes with the
      * TTL in milliseconds once committed, or 0 when the lease does not exist (any more).
      */
-    public CompletableFuture<Long> renewTo(long leaseId, long ttlMillis) {
+    public CompletableFuture<Long> renewTo(Principal caller, long leaseId, long ttlMillis) {
         String problem = Limits.checkTtl("ttl", ttlMillis);
         if (problem == null && ttlMillis < minTtlMillis) {
             problem = "ttl must be at least " + minTtlMillis + " ms in a cluster, got " + ttlMillis + " ms";
         }
         if (problem != null) {
             return CompletableFuture.failedFuture(RequestRejected.invalid("ttl", problem));
+        }
+        try {
+            permissions.requireLease(caller, leaseId);
+        } catch (PermissionDenied e) {
+            return CompletableFuture.failedFuture(e);
         }
         return proposer.propose(new io.tenure.core.kernel.LeaseRetime(leaseId, ttlMillis), Proposer.Lane.RENEWAL).thenApply(applied -> {
             if (applied.result() instanceof LeaseResult.LeasesRenewed renewed) {
@@ -281,10 +297,15 @@ public final class LeaseKeeper implements AutoCloseable {
      * that does not exist (any more). Every request received within {@link #RENEW_WINDOW_NANOS}
      * travels in one renewal command.
      */
-    public CompletableFuture<long[]> keepAliveAll(long[] leaseIds) {
+    public CompletableFuture<long[]> keepAliveAll(Principal caller, long[] leaseIds) {
         if (leaseIds.length > Limits.MAX_BATCH) {
             return CompletableFuture.failedFuture(RequestRejected.invalid("ids", "ids: at most " + Limits.MAX_BATCH
                     + " leases per keep-alive request, got " + leaseIds.length));
+        }
+        try {
+            permissions.requireLeases(caller, leaseIds);
+        } catch (PermissionDenied e) {
+            return CompletableFuture.failedFuture(e);
         }
         CompletableFuture<long[]> ack = new CompletableFuture<>();
         long started = System.nanoTime();
@@ -352,9 +373,11 @@ public final class LeaseKeeper implements AutoCloseable {
      * The live leases in id order after {@code afterId}, at most {@code limit}
      * (0 = {@link Limits#DEFAULT_LIST}), read linearizably.
      */
-    public CompletableFuture<Page> list(long afterId, int limit) {
+    public CompletableFuture<Page> list(Principal caller, long afterId, int limit) {
         int max = Limits.listLimit(limit);
-        return RequestRejected.unless("limit", Limits.checkListLimit("limit", limit)).thenCompose(ok -> admission.admitRead(proposer::readBarrier))
+        return RequestRejected.unless("limit", Limits.checkListLimit("limit", limit))
+                .thenCompose(ok -> permissions.allowed(caller, Permissions.LEASE, "", Level.READ))
+                .thenCompose(ok -> admission.admitRead(proposer::readBarrier))
                 .thenApply(ignored -> stateMachine.read(state -> {
                     // One more than asked, to tell whether there are more.
                     List<LeaseView> leases = state.leases().stream().filter(lease -> lease.leaseId() > afterId).limit(max + 1L).toList();
@@ -366,8 +389,9 @@ public final class LeaseKeeper implements AutoCloseable {
      * The lease and its remaining TTL, read linearizably (after a read barrier); null when the
      * lease does not exist. See {@link #timeToLive}.
      */
-    public CompletableFuture<TimeToLive> lookup(long leaseId) {
-        return admission.admitRead(proposer::readBarrier).thenApply(ignored -> timeToLive(leaseId));
+    public CompletableFuture<TimeToLive> lookup(Principal caller, long leaseId) {
+        return permissions.allowedLease(caller, leaseId).thenCompose(ok -> admission.admitRead(proposer::readBarrier))
+                .thenApply(ignored -> timeToLive(leaseId));
     }
 
     /** What a lease has left before this member could expire it. */

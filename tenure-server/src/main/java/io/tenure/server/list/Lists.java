@@ -1,16 +1,17 @@
 package io.tenure.server.list;
 
 import io.tenure.core.Limits;
+import io.tenure.core.access.Level;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.list.ListAbandon;
 import io.tenure.core.list.ListCancel;
-import io.tenure.core.list.ListWithdraw;
 import io.tenure.core.list.ListPop;
 import io.tenure.core.list.ListPush;
 import io.tenure.core.list.ListResult;
 import io.tenure.core.list.ListReturn;
 import io.tenure.core.list.ListTable;
 import io.tenure.core.list.ListView;
+import io.tenure.core.list.ListWithdraw;
 import io.tenure.server.Acquires;
 import io.tenure.server.Admission;
 import io.tenure.server.Overloaded;
@@ -20,6 +21,8 @@ import io.tenure.server.Waits;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
+import io.tenure.server.security.Permissions;
+import io.tenure.server.security.Principal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,11 +61,15 @@ public final class Lists {
     private final ServerMetrics metrics;
     private final Journal journal = new Journal();
     private final Acquires<Outcome> pops;
+    private final Permissions permissions;
+    /** The kind its permissions name. */
+    private static final String KIND = Permissions.kind(ListTable.NAME);
 
     public Lists(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
                  ServerMetrics metrics, ServerLimits limits) {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
+        this.permissions = new Permissions(stateMachine);
         this.admission = admission;
         this.metrics = metrics;
         this.pops = new Acquires<>(new Acquires.Kind<>(ListTable.class, (table, name) -> {
@@ -77,9 +84,10 @@ public final class Lists {
      *
      * @param requestId the client's id for this push, the same on its retries (0 = none)
      */
-    public CompletableFuture<PushOutcome> push(String name, byte[] value, boolean left, long requestId) {
+    public CompletableFuture<PushOutcome> push(Principal caller, String name, byte[] value, boolean left, long requestId) {
         CompletableFuture<PushOutcome> outcome = RequestRejected.unless("name", Limits.checkKey("name", name))
                 .thenCompose(ok -> RequestRejected.unless("value", ListTable.checkValue(value)))
+                .thenCompose(ok -> permissions.allowed(caller, KIND, name, Level.WRITE))
                 .thenCompose(ok -> {
                     try {
                         admission.admit("list");
@@ -106,19 +114,25 @@ public final class Lists {
      * @param timeoutMs 0 = do not wait, positive = wait at most that long, -1 = until an item comes or the lease ends
      * @param requestId the client's id for this pop, the same on its retries (0 = none)
      */
-    public Acquires.Wait<Outcome> pop(String name, boolean left, long leaseId, long timeoutMs, long requestId) {
+    public Acquires.Wait<Outcome> pop(Principal caller, String name, boolean left, long leaseId, long timeoutMs, long requestId) {
         return pops.acquire(name, leaseId, timeoutMs, requestId, false, () -> {
             String problem = Limits.checkKey("name", name);
             if (problem != null) {
                 throw RequestRejected.invalid("name", problem);
             }
+            if (leaseId == 0) {
+                permissions.require(caller, KIND, name, Level.WRITE);
+            } else {
+                permissions.requireWithLease(caller, leaseId, KIND, name);
+            }
         }, queue -> new ListPop(name, left, leaseId, queue, requestId));
     }
 
     /** Pops from the head ({@code left}) or the tail of list {@code name} if it has an item, without a lease, never waiting. */
-    public CompletableFuture<Outcome> popNow(String name, boolean left, long requestId) {
+    public CompletableFuture<Outcome> popNow(Principal caller, String name, boolean left, long requestId) {
         long started = System.nanoTime();
         CompletableFuture<Outcome> outcome = RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> permissions.allowed(caller, KIND, name, Level.WRITE))
                 .thenCompose(ok -> proposer.propose(new ListPop(name, left, 0, false, requestId)))
                 .thenApply(applied -> {
                     if (decide(applied.result()) instanceof Acquires.Decision.Granted<Outcome> g) {
@@ -148,8 +162,9 @@ public final class Lists {
     }
 
     /** Withdraws the lease's wait to pop from the list. */
-    public CompletableFuture<Outcome> cancel(String name, long leaseId, long requestId) {
+    public CompletableFuture<Outcome> cancel(Principal caller, String name, long leaseId, long requestId) {
         return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> permissions.allowedWithLease(caller, leaseId, KIND, name))
                 .thenCompose(ok -> proposer.propose(new ListCancel(name, leaseId, requestId)))
                 .thenApply(applied -> {
                     if (decide(applied.result()) instanceof Acquires.Decision.NotGranted<Outcome> left) {
@@ -201,8 +216,9 @@ public final class Lists {
     }
 
     /** The list's length, items {@code start} to {@code stop} (at most {@link Limits#MAX_LIST}), and its waiters, read linearizably. */
-    public CompletableFuture<Read> read(String name, long start, long stop) {
+    public CompletableFuture<Read> read(Principal caller, String name, long start, long stop) {
         return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> permissions.allowed(caller, KIND, name, Level.READ))
                 .thenCompose(ok -> admission.admitRead(proposer::readBarrier))
                 .thenApply(ignored -> stateMachine.read(s -> {
                     ListTable table = s.primitive(ListTable.class);

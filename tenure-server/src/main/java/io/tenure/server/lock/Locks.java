@@ -13,7 +13,11 @@ import io.tenure.core.lock.LockView;
 import io.tenure.server.Acquires;
 import io.tenure.server.Admission;
 import io.tenure.server.RequestIds;
+import io.tenure.server.PermissionDenied;
 import io.tenure.server.RequestRejected;
+import io.tenure.server.security.Permissions;
+import io.tenure.server.security.Principal;
+import io.tenure.core.access.Level;
 import io.tenure.server.ServerLimits;
 import io.tenure.server.Waits;
 import io.tenure.server.metrics.ServerMetrics;
@@ -64,6 +68,9 @@ public final class Locks {
     private final Admission admission;
     private final ServerMetrics metrics;
     private final Acquires<Outcome> acquires;
+    private final Permissions permissions;
+    /** The kind its permissions name. */
+    private static final String KIND = Permissions.kind(LockTable.NAME);
 
     public Locks(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
                  ServerMetrics metrics, ServerLimits limits) {
@@ -71,6 +78,7 @@ public final class Locks {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
         this.metrics = metrics;
+        this.permissions = new Permissions(stateMachine);
         this.acquires = new Acquires<>(new Acquires.Kind<>(LockTable.class, LockTable::waiterCount, LockCancel::new, Locks::decide,
                 new Acquires.Wording("lock", "a lock", "locks")), new LockJournal(), proposer, stateMachine, waits, admission, timer, limits, metrics);
     }
@@ -80,16 +88,16 @@ public final class Locks {
      *
      * @param timeoutMs 0 = do not wait, positive = wait at most that long, -1 = until granted or the lease ends
      */
-    public Acquires.Wait<Outcome> lock(String name, long leaseId, byte[] metadata, long timeoutMs) {
-        return lock(name, leaseId, metadata, timeoutMs, 0);
+    public Acquires.Wait<Outcome> lock(Principal caller, String name, long leaseId, byte[] metadata, long timeoutMs) {
+        return lock(caller, name, leaseId, metadata, timeoutMs, 0);
     }
 
     /**
      * {@link #lock(String, long, byte[], long)} for the client's acquire {@code requestId} (0 =
      * none): once that acquire ended, a copy of it is refused (see {@link LockAcquire#requestId}).
      */
-    public Acquires.Wait<Outcome> lock(String name, long leaseId, byte[] metadata, long timeoutMs, long requestId) {
-        return lock(name, leaseId, metadata, timeoutMs, requestId, false);
+    public Acquires.Wait<Outcome> lock(Principal caller, String name, long leaseId, byte[] metadata, long timeoutMs, long requestId) {
+        return lock(caller, name, leaseId, metadata, timeoutMs, requestId, false);
     }
 
     /**
@@ -98,15 +106,15 @@ public final class Locks {
      * not with the waiters ahead ({@code timeoutMs} is not used). A later call for the same lease
      * waits for the grant, keeping the place.
      */
-    public Acquires.Wait<Outcome> lock(String name, long leaseId, byte[] metadata, long timeoutMs, long requestId, boolean enqueue) {
-        return lock(name, leaseId, metadata, timeoutMs, requestId, enqueue, false);
+    public Acquires.Wait<Outcome> lock(Principal caller, String name, long leaseId, byte[] metadata, long timeoutMs, long requestId, boolean enqueue) {
+        return lock(caller, name, leaseId, metadata, timeoutMs, requestId, enqueue, false);
     }
 
     /**
      * {@link #lock(String, long, byte[], long, long, boolean)} in read mode when {@code shared}
      * (beside other readers), else in write mode.
      */
-    public Acquires.Wait<Outcome> lock(String name, long leaseId, byte[] metadata, long timeoutMs, long requestId, boolean enqueue,
+    public Acquires.Wait<Outcome> lock(Principal caller, String name, long leaseId, byte[] metadata, long timeoutMs, long requestId, boolean enqueue,
                                        boolean shared) {
         return acquires.acquire(name, leaseId, timeoutMs, requestId, enqueue, () -> {
             checkName("name", name);
@@ -114,22 +122,23 @@ public final class Locks {
             if (problem != null) {
                 throw RequestRejected.invalid("metadata", problem);
             }
+            permissions.requireWithLease(caller, leaseId, KIND, name);
         }, queue -> new LockAcquire(name, leaseId, metadata, queue, requestId, shared));
     }
 
     /** Acquires {@code name} only if it is free or already held by the lease. */
-    public CompletableFuture<Outcome> tryLock(String name, long leaseId, byte[] metadata) {
-        return tryLock(name, leaseId, metadata, 0);
+    public CompletableFuture<Outcome> tryLock(Principal caller, String name, long leaseId, byte[] metadata) {
+        return tryLock(caller, name, leaseId, metadata, 0);
     }
 
     /** {@link #tryLock(String, long, byte[])} for the client's request {@code requestId} (0 = none). */
-    public CompletableFuture<Outcome> tryLock(String name, long leaseId, byte[] metadata, long requestId) {
-        return tryLock(name, leaseId, metadata, requestId, false);
+    public CompletableFuture<Outcome> tryLock(Principal caller, String name, long leaseId, byte[] metadata, long requestId) {
+        return tryLock(caller, name, leaseId, metadata, requestId, false);
     }
 
     /** {@link #tryLock(String, long, byte[], long)} in read mode when {@code shared}. */
-    public CompletableFuture<Outcome> tryLock(String name, long leaseId, byte[] metadata, long requestId, boolean shared) {
-        return lock(name, leaseId, metadata, 0, requestId, false, shared).outcome();
+    public CompletableFuture<Outcome> tryLock(Principal caller, String name, long leaseId, byte[] metadata, long requestId, boolean shared) {
+        return lock(caller, name, leaseId, metadata, 0, requestId, false, shared).outcome();
     }
 
     /** What a downgrade did: the grant's token (unchanged) and the readers granted beside it. */
@@ -141,13 +150,14 @@ public final class Locks {
      * succeeds again; a stale token or a foreign lease fails with FAILED_PRECONDITION, an unknown
      * lease with NOT_FOUND.
      */
-    public CompletableFuture<Downgrade> downgrade(String name, long leaseId, long fencingToken) {
+    public CompletableFuture<Downgrade> downgrade(Principal caller, String name, long leaseId, long fencingToken) {
         try {
             checkName("name", name);
             if (fencingToken <= 0) {
                 throw RequestRejected.invalid("fencing_token", "fencing_token must be positive, got " + fencingToken);
             }
-        } catch (RequestRejected e) {
+            permissions.requireWithLease(caller, leaseId, KIND, name);
+        } catch (RequestRejected | PermissionDenied e) {
             return CompletableFuture.failedFuture(e);
         }
         String requestId = RequestIds.current();
@@ -168,14 +178,15 @@ public final class Locks {
      * the lease holds the lock, and the client decides whether to release it. Cancelling a wait
      * that is not there changes nothing.
      */
-    public CompletableFuture<Outcome> cancel(String name, long leaseId) {
-        return cancel(name, leaseId, 0);
+    public CompletableFuture<Outcome> cancel(Principal caller, String name, long leaseId) {
+        return cancel(caller, name, leaseId, 0);
     }
 
     /** {@link #cancel(String, long)} of the client's acquire {@code acquireRequest} (0 = none): its later copies are refused. */
-    public CompletableFuture<Outcome> cancel(String name, long leaseId, long acquireRequest) {
+    public CompletableFuture<Outcome> cancel(Principal caller, String name, long leaseId, long acquireRequest) {
         String requestId = RequestIds.current();
         return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> permissions.allowedWithLease(caller, leaseId, KIND, name))
                 .thenCompose(ok -> proposer.propose(new LockCancel(name, leaseId, acquireRequest)))
                 .thenApply(applied -> {
                     if (applied.result() instanceof LockResult.Granted g) {
@@ -194,13 +205,14 @@ public final class Locks {
      * none). A stale token or a foreign lease fails with FAILED_PRECONDITION, an unknown lease with
      * NOT_FOUND; a retried release of the same grant succeeds again.
      */
-    public CompletableFuture<Long> unlock(String name, long leaseId, long fencingToken) {
+    public CompletableFuture<Long> unlock(Principal caller, String name, long leaseId, long fencingToken) {
         try {
             checkName("key", name);
             if (fencingToken <= 0) {
                 throw RequestRejected.invalid("fencing_token", "fencing_token must be positive, got " + fencingToken);
             }
-        } catch (RequestRejected e) {
+            permissions.requireWithLease(caller, leaseId, KIND, name);
+        } catch (RequestRejected | PermissionDenied e) {
             return CompletableFuture.failedFuture(e);
         }
         long started = System.nanoTime();
@@ -234,8 +246,9 @@ public final class Locks {
      * The lock (an empty list when it is free), read linearizably: after a read barrier, so it
      * reflects every write acknowledged before the call, with the revision of the state read.
      */
-    public CompletableFuture<Snapshot> read(String name) {
+    public CompletableFuture<Snapshot> read(Principal caller, String name) {
         return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> permissions.allowed(caller, KIND, name, Level.READ))
                 .thenCompose(ok -> admission.admitRead(proposer::readBarrier))
                 .thenApply(ignored -> current(name));
     }
@@ -257,9 +270,11 @@ public final class Locks {
      * Held locks whose names start with {@code prefix}, in name order, at most {@code limit}
      * (0 = {@link Limits#DEFAULT_LIST}), read linearizably.
      */
-    public CompletableFuture<Snapshot> list(String prefix, int limit) {
+    public CompletableFuture<Snapshot> list(Principal caller, String prefix, int limit) {
         int max = Limits.listLimit(limit);
-        return RequestRejected.unless("limit", Limits.checkListLimit("limit", limit)).thenCompose(ok -> admission.admitRead(proposer::readBarrier))
+        return RequestRejected.unless("limit", Limits.checkListLimit("limit", limit))
+                .thenCompose(ok -> permissions.allowed(caller, KIND, prefix, Level.READ))
+                .thenCompose(ok -> admission.admitRead(proposer::readBarrier))
                 .thenApply(ignored -> stateMachine.read(s -> {
                     List<LockView> found = s.primitive(LockTable.class).locks(prefix, max + 1);
                     boolean more = found.size() > max;

@@ -75,6 +75,8 @@ public final class TenureStateMachine {
     private volatile String leader;
     /** That leader's client endpoint as announced in the state, or "": for response headers without a lock. */
     private volatile String leaderEndpoint = "";
+    /** Whether authentication is on in the applied state: read on every call's permission check without the lock. */
+    private volatile boolean accessEnabled;
     private volatile Listener listener;
     /** The safety suite's record of what this member applied; null (the default) when off. */
     private volatile AuditLog audit;
@@ -119,6 +121,11 @@ public final class TenureStateMachine {
         } finally {
             guard.readLock().unlock();
         }
+    }
+
+    /** Whether authentication is on, as last applied here (without the lock: for the checks on every call). */
+    public boolean accessEnabled() {
+        return accessEnabled;
     }
 
     /** The store revision after the latest applied entry (or loaded snapshot). */
@@ -233,6 +240,7 @@ public final class TenureStateMachine {
             applied = new LogPosition(term, index);
             revision = state.revision();
             updateLeaderEndpoint();
+            accessEnabled = state.primitive(io.tenure.core.access.AccessTable.class).enabled();
             recordLeaseTimes(index, results);
         } finally {
             guard.writeLock().unlock();
@@ -346,6 +354,7 @@ public final class TenureStateMachine {
             revision = loaded.revision();
             applied = new LogPosition(term, index);
             updateLeaderEndpoint();
+            accessEnabled = loaded.primitive(io.tenure.core.access.AccessTable.class).enabled();
             synchronized (deadlines) {
                 for (LeaseView lease : loaded.leases()) {
                     deadlines.renewed(lease.leaseId(), lease.ttlMillis(), lease.renewedAt(), now);

@@ -136,6 +136,10 @@ public final class Accounts {
             return CompletableFuture.failedFuture(RequestRejected.invalid("permission.level",
                     "permission.level must be READ, WRITE or ADMIN"));
         }
+        if (kind != null && !kind.isEmpty() && !Permissions.KINDS.contains(kind)) {
+            return CompletableFuture.failedFuture(RequestRejected.invalid("permission.kind", "permission.kind must be one of "
+                    + String.join(", ", Permissions.KINDS) + ", got '" + kind + "'"));
+        }
         return asRoot(caller, "grant permissions").thenCompose(ok -> change(new RoleGrant(role, kind, prefix, level)))
                 .thenApply(ok -> role(role));
     }

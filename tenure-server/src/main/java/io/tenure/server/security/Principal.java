@@ -14,13 +14,20 @@ import java.util.Objects;
 public record Principal(String user, String credential) {
     /** A call without a credential while authentication is off. */
     public static final Principal NOBODY = new Principal("", "");
+    /** The member itself (its own sweeps, a connection's clean-up on close): never refused. No credential names it. */
+    public static final Principal MEMBER = new Principal("", "member");
 
     public Principal {
         Objects.requireNonNull(user, "user");
         Objects.requireNonNull(credential, "credential");
     }
 
+    /** No user: {@link #NOBODY}, or {@link #MEMBER}. */
     public boolean isNobody() {
         return user.isEmpty();
+    }
+
+    public boolean isMember() {
+        return user.isEmpty() && credential.equals("member");
     }
 }

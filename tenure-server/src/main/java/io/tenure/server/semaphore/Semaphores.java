@@ -1,6 +1,7 @@
 package io.tenure.server.semaphore;
 
 import io.tenure.core.Limits;
+import io.tenure.core.access.Level;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.semaphore.SemaphoreAcquire;
 import io.tenure.core.semaphore.SemaphoreCancel;
@@ -10,12 +11,15 @@ import io.tenure.core.semaphore.SemaphoreTable;
 import io.tenure.core.semaphore.SemaphoreView;
 import io.tenure.server.Acquires;
 import io.tenure.server.Admission;
+import io.tenure.server.PermissionDenied;
 import io.tenure.server.RequestRejected;
 import io.tenure.server.ServerLimits;
 import io.tenure.server.Waits;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.raft.Proposer;
 import io.tenure.server.raft.TenureStateMachine;
+import io.tenure.server.security.Permissions;
+import io.tenure.server.security.Principal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,11 +51,15 @@ public final class Semaphores {
     private final Admission admission;
     private final ServerMetrics metrics;
     private final Acquires<Outcome> acquires;
+    private final Permissions permissions;
+    /** The kind its permissions name. */
+    private static final String KIND = Permissions.kind(SemaphoreTable.NAME);
 
     public Semaphores(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
                       ServerMetrics metrics, ServerLimits limits) {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
+        this.permissions = new Permissions(stateMachine);
         this.admission = admission;
         this.metrics = metrics;
         this.acquires = new Acquires<>(new Acquires.Kind<>(SemaphoreTable.class, SemaphoreTable::waiterCount, SemaphoreCancel::new,
@@ -66,8 +74,8 @@ public final class Semaphores {
      * @param timeoutMs 0 = do not wait, positive = wait at most that long, -1 = until granted or the lease ends
      * @param requestId the client's id for this acquire, the same on its retries (0 = none)
      */
-    public Acquires.Wait<Outcome> acquire(String name, long leaseId, int limit, int permits, long timeoutMs, long requestId) {
-        return acquire(name, leaseId, limit, permits, timeoutMs, requestId, false);
+    public Acquires.Wait<Outcome> acquire(Principal caller, String name, long leaseId, int limit, int permits, long timeoutMs, long requestId) {
+        return acquire(caller, name, leaseId, limit, permits, timeoutMs, requestId, false);
     }
 
     /**
@@ -75,10 +83,11 @@ public final class Semaphores {
      * a two-phase acquire: the lease joins the queue and the call is answered at once, acquired or
      * not with the waiters ahead. A later acquire for the same lease waits, keeping the place.
      */
-    public Acquires.Wait<Outcome> acquire(String name, long leaseId, int limit, int permits, long timeoutMs, long requestId, boolean enqueue) {
+    public Acquires.Wait<Outcome> acquire(Principal caller, String name, long leaseId, int limit, int permits, long timeoutMs, long requestId, boolean enqueue) {
         return acquires.acquire(name, leaseId, timeoutMs, requestId, enqueue, () -> {
             checkName(name);
             checkPermits(limit, permits);
+            permissions.requireWithLease(caller, leaseId, KIND, name);
         }, queue -> new SemaphoreAcquire(name, leaseId, limit, permits, queue, requestId));
     }
 
@@ -104,8 +113,9 @@ public final class Semaphores {
      * on any member are answered "not acquired". When the grant won the race the outcome is
      * acquired, with the grant's token, and the client decides whether to release it.
      */
-    public CompletableFuture<Outcome> cancel(String name, long leaseId, long acquireRequest) {
+    public CompletableFuture<Outcome> cancel(Principal caller, String name, long leaseId, long acquireRequest) {
         return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> permissions.allowedWithLease(caller, leaseId, KIND, name))
                 .thenCompose(ok -> proposer.propose(new SemaphoreCancel(name, leaseId, acquireRequest)))
                 .thenApply(applied -> {
                     if (applied.result() instanceof SemaphoreResult.Granted g) {
@@ -119,13 +129,14 @@ public final class Semaphores {
     }
 
     /** Returns the permits of the grant (name, lease, token); completes with how many waiters were granted with them. */
-    public CompletableFuture<Integer> release(String name, long leaseId, long fencingToken) {
+    public CompletableFuture<Integer> release(Principal caller, String name, long leaseId, long fencingToken) {
         try {
             checkName(name);
             if (fencingToken <= 0) {
                 throw RequestRejected.invalid("fencing_token", "fencing_token must be positive, got " + fencingToken);
             }
-        } catch (RequestRejected e) {
+            permissions.requireWithLease(caller, leaseId, KIND, name);
+        } catch (RequestRejected | PermissionDenied e) {
             return CompletableFuture.failedFuture(e);
         }
         return proposer.propose(new SemaphoreRelease(name, leaseId, fencingToken)).whenComplete((applied, error) -> {
@@ -145,8 +156,9 @@ public final class Semaphores {
     }
 
     /** The semaphore as read linearizably (after a read barrier), with the revision of the state read. */
-    public CompletableFuture<Read> read(String name) {
+    public CompletableFuture<Read> read(Principal caller, String name) {
         return RequestRejected.unless("name", Limits.checkKey("name", name))
+                .thenCompose(ok -> permissions.allowed(caller, KIND, name, Level.READ))
                 .thenCompose(ok -> admission.admitRead(proposer::readBarrier))
                 .thenApply(ignored -> stateMachine.read(s -> new Read(s.primitive(SemaphoreTable.class).semaphore(name), s.revision())));
     }

@@ -1,5 +1,6 @@
 package io.tenure.server.signal;
 
+import io.tenure.core.access.Level;
 import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.LeaseResult;
 import io.tenure.core.signal.SignalListen;
@@ -7,12 +8,16 @@ import io.tenure.core.signal.SignalPublish;
 import io.tenure.core.signal.SignalResult;
 import io.tenure.core.signal.SignalTable;
 import io.tenure.core.signal.SignalUnlisten;
+import io.tenure.core.watch.KeyPattern;
 import io.tenure.server.Admission;
 import io.tenure.server.Overloaded;
 import io.tenure.server.PacedQueue;
+import io.tenure.server.PermissionDenied;
 import io.tenure.server.RequestRejected;
 import io.tenure.server.metrics.ServerMetrics;
 import io.tenure.server.raft.Proposer;
+import io.tenure.server.security.Permissions;
+import io.tenure.server.security.Principal;
 
 import java.security.SecureRandom;
 import java.util.ArrayList;
@@ -105,14 +110,18 @@ public final class Signals {
     }
 
     private final Proposer proposer;
+    private final Permissions permissions;
+    /** The kind its permissions name. */
+    private static final String KIND = Permissions.kind(SignalTable.NAME);
     private final Admission admission;
     private final ServerMetrics metrics;
     private final Executor delivery;
     private final SecureRandom ids = new SecureRandom();
     private final ConcurrentHashMap<Long, Listener> local = new ConcurrentHashMap<>();
 
-    public Signals(Proposer proposer, Admission admission, ServerMetrics metrics, Executor delivery) {
+    public Signals(Proposer proposer, Permissions permissions, Admission admission, ServerMetrics metrics, Executor delivery) {
         this.proposer = proposer;
+        this.permissions = permissions;
         this.admission = admission;
         this.metrics = metrics;
         this.delivery = delivery;
@@ -123,11 +132,12 @@ public final class Signals {
      *
      * @param requestId the client's id for this publish, the same on its retries (0 = none)
      */
-    public CompletableFuture<Integer> publish(String channel, byte[] payload, long requestId) {
+    public CompletableFuture<Integer> publish(Principal caller, String channel, byte[] payload, long requestId) {
         long started = System.nanoTime();
         byte[] bytes = payload == null ? new byte[0] : payload;
         String problem = SignalTable.checkPublish(channel, bytes);
         CompletableFuture<Integer> outcome = RequestRejected.unless(problem != null && problem.startsWith("payload") ? "payload" : "channel", problem)
+                .thenCompose(ok -> permissions.allowed(caller, KIND, channel, Level.WRITE))
                 .thenCompose(ok -> {
                     try {
                         admission.admit("signal");
@@ -157,7 +167,7 @@ public final class Signals {
      * @param group    a queue group, or empty for none
      * @param replaces the listener this one takes over from, or 0
      */
-    public CompletableFuture<Listener> listen(String pattern, String group, long leaseId, long replaces, Sink sink) {
+    public CompletableFuture<Listener> listen(Principal caller, String pattern, String group, long leaseId, long replaces, Sink sink) {
         if (leaseId == 0) {
             return CompletableFuture.failedFuture(RequestRejected.invalid("lease_id",
                     "lease_id must name a lease: a listener is bound to one, and goes when it ends"));
@@ -169,8 +179,11 @@ public final class Signals {
             return CompletableFuture.failedFuture(RequestRejected.invalid(problem.startsWith("group") ? "group" : "pattern", problem));
         }
         try {
+            // A listener reads what is published on the names its pattern matches, with its own lease.
+            permissions.require(caller, KIND, KeyPattern.parse("pattern", command.pattern()).literalPrefix(), Level.READ);
+            permissions.requireLease(caller, leaseId);
             admission.admit("signal");
-        } catch (Overloaded e) {
+        } catch (Overloaded | PermissionDenied e) {
             return CompletableFuture.failedFuture(e);
         }
         Listener listener = new Listener(id, leaseId, sink);

@@ -93,12 +93,12 @@ final class DataCommands {
         String name = request.key();
         checkMaxKeys(session, s -> s.primitive(CounterTable.class).counter(name) != null);
         // An overflow is refused by apply (FAILED_PRECONDITION, not a kind mismatch): a bare error.
-        return session.member().counters().add(name, down ? -delta : delta, 0).thenApply(change -> "ok " + change.value());
+        return session.member().counters().add(session.principal(), name, down ? -delta : delta, 0).thenApply(change -> "ok " + change.value());
     }
 
     // get name
     private static CompletableFuture<String> get(TextSession session, TextRequest request) {
-        return session.member().counters().read(request.key()).thenApply(read -> "ok " + read.value());
+        return session.member().counters().read(session.principal(), request.key()).thenApply(read -> "ok " + read.value());
     }
 
     // cset name <value>
@@ -106,7 +106,7 @@ final class DataCommands {
         long value = TextArgs.of(request).count(1, 1).integer(0);
         String name = request.key();
         checkMaxKeys(session, s -> s.primitive(CounterTable.class).counter(name) != null);
-        return session.member().counters().set(name, value, 0).thenApply(change -> "ok");
+        return session.member().counters().set(session.principal(), name, value, 0).thenApply(change -> "ok");
     }
 
     // ---- keys --------------------------------------------------------------------------------
@@ -133,12 +133,12 @@ final class DataCommands {
         }
         String key = request.key();
         checkMaxKeys(session, s -> s.primitive(KvTable.class).get(key) != null);
-        return atMostKeys(session.member().keyValues().put(key, utf8(value), 0, millis(ttlSeconds), 0)).thenApply(written -> "ok");
+        return atMostKeys(session.member().keyValues().put(session.principal(), key, utf8(value), 0, millis(ttlSeconds), 0)).thenApply(written -> "ok");
     }
 
     // kget key
     private static CompletableFuture<String> kget(TextSession session, TextRequest request) {
-        return session.member().keyValues().read(request.key()).thenApply(read -> {
+        return session.member().keyValues().read(session.principal(), request.key()).thenApply(read -> {
             if (read.entry() == null) {
                 throw TextRefusal.status("nil", "no key " + read.key());
             }
@@ -148,7 +148,7 @@ final class DataCommands {
 
     // kdel key
     private static CompletableFuture<String> kdel(TextSession session, TextRequest request) {
-        return session.member().keyValues().delete(request.key(), -1, 0).thenApply(removal -> "ok");
+        return session.member().keyValues().delete(session.principal(), request.key(), -1, 0).thenApply(removal -> "ok");
     }
 
     // kcas key <old>TAB<new>TAB<ttl>
@@ -175,9 +175,9 @@ final class DataCommands {
         if (old.isEmpty()) {
             // Create if absent: only this one can create a key.
             checkMaxKeys(session, s -> s.primitive(KvTable.class).get(key) != null);
-            swap = kv.compareAndSet(key, KeyValues.Compare.ABSENT, 0, null, utf8(value), 0, millis(ttlSeconds), 0);
+            swap = kv.compareAndSet(session.principal(), key, KeyValues.Compare.ABSENT, 0, null, utf8(value), 0, millis(ttlSeconds), 0);
         } else {
-            swap = kv.compareAndSet(key, KeyValues.Compare.VALUE, 0, utf8(old), utf8(value), 0, millis(ttlSeconds), 0);
+            swap = kv.compareAndSet(session.principal(), key, KeyValues.Compare.VALUE, 0, utf8(old), utf8(value), 0, millis(ttlSeconds), 0);
         }
         return atMostKeys(swap).thenApply(done -> {
             if (!done.swapped()) {
@@ -210,7 +210,7 @@ final class DataCommands {
         if (refusal != null) {
             throw TextRefusal.status(refusal, "list " + name + ": " + refusal);
         }
-        return session.member().lists().push(name, utf8(value), left, 0)
+        return session.member().lists().push(session.principal(), name, utf8(value), left, 0)
                 .exceptionally(error -> {
                     // Tenure's own cap of a list's items (FAILED_PRECONDITION, not a kind mismatch).
                     throw refusedAs(error, "error_list_full");
@@ -222,13 +222,13 @@ final class DataCommands {
     private static CompletableFuture<String> popNow(TextSession session, String name, boolean left) {
         Lists lists = session.member().lists();
         long requestId = newRequestId();
-        return lists.popNow(name, left, requestId).thenApply(popped -> delivered(session, name, 0, requestId, popped));
+        return lists.popNow(session.principal(), name, left, requestId).thenApply(popped -> delivered(session, name, 0, requestId, popped));
     }
 
     // llen list
     private static CompletableFuture<String> llen(TextSession session, TextRequest request) {
         // An empty range (start after stop): the length alone, no items copied.
-        return session.member().lists().read(request.key(), 1, 0).thenApply(read -> "ok " + read.length());
+        return session.member().lists().read(session.principal(), request.key(), 1, 0).thenApply(read -> "ok " + read.length());
     }
 
     // lrange list <start> <stop>
@@ -240,7 +240,7 @@ final class DataCommands {
         Member member = session.member();
         // The read barrier and checks of a list read, then the whole range from one applied state at
         // least that fresh (the service's read stops at its listing limit; dflockd's does not).
-        return member.lists().read(name, 1, 0).thenApply(ignored -> {
+        return member.lists().read(session.principal(), name, 1, 0).thenApply(ignored -> {
             List<byte[]> items = member.stateMachine().read(s -> s.primitive(ListTable.class).range(name, start, stop, Integer.MAX_VALUE));
             List<String> texts = new ArrayList<>(items.size());
             for (byte[] item : items) {
@@ -267,7 +267,7 @@ final class DataCommands {
         Lists lists = session.member().lists();
         long requestId = newRequestId();
         return session.connectionLease().thenCompose(lease -> {
-            Acquires.Wait<Lists.Outcome> wait = lists.pop(name, left, lease, timeoutMs, requestId);
+            Acquires.Wait<Lists.Outcome> wait = lists.pop(session.principal(), name, left, lease, timeoutMs, requestId);
             CompletableFuture<Lists.Outcome> result = wait.outcome().thenApply(popped -> popped);
             Runnable abandon = () -> {
                 // The connection closed or its client is gone: forget the call, through the log withdraw

@@ -100,7 +100,7 @@ final class HoldCommands {
             if (asked - idle.renewedAt() >= ttl * 1_000_000L / 20) {
                 // Renewed with the acquire (the two travel together), so that the hold's TTL counts from about now;
                 // a lease renewed within the last 5 % of its TTL starts the hold as it is.
-                session.member().leases().keepAlive(idle.leaseId());
+                session.member().leases().keepAlive(session.principal(), idle.leaseId());
                 slot = idle.renewed(asked);
             }
             return acquireOn(session, ask, slot, asked, true).handle((line, error) -> leaseGone(error)
@@ -114,7 +114,7 @@ final class HoldCommands {
 
     private static CompletableFuture<String> acquireOnNewLease(TextSession session, Ask ask, long asked) {
         String secret = TextSession.newSecret();
-        return session.member().leases().grant(0, ask.ttlMillis(), TextSession.clientIdOf(secret)).thenCompose(granted ->
+        return session.member().leases().grant(session.principal(), 0, ask.ttlMillis(), TextSession.clientIdOf(secret)).thenCompose(granted ->
                 acquireOn(session, ask, new Slot(granted.leaseId(), secret, ask.ttlMillis(), System.nanoTime()), asked, false));
     }
 
@@ -125,7 +125,7 @@ final class HoldCommands {
         session.keepAlive(lease, ask.ttlMillis());
         Acquires.Wait<?> wait;
         try {
-            wait = start(member, ask, lease);
+            wait = start(member, session.principal(), ask, lease);
         } catch (RuntimeException e) {
             return giveUp(session, slot, e, true);
         }
@@ -185,7 +185,7 @@ final class HoldCommands {
         Member member = session.member();
         Acquires.Wait<?> wait;
         try {
-            wait = start(member, new Ask(kind, place.key(), timeoutMs, place.slot().ttlMillis(), place.limit(), false), place.leaseId());
+            wait = start(member, session.principal(), new Ask(kind, place.key(), timeoutMs, place.slot().ttlMillis(), place.limit(), false), place.leaseId());
         } catch (RuntimeException e) {
             return giveUp(session, place.slot(), e, false);
         }
@@ -211,9 +211,9 @@ final class HoldCommands {
         Hold hold = find(session, request, kind);
         Member member = session.member();
         CompletableFuture<?> released = switch (hold.kind()) {
-            case LOCK, WRITE, READ -> member.locks().unlock(hold.key(), hold.leaseId(), hold.fencingToken());
-            case SEMAPHORE -> member.semaphores().release(hold.key(), hold.leaseId(), hold.fencingToken());
-            case ELECTION -> member.elections().resign(hold.key(), hold.leaseId(), hold.fencingToken());
+            case LOCK, WRITE, READ -> member.locks().unlock(session.principal(), hold.key(), hold.leaseId(), hold.fencingToken());
+            case SEMAPHORE -> member.semaphores().release(session.principal(), hold.key(), hold.leaseId(), hold.fencingToken());
+            case ELECTION -> member.elections().resign(session.principal(), hold.key(), hold.leaseId(), hold.fencingToken());
         };
         return released.handle((ok, error) -> {
             boolean own = session.dropHold(hold.token()) != null;
@@ -237,8 +237,8 @@ final class HoldCommands {
         TextArgs args = TextArgs.of(request);
         long ttl = session.grantableTtl(args.leaseTtlMillis(1, session.settings().defaultLeaseTtl()));
         CompletableFuture<Long> renewed = ttl == hold.ttlMillis()
-                ? session.member().leases().keepAlive(hold.leaseId())
-                : session.member().leases().renewTo(hold.leaseId(), ttl);
+                ? session.member().leases().keepAlive(session.principal(), hold.leaseId())
+                : session.member().leases().renewTo(session.principal(), hold.leaseId(), ttl);
         return renewed.thenApply(granted -> {
             if (granted == 0) {
                 session.dropHold(hold.token());
@@ -264,7 +264,7 @@ final class HoldCommands {
         if (!renewFirst) {
             return CompletableFuture.completedFuture(line);
         }
-        return session.member().leases().keepAlive(hold.leaseId()).handle((ttl, error) -> line);
+        return session.member().leases().keepAlive(session.principal(), hold.leaseId()).handle((ttl, error) -> line);
     }
 
     /**
@@ -285,12 +285,12 @@ final class HoldCommands {
         });
     }
 
-    private static Acquires.Wait<?> start(Member member, Ask ask, long lease) {
+    private static Acquires.Wait<?> start(Member member, io.tenure.server.security.Principal caller, Ask ask, long lease) {
         return switch (ask.kind()) {
-            case LOCK, WRITE -> member.locks().lock(ask.key(), lease, NO_METADATA, ask.timeoutMs(), 0, ask.enqueue(), false);
-            case READ -> member.locks().lock(ask.key(), lease, NO_METADATA, ask.timeoutMs(), 0, ask.enqueue(), true);
-            case SEMAPHORE -> member.semaphores().acquire(ask.key(), lease, ask.limit(), 1, ask.timeoutMs(), 0, ask.enqueue());
-            case ELECTION -> member.elections().campaign(ask.key(), lease, NO_METADATA, ask.timeoutMs(), 0);
+            case LOCK, WRITE -> member.locks().lock(caller, ask.key(), lease, NO_METADATA, ask.timeoutMs(), 0, ask.enqueue(), false);
+            case READ -> member.locks().lock(caller, ask.key(), lease, NO_METADATA, ask.timeoutMs(), 0, ask.enqueue(), true);
+            case SEMAPHORE -> member.semaphores().acquire(caller, ask.key(), lease, ask.limit(), 1, ask.timeoutMs(), 0, ask.enqueue());
+            case ELECTION -> member.elections().campaign(caller, ask.key(), lease, NO_METADATA, ask.timeoutMs(), 0);
         };
     }
 

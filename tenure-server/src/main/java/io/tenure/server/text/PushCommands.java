@@ -148,7 +148,7 @@ final class PushCommands {
             }
         };
         return session.connectionLease()
-                .thenCompose(lease -> session.member().signals().listen(pattern, group, lease, 0, sink))
+                .thenCompose(lease -> session.member().signals().listen(session.principal(), pattern, group, lease, 0, sink))
                 .handle((listener, error) -> {
                     if (error != null) {
                         session.unsubscribe();
@@ -183,7 +183,7 @@ final class PushCommands {
         if (request.arg().isBlank()) {
             throw TextRefusal.error(TextRefusal.MALFORMED_ARG, "empty payload");
         }
-        return session.member().signals().publish(channel, request.arg().getBytes(StandardCharsets.UTF_8), RANDOM.nextLong() & Long.MAX_VALUE)
+        return session.member().signals().publish(session.principal(), channel, request.arg().getBytes(StandardCharsets.UTF_8), RANDOM.nextLong() & Long.MAX_VALUE)
                 .thenApply(receivers -> "ok " + receivers);
     }
 
@@ -204,14 +204,21 @@ final class PushCommands {
             throw TextRefusal.status("error", "--max-subscriptions reached on this connection");
         }
         Map<String, Long> lastValues = new HashMap<>();
-        WatchHub.Opened opened = session.member().watches().open(KeyPattern.parse("key", key), 0, sink(session, name, events -> {
-            for (WatchEvent event : events) {
-                String named = eventName(event, lastValues);
-                if (named != null) {
-                    session.push("watch " + named + " " + event.key());
-                }
-            }
-        }));
+        WatchHub.Opened opened;
+        try {
+            opened = session.member().watches().open(session.principal(), java.util.Set.of(), KeyPattern.parse("key", key), 0,
+                    sink(session, name, events -> {
+                        for (WatchEvent event : events) {
+                            String named = eventName(event, lastValues);
+                            if (named != null) {
+                                session.push("watch " + named + " " + event.key());
+                            }
+                        }
+                    }));
+        } catch (io.tenure.server.PermissionDenied denied) {
+            session.unsubscribe();
+            throw denied;
+        }
         register(session, name, opened.watcher()::close);
         return CompletableFuture.completedFuture("ok");
     }
@@ -236,21 +243,27 @@ final class PushCommands {
         if (!session.subscribe()) {
             throw TextRefusal.status("error", "--max-subscriptions reached on this connection");
         }
-        WatchHub.Opened opened = session.member().watches().open(key, false, 0, sink(session, name, events -> {
-            for (WatchEvent event : events) {
-                if (!ElectionTable.NAME.equals(event.kind())) {
-                    continue;
-                }
-                if (event.type() == WatchEvent.Type.PUT) {
-                    // A new leader (a grant), not a proclaim of the same one.
-                    if (event.prevKv() == null || event.prevKv().leaseId() != event.kv().leaseId()) {
-                        session.push("leader elected " + key);
+        WatchHub.Opened opened;
+        try {
+            opened = session.member().watches().open(session.principal(), java.util.Set.of(ElectionTable.NAME), key, false, 0, sink(session, name, events -> {
+                for (WatchEvent event : events) {
+                    if (!ElectionTable.NAME.equals(event.kind())) {
+                        continue;
                     }
-                } else {
-                    session.push("leader " + (resigned(session, event) ? "resigned " : "failover ") + key);
+                    if (event.type() == WatchEvent.Type.PUT) {
+                        // A new leader (a grant), not a proclaim of the same one.
+                        if (event.prevKv() == null || event.prevKv().leaseId() != event.kv().leaseId()) {
+                            session.push("leader elected " + key);
+                        }
+                    } else {
+                        session.push("leader " + (resigned(session, event) ? "resigned " : "failover ") + key);
+                    }
                 }
-            }
-        }));
+            }));
+        } catch (io.tenure.server.PermissionDenied denied) {
+            session.unsubscribe();
+            throw denied;
+        }
         register(session, name, opened.watcher()::close);
         ElectionView leader = session.member().elections().current(key).election();
         if (leader != null) {
@@ -335,11 +348,11 @@ final class PushCommands {
         Barriers barriers = session.member().barriers();
         long requestId = RANDOM.nextLong() & Long.MAX_VALUE;
         return session.connectionLease().thenCompose(lease -> {
-            Acquires.Wait<Barriers.Outcome> wait = barriers.await(key, lease, parties, timeoutMs, requestId);
+            Acquires.Wait<Barriers.Outcome> wait = barriers.await(session.principal(), key, lease, parties, timeoutMs, requestId);
             CompletableFuture<Barriers.Outcome> result = wait.outcome().thenApply(o -> o);
             Runnable leave = () -> {
                 wait.abandon();
-                barriers.leave(key, lease, requestId);
+                barriers.leave(session.principal(), key, lease, requestId);
                 result.completeExceptionally(TextRefusal.error(11, "client gone"));
             };
             session.onClose(leave);

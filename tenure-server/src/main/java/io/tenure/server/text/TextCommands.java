@@ -89,8 +89,8 @@ final class TextCommands {
         CompletableFuture<String> answer;
         try {
             answer = command.run(session, request);
-        } catch (Overloaded shed) {
-            answer = CompletableFuture.failedFuture(shed);
+        } catch (Overloaded | io.tenure.server.PermissionDenied refused) {
+            answer = CompletableFuture.failedFuture(refused);
         }
         return answer.handle((line, error) -> {
             Throwable cause = error == null ? null : io.tenure.server.Causes.unwrap(error);
@@ -118,6 +118,11 @@ final class TextCommands {
                         refusal.getMessage());
             }
             return refusal.line();
+        }
+        if (error instanceof io.tenure.server.PermissionDenied denied) {
+            LOG.info("event=text_request_denied connection={} command=\"{}\" reason=\"{}\"", session.id(), request.command(),
+                    denied.getMessage());
+            return "error_permission";
         }
         if (error instanceof LimitExceeded limit) {
             return limit.limit().contains("waiters") ? "error_max_waiters" : limit.limit().contains("locks") ? "error_max_locks" : "error";

@@ -296,7 +296,7 @@ public final class TextSession {
         }
         long ttl = grantableTtl(settings.defaultLeaseTtl().toMillis());
         CompletableFuture<Long> lease = connectionLease;
-        member.leases().grant(0, ttl, "text-connection:" + member.memberName() + ":" + id).whenComplete((granted, error) -> {
+        member.leases().grant(principal(), 0, ttl, "text-connection:" + member.memberName() + ":" + id).whenComplete((granted, error) -> {
             if (error != null) {
                 synchronized (this) {
                     connectionLease = null;
@@ -418,13 +418,13 @@ public final class TextSession {
         return places.remove(kind + "\n" + key);
     }
 
-    /** Renews lease {@code leaseId} every TTL/3 until {@link #stopKeeping} or the connection closes. */
+    /** Renews lease {@code leaseId} (one this connection was granted) every TTL/3 until {@link #stopKeeping} or the connection closes. */
     synchronized void keepAlive(long leaseId, long ttlMillis) {
         if (closed || kept.containsKey(leaseId)) {
             return;
         }
         long period = Math.max(100, ttlMillis / 3);
-        kept.put(leaseId, timer.scheduleAtFixedRate(() -> member.leases().keepAlive(leaseId), period, period, TimeUnit.MILLISECONDS));
+        kept.put(leaseId, timer.scheduleAtFixedRate(() -> member.leases().keepAlive(io.tenure.server.security.Principal.MEMBER, leaseId), period, period, TimeUnit.MILLISECONDS));
     }
 
     synchronized void stopKeeping(long leaseId) {
@@ -434,9 +434,9 @@ public final class TextSession {
         }
     }
 
-    /** Revokes a lease, logging rather than failing when it is already gone. */
+    /** Revokes a lease this connection was granted, logging rather than failing when it is already gone. */
     CompletableFuture<Void> revokeQuietly(long leaseId) {
-        return member.leases().revoke(leaseId).handle((ok, error) -> {
+        return member.leases().revoke(io.tenure.server.security.Principal.MEMBER, leaseId).handle((ok, error) -> {
             if (error != null) {
                 LOG.debug("event=text_lease_revoke_failed connection={} lease={} error=\"{}\"", id, leaseId, error.getMessage());
             }

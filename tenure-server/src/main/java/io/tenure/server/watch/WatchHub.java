@@ -1,11 +1,15 @@
 package io.tenure.server.watch;
 
+import io.tenure.core.access.Level;
 import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.Effect;
 import io.tenure.core.watch.KeyPattern;
 import io.tenure.core.watch.WatchEvent;
 import io.tenure.server.PacedQueue;
+import io.tenure.server.PermissionDenied;
 import io.tenure.server.raft.TenureStateMachine;
+import io.tenure.server.security.Permissions;
+import io.tenure.server.security.Principal;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -94,6 +98,7 @@ public final class WatchHub {
 
     private final TenureStateMachine stateMachine;
     private final Executor delivery;
+    private final Permissions permissions;
     private final ConcurrentHashMap<String, Set<Watcher>> byKey = new ConcurrentHashMap<>();
     /** Prefix and pattern watches: each event is tested against each. */
     private final CopyOnWriteArrayList<Watcher> byPrefix = new CopyOnWriteArrayList<>();
@@ -101,13 +106,19 @@ public final class WatchHub {
     public WatchHub(TenureStateMachine stateMachine, Executor delivery) {
         this.stateMachine = stateMachine;
         this.delivery = delivery;
+        this.permissions = new Permissions(stateMachine);
     }
 
     /**
      * Opens a watch on {@code key} (or every key starting with it) delivering events with revision
-     * {@code >= startRevision}; 0 means from the next change on.
+     * {@code >= startRevision}; 0 means from the next change on. {@code caller} needs read on
+     * {@code key} for each of the {@code kinds} whose events it takes (its front end filters them),
+     * or on every kind ({@value Permissions#EVERY_KIND}) when {@code kinds} is empty.
+     *
+     * @throws io.tenure.server.PermissionDenied when it may not
      */
-    public Opened open(String key, boolean prefix, long startRevision, Sink sink) {
+    public Opened open(Principal caller, java.util.Set<String> kinds, String key, boolean prefix, long startRevision, Sink sink) {
+        requireRead(caller, kinds, key);
         return open(key, prefix, null, startRevision, sink);
     }
 
@@ -115,8 +126,18 @@ public final class WatchHub {
      * Opens a watch on every name {@code pattern} matches (seed 004's tokens, {@code *} and a last
      * {@code >}), of every kind, delivering events with revision {@code >= startRevision}.
      */
-    public Opened open(KeyPattern pattern, long startRevision, Sink sink) {
+    public Opened open(Principal caller, java.util.Set<String> kinds, KeyPattern pattern, long startRevision, Sink sink) {
+        requireRead(caller, kinds, pattern.literalPrefix());
         return open("", false, pattern, startRevision, sink);
+    }
+
+    private void requireRead(Principal caller, java.util.Set<String> kinds, String prefix) {
+        if (kinds.isEmpty()) {
+            permissions.require(caller, Permissions.EVERY_KIND, prefix, Level.READ);
+        }
+        for (String kind : new java.util.TreeSet<>(kinds)) {
+            permissions.require(caller, Permissions.kind(kind), prefix, Level.READ);
+        }
     }
 
     private Opened open(String key, boolean prefix, KeyPattern pattern, long startRevision, Sink sink) {

@@ -140,7 +140,7 @@ class HttpListApiTest {
         for (int batch = 0; batch < ListTable.MAX_LENGTH / 1_000; batch++) {
             List<CompletableFuture<Lists.PushOutcome>> pushes = new ArrayList<>();
             for (int i = 0; i < 1_000; i++) {
-                pushes.add(lists.push("full/a", item, false, 0));
+                pushes.add(lists.push(io.tenure.server.security.Principal.NOBODY, "full/a", item, false, 0));
             }
             CompletableFuture.allOf(pushes.toArray(CompletableFuture[]::new)).join();
         }

@@ -19,14 +19,11 @@ import io.tenure.testing.TenureCluster;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -139,9 +136,10 @@ class AuthenticationTest {
             String workerToken = anonymous.auth().authenticate("worker", "worker password", Duration.ofMinutes(10));
             try (TenureClient worker = client(workerToken)) {
                 assertThat(worker.auth().status().user()).isEqualTo("worker");
-                // A worker may lock (permissions per prefix are not checked yet), but not manage.
+                // A worker without a role may hold a lease, but neither lock (PermissionsTest) nor manage.
                 Lease lease = worker.grantLease(Duration.ofSeconds(10), "worker");
-                worker.acquire("auth/worker", lease, Duration.ofSeconds(5), null).release();
+                assertThatThrownBy(() -> worker.acquire("auth/worker", lease, Duration.ofSeconds(5), null))
+                        .isInstanceOf(PermissionDeniedException.class).hasMessageContaining("user 'worker' has no write permission on lock");
                 lease.revoke();
                 assertThatThrownBy(() -> worker.auth().addUser("intruder", "x")).isInstanceOf(PermissionDeniedException.class)
                         .hasMessageContaining("user 'worker' may not add users").hasMessageContaining("root");
@@ -242,20 +240,20 @@ class AuthenticationTest {
     @Test
     @Order(6)
     void theTextProtocolAsksForAUsersTokenFirst() throws IOException {
-        try (Socket socket = text(2)) {
+        try (Socket socket = TextLines.open(cluster, 2)) {
             assertThat(call(socket, "ping", "_", "_")).isEqualTo("error_auth");
             assertThat(new BufferedReader(new InputStreamReader(socket.getInputStream())).readLine()).as("closed after").isNull();
         }
-        try (Socket socket = text(2)) {
+        try (Socket socket = TextLines.open(cluster, 2)) {
             assertThat(call(socket, "auth", "_", "tnr_wrong")).isEqualTo("error_auth");
         }
-        try (Socket socket = text(2)) {
+        try (Socket socket = TextLines.open(cluster, 2)) {
             assertThat(call(socket, "auth", "_", rootToken)).isEqualTo("ok");
             assertThat(call(socket, "ping", "_", "_")).isEqualTo("ok");
             assertThat(call(socket, "incr", "auth/text-counter", "1")).isEqualTo("ok 1");
         }
         // A connection that authenticated with a user's token ends once that user is deleted.
-        try (TenureClient admin = client(rootToken); Socket socket = text(2)) {
+        try (TenureClient admin = client(rootToken); Socket socket = TextLines.open(cluster, 2)) {
             admin.auth().addUser("texter", "texter password");
             String token = anonymous.auth().authenticate("texter", "texter password", Duration.ofMinutes(5));
             assertThat(call(socket, "auth", "_", token)).isEqualTo("ok");
@@ -268,7 +266,7 @@ class AuthenticationTest {
 
     private static String call(Socket socket, String command, String key, String arg) {
         try {
-            return callOrFail(socket, command, key, arg);
+            return TextLines.call(socket, command, key, arg);
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
@@ -298,22 +296,5 @@ class AuthenticationTest {
                 .contains("auth_failures_total{front=\"http\"}").contains("auth_failures_total{front=\"text\"}");
     }
 
-    private static Socket text(int index) throws IOException {
-        Socket socket = new Socket();
-        socket.connect(new InetSocketAddress("127.0.0.1", cluster.textPort(index)), 5_000);
-        socket.setSoTimeout(10_000);
-        return socket;
-    }
 
-    private static String callOrFail(Socket socket, String command, String key, String arg) throws IOException {
-        OutputStream out = socket.getOutputStream();
-        out.write((command + "\n" + key + "\n" + arg + "\n").getBytes(StandardCharsets.UTF_8));
-        out.flush();
-        StringBuilder line = new StringBuilder();
-        int c;
-        while ((c = socket.getInputStream().read()) != -1 && c != '\n') {
-            line.append((char) c);
-        }
-        return line.toString();
-    }
 }

@@ -139,7 +139,7 @@ class TextPushTest extends TextMemberTest {
         TextWire a = connect();
         TextWire b = connect();
         a.send("bwait", "gate", "2 20");
-        Await.until("one party waits", PUSH, () -> cluster.server(0).member().barriers().read("gate").join().barrier() != null);
+        Await.until("one party waits", PUSH, () -> cluster.server(0).member().barriers().read(io.tenure.server.security.Principal.NOBODY, "gate").join().barrier() != null);
         assertThat(connect().call("bwait", "gate", "3 1")).isEqualTo("error_barrier_count_mismatch");
         assertThat(b.call("bwait", "gate", "2 20")).isEqualTo("ok");
         assertThat(a.answer()).isEqualTo("ok");

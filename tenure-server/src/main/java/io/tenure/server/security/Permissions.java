@@ -1,0 +1,176 @@
+package io.tenure.server.security;
+
+import io.tenure.core.TenureState;
+import io.tenure.core.access.AccessTable;
+import io.tenure.core.access.Level;
+import io.tenure.server.PermissionDenied;
+import io.tenure.server.raft.TenureStateMachine;
+
+/**
+ * What a principal may do: every service checks each call here, on the member that receives it,
+ * against the users and roles as this member last applied them, before it proposes or reads
+ * anything. A change of a role counts on each member as soon as that member applies it.
+ *
+ * <p>With authentication off every call is allowed, at the cost of one volatile read. With it
+ * on: {@code read} shows a name (its holders, their lease ids and fencing tokens), {@code write}
+ * changes it (acquire, release, put, push, publish) with the caller's own leases, and
+ * {@code admin} on a name also acts with other principals' leases on it. A lease belongs to the
+ * user whose call granted it; a lease granted while authentication was off belongs to nobody and
+ * only {@code admin} may use it once authentication is on.
+ */
+public final class Permissions {
+    /** The kind a permission names for leases themselves (keep-alive, revoke, list). */
+    public static final String LEASE = "lease";
+    /** The kind a watch needs: its events come from every kind of primitive on its keys. */
+    public static final String EVERY_KIND = "*";
+
+    /** The kinds a permission may name: every primitive's, leases', and every kind ({@value #EVERY_KIND}). */
+    public static final java.util.List<String> KINDS = java.util.List.of(EVERY_KIND, "lock", "semaphore", "election", "barrier",
+            "double_barrier", "latch", "counter", "kv", "list", "signal", LEASE);
+
+    private final TenureStateMachine stateMachine;
+
+    public Permissions(TenureStateMachine stateMachine) {
+        this.stateMachine = stateMachine;
+    }
+
+    /** The permission kind of a primitive named {@code name} in the core (its spaces become underscores). */
+    public static String kind(String primitiveName) {
+        return primitiveName.replace(' ', '_');
+    }
+
+    /** The owner to record for a lease {@code caller} grants: its user, or none. */
+    public static String owner(Principal caller) {
+        return caller.user();
+    }
+
+    /**
+     * Checks that {@code caller} may do what {@code level} allows on {@code name} of {@code kind};
+     * for a listing or a watch, {@code name} is its prefix, and a permission covers it when the
+     * permission's prefix starts it.
+     *
+     * @throws PermissionDenied naming the user, the level, the kind and the name
+     */
+    public void require(Principal caller, String kind, String name, Level level) {
+        if (!stateMachine.accessEnabled() || caller.isMember()) {
+            return;
+        }
+        if (!stateMachine.read(s -> permits(s, caller, kind, name, level))) {
+            throw denied(caller, kind, name, level);
+        }
+    }
+
+    /**
+     * Checks that {@code caller} may act with lease {@code leaseId} on {@code name} of
+     * {@code kind} (acquire, release, cancel, resign): {@code write} on the name and the lease is
+     * its own, or {@code admin} on the name. A lease that does not exist passes here: the
+     * service's own check answers for it.
+     */
+    public void requireWithLease(Principal caller, long leaseId, String kind, String name) {
+        if (!stateMachine.accessEnabled() || caller.isMember()) {
+            return;
+        }
+        String refusal = stateMachine.read(s -> {
+            if (!permits(s, caller, kind, name, Level.WRITE)) {
+                return "";
+            }
+            if (s.lease(leaseId) == null || ownedBy(s, leaseId, caller) || permits(s, caller, kind, name, Level.ADMIN)) {
+                return null;
+            }
+            return leaseRefusal(s, leaseId, caller) + ", and it has no admin permission on " + kind + " '" + name + "'";
+        });
+        if (refusal == null) {
+            return;
+        }
+        throw refusal.isEmpty() ? denied(caller, kind, name, Level.WRITE) : new PermissionDenied(refusal);
+    }
+
+    /**
+     * Checks that {@code caller} may keep alive, revoke or look at lease {@code leaseId}: it is
+     * its own, or it has {@code admin} on leases ({@value #LEASE} or every kind). A lease that
+     * does not exist passes here: the lease service answers for it.
+     */
+    public void requireLease(Principal caller, long leaseId) {
+        if (!stateMachine.accessEnabled() || caller.isMember()) {
+            return;
+        }
+        String refusal = stateMachine.read(s -> s.lease(leaseId) == null || ownedBy(s, leaseId, caller)
+                || permits(s, caller, LEASE, "", Level.ADMIN) ? null : leaseRefusal(s, leaseId, caller)
+                + ", and it has no admin permission on leases");
+        if (refusal != null) {
+            throw new PermissionDenied(refusal);
+        }
+    }
+
+    /** {@link #requireLease} for each of {@code leaseIds}, read from one state (a keep-alive of many). */
+    public void requireLeases(Principal caller, long[] leaseIds) {
+        if (!stateMachine.accessEnabled() || caller.isMember()) {
+            return;
+        }
+        String refusal = stateMachine.read(s -> {
+            boolean leaseAdmin = permits(s, caller, LEASE, "", Level.ADMIN);
+            for (long leaseId : leaseIds) {
+                if (!leaseAdmin && s.lease(leaseId) != null && !ownedBy(s, leaseId, caller)) {
+                    return leaseRefusal(s, leaseId, caller) + ", and it has no admin permission on leases";
+                }
+            }
+            return null;
+        });
+        if (refusal != null) {
+            throw new PermissionDenied(refusal);
+        }
+    }
+
+    /** {@link #require} as a future: completed when allowed, failed with {@link PermissionDenied} when not. */
+    public java.util.concurrent.CompletableFuture<Void> allowed(Principal caller, String kind, String name, Level level) {
+        return asFuture(() -> require(caller, kind, name, level));
+    }
+
+    /** {@link #requireWithLease} as a future. */
+    public java.util.concurrent.CompletableFuture<Void> allowedWithLease(Principal caller, long leaseId, String kind, String name) {
+        return asFuture(() -> requireWithLease(caller, leaseId, kind, name));
+    }
+
+    /** {@link #requireLease} as a future. */
+    public java.util.concurrent.CompletableFuture<Void> allowedLease(Principal caller, long leaseId) {
+        return asFuture(() -> requireLease(caller, leaseId));
+    }
+
+    private static java.util.concurrent.CompletableFuture<Void> asFuture(Runnable check) {
+        try {
+            check.run();
+            return java.util.concurrent.CompletableFuture.completedFuture(null);
+        } catch (PermissionDenied e) {
+            return java.util.concurrent.CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Whether {@code caller} may read {@code name} of {@code kind} (for answers that leave out what it may not see). */
+    public boolean mayRead(Principal caller, String kind, String name) {
+        return !stateMachine.accessEnabled() || caller.isMember() || stateMachine.read(s -> permits(s, caller, kind, name, Level.READ));
+    }
+
+    private static boolean permits(TenureState state, Principal caller, String kind, String name, Level level) {
+        return !caller.isNobody() && state.primitive(AccessTable.class).permits(caller.user(), kind, name, level);
+    }
+
+    private static boolean ownedBy(TenureState state, long leaseId, Principal caller) {
+        return !caller.isNobody() && state.leaseOwner(leaseId).map(caller.user()::equals).orElse(false);
+    }
+
+    private static String leaseRefusal(TenureState state, long leaseId, Principal caller) {
+        return who(caller) + " may not use lease " + leaseId + ": it belongs to "
+                + state.leaseOwner(leaseId).map(owner -> "user '" + owner + "'").orElse("no user (it was granted while authentication was off)");
+    }
+
+    private static PermissionDenied denied(Principal caller, String kind, String name, Level level) {
+        String what = kind.equals(EVERY_KIND) ? "every kind" : kind;
+        return new PermissionDenied(who(caller) + " has no " + level.name().toLowerCase(java.util.Locale.ROOT) + " permission on "
+                + what + " '" + name + "': grant one of its roles that, e.g. `tenure role grant ROLE "
+                + level.name().toLowerCase(java.util.Locale.ROOT) + " --kind " + kind + " --prefix '" + name + "'`");
+    }
+
+    private static String who(Principal caller) {
+        return caller.isNobody() ? "a call without a user" : "user '" + caller.user() + "'";
+    }
+}
