@@ -353,6 +353,21 @@ final class ServerCommand implements Callable<Integer> {
                     + "Without it such a member refuses to start; with it, it warns at every start (default: false).")
     boolean insecure;
 
+    @Option(names = "--audit-file", paramLabel = "FILE",
+            description = "Write an audit trail here, as JSON lines: every grant, release and revocation, every change of "
+                    + "users, roles and the authentication switch, and every refused request, with the user, the remote "
+                    + "address, the resource and the outcome; never a password or a token (default: none).")
+    Path auditFile;
+
+    @Option(names = "--audit-max-size", paramLabel = "SIZE", defaultValue = "64MiB", converter = SizeConverter.class,
+            description = "Start a new audit file when the current one reaches this size; the old one becomes FILE.1 "
+                    + "(default: 64MiB).")
+    int auditMaxSize;
+
+    @Option(names = "--audit-files", paramLabel = "N", defaultValue = "5",
+            description = "How many older audit files to keep, FILE.1 (the newest) to FILE.N (default: 5).")
+    int auditFiles;
+
     @Option(names = "--lease-sweep-interval", paramLabel = "SECONDS", defaultValue = "1", converter = SecondsConverter.class,
             description = "dflockd's lease sweep period, accepted for its scripts: Tenure's leader ends leases through the log "
                     + "as each one's TTL runs out, without a sweep (default: 1).")
@@ -527,6 +542,12 @@ final class ServerCommand implements Callable<Integer> {
                     + " needs TLS: give --cert-file and --key-file too");
         }
         config = config.withInsecure(insecure);
+        io.tenure.server.security.AuditTrail.Settings audit = new io.tenure.server.security.AuditTrail.Settings(auditFile, auditMaxSize,
+                auditFiles);
+        if (audit.problem() != null) {
+            throw new ParameterException(spec.commandLine(), audit.problem());
+        }
+        config = config.withAuditTrail(audit);
         try {
             return config.validate();
         } catch (IllegalArgumentException e) {

@@ -312,6 +312,20 @@ class CommandLineTest {
     }
 
     @Test
+    void auditFlagsSetTheTrailAndBadOnesNameTheirFlag() {
+        var audit = parsed(ServerCommand.class, "server", "--audit-file", "/var/log/tenure/audit.jsonl", "--audit-max-size", "8MiB",
+                "--audit-files", "3").config().auditTrail();
+        assertThat(audit.file()).isEqualTo(Path.of("/var/log/tenure/audit.jsonl"));
+        assertThat(audit.maxBytes()).isEqualTo(8L << 20);
+        assertThat(audit.files()).isEqualTo(3);
+        assertThat(parsed(ServerCommand.class, "server").config().auditTrail().file()).as("off by default").isNull();
+        assertThatThrownBy(() -> parsed(ServerCommand.class, "server", "--audit-files", "0").config())
+                .isInstanceOf(CommandLine.ParameterException.class).hasMessageContaining("--audit-files");
+        assertThatThrownBy(() -> parsed(ServerCommand.class, "server", "--audit-max-size", "1KiB").config())
+                .isInstanceOf(CommandLine.ParameterException.class).hasMessageContaining("--audit-max-size");
+    }
+
+    @Test
     void tlsFlagsGoTogether() {
         assertThatThrownBy(() -> parsed(ServerCommand.class, "server", "--cert-file", "/nonexistent.pem").config())
                 .isInstanceOf(CommandLine.ParameterException.class).hasMessageContaining("missing: --key-file");

@@ -67,7 +67,8 @@ public record ServerConfig(
         PeerTls peerTls,
         io.tenure.server.text.TextSettings text,
         io.tenure.server.security.ClientTls tls,
-        boolean insecure) {
+        boolean insecure,
+        io.tenure.server.security.AuditTrail.Settings auditTrail) {
 
     public static final String DEFAULT_MEMBER = "n1";
     public static final Path DEFAULT_DATA_DIR = Path.of("tenure-data");
@@ -120,35 +121,36 @@ public record ServerConfig(
         Objects.requireNonNull(raftEngine, "raftEngine");
         Objects.requireNonNull(text, "text");
         peers = Collections.unmodifiableMap(new LinkedHashMap<>(peers));
+        auditTrail = auditTrail == null ? io.tenure.server.security.AuditTrail.Settings.OFF : auditTrail;
     }
 
     public static ServerConfig defaults() {
         return new ServerConfig(DEFAULT_MEMBER, DEFAULT_DATA_DIR, DEFAULT_HOST, DEFAULT_CLIENT_PORT,
                 DEFAULT_PEER_PORT, DEFAULT_SNAPSHOT_EVERY, DEFAULT_ELECTION_TIMEOUT, DEFAULT_CLUSTER, Map.of(), false,
                 DEFAULT_HTTP_PORT, DEFAULT_SHUTDOWN_TIMEOUT, ServerLimits.defaults(), null, 0, RaftEngine.AUTO, null,
-                io.tenure.server.text.TextSettings.defaults(), null, false);
+                io.tenure.server.text.TextSettings.defaults(), null, false, io.tenure.server.security.AuditTrail.Settings.OFF);
     }
 
-    public ServerConfig withMemberName(String v) { return new ServerConfig(v, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
-    public ServerConfig withDataDir(Path v) { return new ServerConfig(memberName, v, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
-    public ServerConfig withHost(String v) { return new ServerConfig(memberName, dataDir, v, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
-    public ServerConfig withClientPort(int v) { return new ServerConfig(memberName, dataDir, host, v, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
-    public ServerConfig withPeerPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, v, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
-    public ServerConfig withSnapshotEvery(long v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, v, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
-    public ServerConfig withElectionTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, v, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
-    public ServerConfig withClusterName(String v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, v, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
-    public ServerConfig withJoin(boolean v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, v, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
-    public ServerConfig withHttpPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, v, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
-    public ServerConfig withShutdownTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, v, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
-    public ServerConfig withLimits(ServerLimits v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, v, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
+    public ServerConfig withMemberName(String v) { return new ServerConfig(v, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure, auditTrail); }
+    public ServerConfig withDataDir(Path v) { return new ServerConfig(memberName, v, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure, auditTrail); }
+    public ServerConfig withHost(String v) { return new ServerConfig(memberName, dataDir, v, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure, auditTrail); }
+    public ServerConfig withClientPort(int v) { return new ServerConfig(memberName, dataDir, host, v, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure, auditTrail); }
+    public ServerConfig withPeerPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, v, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure, auditTrail); }
+    public ServerConfig withSnapshotEvery(long v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, v, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure, auditTrail); }
+    public ServerConfig withElectionTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, v, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure, auditTrail); }
+    public ServerConfig withClusterName(String v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, v, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure, auditTrail); }
+    public ServerConfig withJoin(boolean v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, v, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure, auditTrail); }
+    public ServerConfig withHttpPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, v, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure, auditTrail); }
+    public ServerConfig withShutdownTimeout(Duration v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, v, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure, auditTrail); }
+    public ServerConfig withLimits(ServerLimits v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, v, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure, auditTrail); }
     /** Turns the audit log on ({@code null}: off, the default). A test aid; see {@link #auditLog()}. */
-    public ServerConfig withAuditLog(Path v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, v, peerListenPort, raftEngine, peerTls, text, tls, insecure); }
+    public ServerConfig withAuditLog(Path v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, v, peerListenPort, raftEngine, peerTls, text, tls, insecure, auditTrail); }
 
     /** The initial members; this member's peer port becomes the port of its own entry. */
     public ServerConfig withPeers(Map<String, String> v) {
         String own = v.get(memberName);
         int port = own == null ? peerPort : portOf(own);
-        return new ServerConfig(memberName, dataDir, host, clientPort, port, snapshotEvery, electionTimeout, clusterName, v, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure);
+        return new ServerConfig(memberName, dataDir, host, clientPort, port, snapshotEvery, electionTimeout, clusterName, v, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure, auditTrail);
     }
 
     /**
@@ -178,17 +180,19 @@ public record ServerConfig(
     }
 
     /** Binds the peer server to {@code v} while the others reach this member at its peer port (0: the peer port). */
-    public ServerConfig withPeerListenPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, v, raftEngine, peerTls, text, tls, insecure); }
+    public ServerConfig withPeerListenPort(int v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, v, raftEngine, peerTls, text, tls, insecure, auditTrail); }
     /** Which Raft library runs the member's group; a data directory keeps the one it was made with. */
-    public ServerConfig withRaftEngine(RaftEngine v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, v, peerTls, text, tls, insecure); }
+    public ServerConfig withRaftEngine(RaftEngine v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, v, peerTls, text, tls, insecure, auditTrail); }
 
     /** Mutual TLS between members ({@code null}: none). */
-    public ServerConfig withPeerTls(PeerTls v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, v, text, tls, insecure); }
+    public ServerConfig withPeerTls(PeerTls v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, v, text, tls, insecure, auditTrail); }
 
     /** The text (dflockd protocol) front end's port and settings. */
-    public ServerConfig withTls(io.tenure.server.security.ClientTls v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, v, insecure); }
-    public ServerConfig withInsecure(boolean v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, v); }
-    public ServerConfig withText(io.tenure.server.text.TextSettings v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, v, tls, insecure); }
+    public ServerConfig withTls(io.tenure.server.security.ClientTls v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, v, insecure, auditTrail); }
+    /** Where the audit trail of grants, releases, revocations, management and refusals goes ({@code --audit-file}). */
+    public ServerConfig withAuditTrail(io.tenure.server.security.AuditTrail.Settings v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, insecure, v); }
+    public ServerConfig withInsecure(boolean v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, text, tls, v, auditTrail); }
+    public ServerConfig withText(io.tenure.server.text.TextSettings v) { return new ServerConfig(memberName, dataDir, host, clientPort, peerPort, snapshotEvery, electionTimeout, clusterName, peers, join, httpPort, shutdownTimeout, limits, auditLog, peerListenPort, raftEngine, peerTls, v, tls, insecure, auditTrail); }
 
     /** The port the peer server binds: {@link #peerListenPort()} when set, else the peer port. */
     public int peerBindPort() {

@@ -117,6 +117,8 @@ public final class TenureServer implements AutoCloseable {
     private volatile io.tenure.server.text.TextFront text;
     /** Who each call is, from its bearer token or client certificate (every front end asks it). */
     private final io.tenure.server.security.Gate authGate;
+    /** Who did what on this member (--audit-file); {@link io.tenure.server.security.AuditTrail#OFF} by default. Closed last. */
+    private final io.tenure.server.security.AuditTrail auditTrail;
     /** Users, roles, tokens and the authentication switch. */
     private final io.tenure.server.security.Accounts accounts;
     /** The certificate of the client, HTTP and text ports, re-read when its files change; null: plain TCP. */
@@ -145,26 +147,28 @@ public final class TenureServer implements AutoCloseable {
         stateMachine.setMetrics(metrics);
         proposer.onCommitLatency(metrics::committed);
         Admission admission = new Admission(proposer, metrics, config.limits().shedAfter(), System::nanoTime);
-        this.leases = new LeaseKeeper(proposer, stateMachine, admission, timer, System::nanoTime, config.minTtl(), metrics,
+        this.auditTrail = io.tenure.server.security.AuditTrail.open(config.auditTrail(), config.memberName());
+        io.tenure.server.security.Permissions permissions = new io.tenure.server.security.Permissions(stateMachine, auditTrail);
+        this.leases = new LeaseKeeper(proposer, stateMachine, permissions, admission, timer, System::nanoTime, config.minTtl(), metrics,
                 config.limits().maxLeasesPerClient());
         this.idle = new IdleSweeper(proposer, stateMachine, leases::leading, System::nanoTime, config.limits().idleTime(), timer);
         Waits waits = new Waits();
-        Locks locks = new Locks(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
-        Semaphores semaphores = new Semaphores(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
-        Elections elections = new Elections(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
-        Barriers barriers = new Barriers(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
-        DoubleBarriers doubleBarriers = new DoubleBarriers(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
-        Latches latches = new Latches(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
-        Counters counters = new Counters(proposer, stateMachine, admission, metrics);
-        Lists lists = new Lists(proposer, stateMachine, waits, admission, timer, metrics, config.limits());
+        Locks locks = new Locks(proposer, stateMachine, permissions, waits, admission, timer, metrics, config.limits());
+        Semaphores semaphores = new Semaphores(proposer, stateMachine, permissions, waits, admission, timer, metrics, config.limits());
+        Elections elections = new Elections(proposer, stateMachine, permissions, waits, admission, timer, metrics, config.limits());
+        Barriers barriers = new Barriers(proposer, stateMachine, permissions, waits, admission, timer, metrics, config.limits());
+        DoubleBarriers doubleBarriers = new DoubleBarriers(proposer, stateMachine, permissions, waits, admission, timer, metrics, config.limits());
+        Latches latches = new Latches(proposer, stateMachine, permissions, waits, admission, timer, metrics, config.limits());
+        Counters counters = new Counters(proposer, stateMachine, permissions, admission, metrics);
+        Lists lists = new Lists(proposer, stateMachine, permissions, waits, admission, timer, metrics, config.limits());
         this.keyExpiry = new KeyExpiry(proposer, stateMachine, leases::leading, System::nanoTime, metrics, timer);
-        KeyValues keyValues = new KeyValues(proposer, stateMachine, admission, metrics, keyExpiry);
-        this.watches = new WatchHub(stateMachine, delivery);
-        Signals signals = new Signals(proposer, new io.tenure.server.security.Permissions(stateMachine), admission, metrics, delivery);
+        KeyValues keyValues = new KeyValues(proposer, stateMachine, permissions, admission, metrics, keyExpiry);
+        this.watches = new WatchHub(stateMachine, permissions, delivery);
+        Signals signals = new Signals(proposer, permissions, admission, metrics, delivery);
         this.member = new Member(config, raft, stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, doubleBarriers, latches, counters, lists, keyValues, signals, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
-        this.authGate = new io.tenure.server.security.Gate(stateMachine, metrics, System::currentTimeMillis, proposer::readBarrier);
+        this.authGate = new io.tenure.server.security.Gate(stateMachine, metrics, System::currentTimeMillis, proposer::readBarrier, auditTrail);
         this.accounts = new io.tenure.server.security.Accounts(proposer, stateMachine, authGate, admin, System::currentTimeMillis);
         metrics.barrierGauges(() -> stateMachine.read(s -> s.primitive(BarrierTable.class).barrierCount()),
                 () -> stateMachine.read(s -> s.primitive(BarrierTable.class).waiting()));
@@ -693,6 +697,7 @@ public final class TenureServer implements AutoCloseable {
         if (audit != null) {
             audit.close(); // after the Raft server: its last applies are in
         }
+        auditTrail.close();
         timer.shutdownNow();
         delivery.shutdownNow();
         admin.shutdownNow();

@@ -50,11 +50,11 @@ public final class Barriers {
     /** The kind its permissions name. */
     private static final String KIND = Permissions.kind(BarrierTable.NAME);
 
-    public Barriers(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
+    public Barriers(Proposer proposer, TenureStateMachine stateMachine, Permissions permissions, Waits waits, Admission admission, ScheduledExecutorService timer,
                     ServerMetrics metrics, ServerLimits limits) {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
-        this.permissions = new Permissions(stateMachine);
+        this.permissions = permissions;
         this.admission = admission;
         this.metrics = metrics;
         this.acquires = new Acquires<>(new Acquires.Kind<>(BarrierTable.class, BarrierTable::waiting, BarrierCancel::new, Barriers::decide,

@@ -64,11 +64,11 @@ public final class DoubleBarriers {
     /** The kind its permissions name. */
     private static final String KIND = Permissions.kind(DoubleBarrierTable.NAME);
 
-    public DoubleBarriers(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
+    public DoubleBarriers(Proposer proposer, TenureStateMachine stateMachine, Permissions permissions, Waits waits, Admission admission, ScheduledExecutorService timer,
                           ServerMetrics metrics, ServerLimits limits) {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
-        this.permissions = new Permissions(stateMachine);
+        this.permissions = permissions;
         this.admission = admission;
         this.metrics = metrics;
         this.enters = new Acquires<>(new Acquires.Kind<>(DoubleBarrierTable.class, DoubleBarrierTable::entering, DoubleBarrierWithdraw::new,

@@ -55,10 +55,10 @@ public final class Counters {
     /** The kind its permissions name. */
     private static final String KIND = Permissions.kind(CounterTable.NAME);
 
-    public Counters(Proposer proposer, TenureStateMachine stateMachine, Admission admission, ServerMetrics metrics) {
+    public Counters(Proposer proposer, TenureStateMachine stateMachine, Permissions permissions, Admission admission, ServerMetrics metrics) {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
-        this.permissions = new Permissions(stateMachine);
+        this.permissions = permissions;
         this.admission = admission;
         this.metrics = metrics;
     }

@@ -55,11 +55,11 @@ public final class Elections {
     /** The kind its permissions name. */
     private static final String KIND = Permissions.kind(ElectionTable.NAME);
 
-    public Elections(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
+    public Elections(Proposer proposer, TenureStateMachine stateMachine, Permissions permissions, Waits waits, Admission admission, ScheduledExecutorService timer,
                      ServerMetrics metrics, ServerLimits limits) {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
-        this.permissions = new Permissions(stateMachine);
+        this.permissions = permissions;
         this.admission = admission;
         this.metrics = metrics;
         this.acquires = new Acquires<>(new Acquires.Kind<>(ElectionTable.class, ElectionTable::candidateCount, ElectionCancel::new,
@@ -75,11 +75,13 @@ public final class Elections {
      * @param requestId the client's id for this campaign, the same on its retries (0 = none)
      */
     public Acquires.Wait<Outcome> campaign(Principal caller, String name, long leaseId, byte[] value, long timeoutMs, long requestId) {
-        return acquires.acquire(name, leaseId, timeoutMs, requestId, false, () -> {
+        Acquires.Wait<Outcome> wait = acquires.acquire(name, leaseId, timeoutMs, requestId, false, () -> {
             checkName(name);
             checkValue(value);
             permissions.requireWithLease(caller, leaseId, KIND, name);
         }, queue -> new ElectionCampaign(name, leaseId, value, queue, requestId));
+        permissions.trail().whenDone(wait.outcome(), caller, "campaign", KIND, name, leaseId, Outcome::fencingToken, o -> o.elected() ? "elected" : "not_elected");
+        return wait;
     }
 
     private static Acquires.Decision<Outcome> decide(Result r) {
@@ -142,7 +144,7 @@ public final class Elections {
             return CompletableFuture.failedFuture(e);
         }
         String requestId = RequestIds.current();
-        return proposer.propose(new ElectionResign(name, leaseId, fencingToken)).thenApply(applied -> {
+        CompletableFuture<Long> resigned = proposer.propose(new ElectionResign(name, leaseId, fencingToken)).thenApply(applied -> {
             if (applied.result() instanceof ElectionResult.Resigned r) {
                 metrics.electionChange("resigned");
                 LOG.info("event=election_resigned election=\"{}\" lease={} token={} next_token={} request_id={}", name, leaseId, fencingToken,
@@ -151,6 +153,8 @@ public final class Elections {
             }
             throw RequestRejected.of(applied);
         });
+        permissions.trail().whenDone(resigned, caller, "resign", KIND, name, leaseId, next -> fencingToken, next -> "resigned");
+        return resigned;
     }
 
     /** An election read from one state: null when nobody leads; {@code revision} is that state's. */

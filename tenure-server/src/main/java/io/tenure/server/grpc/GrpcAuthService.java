@@ -44,7 +44,7 @@ public final class GrpcAuthService extends AuthServiceGrpc.AuthServiceImplBase {
 
     @Override
     public void authenticate(AuthenticateRequest request, StreamObserver<AuthenticateResponse> observer) {
-        GrpcLockService.answer(accounts.authenticate(request.getName(), request.getPassword(),
+        GrpcLockService.answer(accounts.authenticate(GrpcAuthentication.principal(), request.getName(), request.getPassword(),
                 Duration.ofSeconds(request.getTtlSeconds())), observer, issued -> AuthenticateResponse.newBuilder()
                 .setHeader(member.header()).setToken(issued.token()).setExpiresAtMillis(issued.expiresAtMillis()).build());
     }

@@ -49,11 +49,11 @@ public final class GrpcAuthentication implements ServerInterceptor {
         X509Certificate certificate = certificateOf(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION));
         Principal principal;
         try {
-            principal = gate.identify(token, certificate, "grpc");
+            principal = gate.identify(token, certificate, "grpc", remoteOf(call));
         } catch (Unauthenticated e) {
             if (method.equals(AuthServiceGrpc.getAuthenticateMethod().getFullMethodName())
                     || method.equals(AuthServiceGrpc.getAuthStatusMethod().getFullMethodName())) {
-                principal = Principal.NOBODY;
+                principal = Principal.NOBODY.from(remoteOf(call));
             } else {
                 call.close(Statuses.of(e).getStatus(), new Metadata());
                 return new ServerCall.Listener<>() { };
@@ -78,7 +78,7 @@ public final class GrpcAuthentication implements ServerInterceptor {
                 }
                 if (!gate.stillValid(opened, tokenHash, certified)) {
                     ended = true;
-                    gate.authFailed("grpc");
+                    gate.credentialEnded(opened, "grpc");
                     call.close(Status.UNAUTHENTICATED.withDescription("the stream's credential no longer counts (its token "
                             + "was revoked or expired, its user's password changed or the user was deleted, or authentication "
                             + "was switched on); open it again with a valid one"), new Metadata());
@@ -94,6 +94,11 @@ public final class GrpcAuthentication implements ServerInterceptor {
                 }
             }
         };
+    }
+
+    private static String remoteOf(ServerCall<?, ?> call) {
+        java.net.SocketAddress address = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+        return address instanceof java.net.InetSocketAddress inet ? inet.getAddress().getHostAddress() + ":" + inet.getPort() : "";
     }
 
     private static X509Certificate certificateOf(SSLSession session) {

@@ -28,11 +28,11 @@ final class AuthApi {
         this.accounts = accounts;
     }
 
-    CompletableFuture<Answer> authenticate(JsonBody body) {
+    CompletableFuture<Answer> authenticate(Principal caller, JsonBody body) {
         String name = body.requiredString("name");
         String password = body.requiredString("password");
         long ttl = body.optionalLong("ttl_seconds", 0);
-        return accounts.authenticate(name, password, Duration.ofSeconds(ttl)).thenApply(issued -> {
+        return accounts.authenticate(caller, name, password, Duration.ofSeconds(ttl)).thenApply(issued -> {
             ObjectNode answer = NODES.objectNode();
             answer.put("token", issued.token());
             answer.put("expires_at_millis", issued.expiresAtMillis());

@@ -241,14 +241,18 @@ public final class HttpFront implements AutoCloseable {
         java.security.cert.X509Certificate certificate = chain instanceof java.security.cert.X509Certificate[] certs && certs.length > 0
                 ? certs[0] : null;
         try {
-            return accounts.gate().identify(token, certificate, "http");
+            return accounts.gate().identify(token, certificate, "http", remote(ctx));
         } catch (Unauthenticated e) {
             if (path.equals("/v1/auth/authenticate") || path.equals("/v1/auth/status")) {
-                return Principal.NOBODY;
+                return Principal.NOBODY.from(remote(ctx));
             }
             ctx.header("WWW-Authenticate", "Bearer realm=\"tenure\"");
             throw new Failure(ErrorCode.UNAUTHENTICATED, null, e.getMessage());
         }
+    }
+
+    private static String remote(Context ctx) {
+        return ctx.req().getRemoteAddr() + ":" + ctx.req().getRemotePort();
     }
 
     private static Principal caller(Context ctx) {
@@ -392,7 +396,7 @@ public final class HttpFront implements AutoCloseable {
             return post(ctx, NamePath.LISTS, listActions);
         }));
         AuthApi auth = new AuthApi(accounts);
-        app.post("/v1/auth/authenticate", ctx -> serve(ctx, () -> auth.authenticate(body(ctx))));
+        app.post("/v1/auth/authenticate", ctx -> serve(ctx, () -> auth.authenticate(caller(ctx), body(ctx))));
         app.get("/v1/auth/status", ctx -> serve(ctx, () -> auth.status(caller(ctx))));
         app.post("/v1/auth/enable", ctx -> serve(ctx, () -> auth.enable(caller(ctx))));
         app.post("/v1/auth/disable", ctx -> serve(ctx, () -> auth.disable(caller(ctx))));

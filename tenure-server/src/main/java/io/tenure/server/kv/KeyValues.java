@@ -101,10 +101,10 @@ public final class KeyValues {
     /** The kind its permissions name. */
     private static final String KIND = Permissions.kind(KvTable.NAME);
 
-    public KeyValues(Proposer proposer, TenureStateMachine stateMachine, Admission admission, ServerMetrics metrics, KeyExpiry expiry) {
+    public KeyValues(Proposer proposer, TenureStateMachine stateMachine, Permissions permissions, Admission admission, ServerMetrics metrics, KeyExpiry expiry) {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
-        this.permissions = new Permissions(stateMachine);
+        this.permissions = permissions;
         this.admission = admission;
         this.metrics = metrics;
         this.expiry = expiry;

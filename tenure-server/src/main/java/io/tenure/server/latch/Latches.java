@@ -60,11 +60,11 @@ public final class Latches {
     /** The kind its permissions name. */
     private static final String KIND = Permissions.kind(LatchTable.NAME);
 
-    public Latches(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
+    public Latches(Proposer proposer, TenureStateMachine stateMachine, Permissions permissions, Waits waits, Admission admission, ScheduledExecutorService timer,
                    ServerMetrics metrics, ServerLimits limits) {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
-        this.permissions = new Permissions(stateMachine);
+        this.permissions = permissions;
         this.admission = admission;
         this.metrics = metrics;
         this.acquires = new Acquires<>(new Acquires.Kind<>(LatchTable.class, LatchTable::waiting, LatchCancel::new, Latches::decide,

@@ -91,7 +91,7 @@ public final class LeaseKeeper implements AutoCloseable {
     private final Admission admission;
     private final int maxLeasesPerClient;
 
-    public LeaseKeeper(Proposer proposer, TenureStateMachine stateMachine, Admission admission, ScheduledExecutorService timer,
+    public LeaseKeeper(Proposer proposer, TenureStateMachine stateMachine, Permissions permissions, Admission admission, ScheduledExecutorService timer,
                        LongSupplier nanoClock, java.time.Duration minTtl, ServerMetrics metrics, int maxLeasesPerClient) {
         this.admission = admission;
         this.metrics = metrics;
@@ -99,7 +99,7 @@ public final class LeaseKeeper implements AutoCloseable {
         this.minTtlMillis = minTtl.toMillis();
         this.proposer = proposer;
         this.stateMachine = stateMachine;
-        this.permissions = new Permissions(stateMachine);
+        this.permissions = permissions;
         this.timer = timer;
         this.nanoClock = nanoClock;
         this.expiryLoop = timer.scheduleWithFixedDelay(this::expireDue, EXPIRY_TICK_MILLIS, EXPIRY_TICK_MILLIS, TimeUnit.MILLISECONDS);
@@ -160,7 +160,7 @@ public final class LeaseKeeper implements AutoCloseable {
         boolean batch = requests.size() > 1;
         List<CompletableFuture<Granted>> outcomes = new ArrayList<>(requests.size());
         for (int i = 0; i < requests.size(); i++) {
-            outcomes.add(grantAdmitted(requests.get(i), Permissions.owner(caller), over[i], batch));
+            outcomes.add(grantAdmitted(requests.get(i), caller, over[i], batch));
         }
         if (batch) {
             logBatch(requests, outcomes);
@@ -183,7 +183,7 @@ public final class LeaseKeeper implements AutoCloseable {
         });
     }
 
-    private CompletableFuture<Granted> grantAdmitted(GrantRequest request, String owner, boolean overLimit, boolean inBatch) {
+    private CompletableFuture<Granted> grantAdmitted(GrantRequest request, Principal caller, boolean overLimit, boolean inBatch) {
         long ttlMillis = request.ttlMillis();
         long requestedId = request.requestedId();
         String problem = Limits.checkTtl("ttl", ttlMillis);
@@ -209,7 +209,7 @@ public final class LeaseKeeper implements AutoCloseable {
         }
         long id = requestedId != 0 ? requestedId : newLeaseId();
         String requestId = RequestIds.current();
-        return proposer.propose(new LeaseGrant(id, ttlMillis, client, owner))
+        CompletableFuture<Granted> granted = proposer.propose(new LeaseGrant(id, ttlMillis, client, Permissions.owner(caller)))
                 .thenApply(applied -> {
                     if (applied.result() instanceof LeaseResult.LeaseGranted g) {
                         if (!inBatch) {
@@ -223,6 +223,8 @@ public final class LeaseKeeper implements AutoCloseable {
                     }
                     throw RequestRejected.of(applied);
                 });
+        permissions.trail().whenDone(granted, caller, "lease_grant", Permissions.LEASE, client, id, g -> 0, g -> "granted");
+        return granted;
     }
 
     /** The client id of a lease, for log lines; empty once it is gone. */
@@ -249,13 +251,15 @@ public final class LeaseKeeper implements AutoCloseable {
         }
         String requestId = RequestIds.current();
         String holder = holderOf(leaseId);
-        return proposer.propose(new LeaseRevoke(leaseId)).thenApply(applied -> {
+        CompletableFuture<Void> revoked = proposer.propose(new LeaseRevoke(leaseId)).thenApply(applied -> {
             if (applied.result() instanceof LeaseResult.LeaseEnded ended) {
                 LOG.info("event=lease_revoked lease={} holder=\"{}\" released={} request_id={}", leaseId, holder, ended.released(), requestId);
                 return null;
             }
             throw RequestRejected.of(applied);
         });
+        permissions.trail().whenDone(revoked, caller, "lease_revoke", Permissions.LEASE, "", leaseId, ok -> 0, ok -> "revoked");
+        return revoked;
     }
 
     /**

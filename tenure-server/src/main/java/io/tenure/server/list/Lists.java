@@ -65,11 +65,11 @@ public final class Lists {
     /** The kind its permissions name. */
     private static final String KIND = Permissions.kind(ListTable.NAME);
 
-    public Lists(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
+    public Lists(Proposer proposer, TenureStateMachine stateMachine, Permissions permissions, Waits waits, Admission admission, ScheduledExecutorService timer,
                  ServerMetrics metrics, ServerLimits limits) {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
-        this.permissions = new Permissions(stateMachine);
+        this.permissions = permissions;
         this.admission = admission;
         this.metrics = metrics;
         this.pops = new Acquires<>(new Acquires.Kind<>(ListTable.class, (table, name) -> {

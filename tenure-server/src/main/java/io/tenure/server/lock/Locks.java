@@ -72,13 +72,13 @@ public final class Locks {
     /** The kind its permissions name. */
     private static final String KIND = Permissions.kind(LockTable.NAME);
 
-    public Locks(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
+    public Locks(Proposer proposer, TenureStateMachine stateMachine, Permissions permissions, Waits waits, Admission admission, ScheduledExecutorService timer,
                  ServerMetrics metrics, ServerLimits limits) {
         this.admission = admission;
         this.proposer = proposer;
         this.stateMachine = stateMachine;
         this.metrics = metrics;
-        this.permissions = new Permissions(stateMachine);
+        this.permissions = permissions;
         this.acquires = new Acquires<>(new Acquires.Kind<>(LockTable.class, LockTable::waiterCount, LockCancel::new, Locks::decide,
                 new Acquires.Wording("lock", "a lock", "locks")), new LockJournal(), proposer, stateMachine, waits, admission, timer, limits, metrics);
     }
@@ -116,7 +116,7 @@ public final class Locks {
      */
     public Acquires.Wait<Outcome> lock(Principal caller, String name, long leaseId, byte[] metadata, long timeoutMs, long requestId, boolean enqueue,
                                        boolean shared) {
-        return acquires.acquire(name, leaseId, timeoutMs, requestId, enqueue, () -> {
+        Acquires.Wait<Outcome> wait = acquires.acquire(name, leaseId, timeoutMs, requestId, enqueue, () -> {
             checkName("name", name);
             String problem = Limits.checkMetadata("metadata", metadata);
             if (problem != null) {
@@ -124,6 +124,9 @@ public final class Locks {
             }
             permissions.requireWithLease(caller, leaseId, KIND, name);
         }, queue -> new LockAcquire(name, leaseId, metadata, queue, requestId, shared));
+        permissions.trail().whenDone(wait.outcome(), caller, "acquire", KIND, name, leaseId, Outcome::fencingToken,
+                o -> o.acquired() ? "granted" : "not_granted");
+        return wait;
     }
 
     /** Acquires {@code name} only if it is free or already held by the lease. */
@@ -218,7 +221,7 @@ public final class Locks {
         long started = System.nanoTime();
         String requestId = RequestIds.current();
         String holder = LOG.isDebugEnabled() ? holderOf(leaseId) : "";
-        return proposer.propose(new LockRelease(name, leaseId, fencingToken)).whenComplete((applied, error) -> {
+        CompletableFuture<Long> release = proposer.propose(new LockRelease(name, leaseId, fencingToken)).whenComplete((applied, error) -> {
             metrics.latency("release", System.nanoTime() - started);
             if (error != null) {
                 metrics.release(ServerMetrics.failureResult(error));
@@ -235,6 +238,8 @@ public final class Locks {
             }
             throw RequestRejected.of(applied);
         });
+        permissions.trail().whenDone(release, caller, "release", KIND, name, leaseId, next -> fencingToken, next -> "released");
+        return release;
     }
 
     // ---- reads (after a read barrier when they must be linearizable) ---------------------------

@@ -68,7 +68,7 @@ public final class Accounts {
      * A bearer token for user {@code name} if {@code password} is theirs, valid {@code ttl}
      * (zero: {@link #DEFAULT_TOKEN_TTL}). One message for an unknown user and a wrong password.
      */
-    public CompletableFuture<Issued> authenticate(String name, String password, Duration ttl) {
+    public CompletableFuture<Issued> authenticate(Principal caller, String name, String password, Duration ttl) {
         if (ttl.isNegative() || ttl.compareTo(MAX_TOKEN_TTL) > 0) {
             return CompletableFuture.failedFuture(RequestRejected.invalid("ttl_seconds",
                     "ttl_seconds must be between 0 (24 hours) and " + MAX_TOKEN_TTL.toSeconds() + " (30 days), got " + ttl.toSeconds()));
@@ -81,40 +81,45 @@ public final class Accounts {
                     user.map(User::passwordHash).orElseGet(NoUser::hash));
             if (user.isEmpty() || !matches) {
                 gate.authFailed("authenticate");
+                trail().record(caller, "authenticate", "access", name == null ? "" : name, 0, 0, "unauthenticated",
+                        "no such user, or a wrong password");
                 throw new Unauthenticated("authentication failed: no such user, or a wrong password");
             }
             return BearerTokens.create();
         }, hashing).thenCompose(token -> {
             long expires = wallClockMillis.getAsLong() + lifetime.toMillis();
-            return change(new TokenIssue(name, BearerTokens.hash(token), expires)).thenApply(ok -> new Issued(token, expires));
+            return change(caller, new TokenIssue(name, BearerTokens.hash(token), expires)).thenApply(ok -> {
+                trail().record(caller, "authenticate", "access", name, 0, 0, "token_issued", "");
+                return new Issued(token, expires);
+            });
         });
     }
 
     public CompletableFuture<User> addUser(Principal caller, String name, String password) {
         return asRoot(caller, "add users").thenCompose(ok -> hashed(password))
-                .thenCompose(hash -> change(new UserAdd(name, hash))).thenApply(ok -> user(name));
+                .thenCompose(hash -> change(caller, new UserAdd(name, hash))).thenApply(ok -> user(name));
     }
 
     public CompletableFuture<User> deleteUser(Principal caller, String name) {
         User before = userOrNull(name);
         // The core refuses to delete a user that does not exist, so before is there when this answers.
-        return asRoot(caller, "delete users").thenCompose(ok -> change(new UserDelete(name))).thenApply(ok -> before);
+        return asRoot(caller, "delete users").thenCompose(ok -> change(caller, new UserDelete(name))).thenApply(ok -> before);
     }
 
     /** A user may change their own password; anyone else's needs root. */
     public CompletableFuture<User> changePassword(Principal caller, String name, String password) {
         CompletableFuture<Void> allowed = !caller.isNobody() && caller.user().equals(name)
                 ? CompletableFuture.completedFuture(null) : asRoot(caller, "change another user's password");
-        return allowed.thenCompose(ok -> hashed(password)).thenCompose(hash -> change(new UserPassword(name, hash)))
+        return allowed.thenCompose(ok -> hashed(password)).thenCompose(hash -> change(caller, new UserPassword(name, hash)))
                 .thenApply(ok -> user(name));
     }
 
     public CompletableFuture<User> grantRole(Principal caller, String user, String role) {
-        return asRoot(caller, "grant roles").thenCompose(ok -> change(new UserGrantRole(user, role))).thenApply(ok -> user(user));
+        return asRoot(caller, "grant roles").thenCompose(ok -> change(caller, new UserGrantRole(user, role))).thenApply(ok -> user(user));
     }
 
     public CompletableFuture<User> revokeRole(Principal caller, String user, String role) {
-        return asRoot(caller, "revoke roles").thenCompose(ok -> change(new UserRevokeRole(user, role))).thenApply(ok -> user(user));
+        return asRoot(caller, "revoke roles").thenCompose(ok -> change(caller, new UserRevokeRole(user, role))).thenApply(ok -> user(user));
     }
 
     public CompletableFuture<List<User>> users(Principal caller) {
@@ -123,12 +128,12 @@ public final class Accounts {
     }
 
     public CompletableFuture<Role> addRole(Principal caller, String name) {
-        return asRoot(caller, "add roles").thenCompose(ok -> change(new RoleAdd(name))).thenApply(ok -> role(name));
+        return asRoot(caller, "add roles").thenCompose(ok -> change(caller, new RoleAdd(name))).thenApply(ok -> role(name));
     }
 
     public CompletableFuture<Role> deleteRole(Principal caller, String name) {
         Role before = stateMachine.read(s -> s.primitive(AccessTable.class).roles().get(name));
-        return asRoot(caller, "delete roles").thenCompose(ok -> change(new RoleDelete(name))).thenApply(ok -> before);
+        return asRoot(caller, "delete roles").thenCompose(ok -> change(caller, new RoleDelete(name))).thenApply(ok -> before);
     }
 
     public CompletableFuture<Role> grantPermission(Principal caller, String role, String kind, String prefix, Level level) {
@@ -140,12 +145,12 @@ public final class Accounts {
             return CompletableFuture.failedFuture(RequestRejected.invalid("permission.kind", "permission.kind must be one of "
                     + String.join(", ", Permissions.KINDS) + ", got '" + kind + "'"));
         }
-        return asRoot(caller, "grant permissions").thenCompose(ok -> change(new RoleGrant(role, kind, prefix, level)))
+        return asRoot(caller, "grant permissions").thenCompose(ok -> change(caller, new RoleGrant(role, kind, prefix, level)))
                 .thenApply(ok -> role(role));
     }
 
     public CompletableFuture<Role> revokePermission(Principal caller, String role, String kind, String prefix) {
-        return asRoot(caller, "revoke permissions").thenCompose(ok -> change(new RoleRevoke(role, kind, prefix)))
+        return asRoot(caller, "revoke permissions").thenCompose(ok -> change(caller, new RoleRevoke(role, kind, prefix)))
                 .thenApply(ok -> role(role));
     }
 
@@ -155,11 +160,11 @@ public final class Accounts {
     }
 
     public CompletableFuture<Boolean> enable(Principal caller) {
-        return asRoot(caller, "switch authentication on").thenCompose(ok -> change(AuthEnable.INSTANCE)).thenApply(ok -> true);
+        return asRoot(caller, "switch authentication on").thenCompose(ok -> change(caller, AuthEnable.INSTANCE)).thenApply(ok -> true);
     }
 
     public CompletableFuture<Boolean> disable(Principal caller) {
-        return asRoot(caller, "switch authentication off").thenCompose(ok -> change(AuthDisable.INSTANCE)).thenApply(ok -> false);
+        return asRoot(caller, "switch authentication off").thenCompose(ok -> change(caller, AuthDisable.INSTANCE)).thenApply(ok -> false);
     }
 
     /** Whether authentication is on, read linearizably. */
@@ -194,13 +199,65 @@ public final class Accounts {
         return CompletableFuture.supplyAsync(() -> Passwords.hash(password), hashing);
     }
 
-    private CompletableFuture<Void> change(Command command) {
-        return proposer.propose(command).thenApply(applied -> {
+    /** Proposes a change of users, roles or the switch made by {@code caller}, and records it in the audit trail. */
+    private CompletableFuture<Void> change(Principal caller, Command command) {
+        CompletableFuture<Void> done = proposer.propose(command).thenApply(applied -> {
             if (applied.result() instanceof Result.Rejected r) {
                 throw RequestRejected.of(r);
             }
             return null;
         });
+        if (!(command instanceof TokenIssue)) {
+            done.whenComplete((ok, error) -> trail().record(caller, action(command), "access", subject(command), 0, 0,
+                    error == null ? "done" : "refused", error == null ? detail(command) : io.tenure.server.Causes.unwrap(error).getMessage()));
+        }
+        return done;
+    }
+
+    private AuditTrail trail() {
+        return gate.trail();
+    }
+
+    /** {@code UserGrantRole} → {@code user_grant_role}. */
+    private static String action(Command command) {
+        return command.getClass().getSimpleName().replaceAll("([a-z])([A-Z])", "$1_$2").toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** The user or role a change is about (never a password or a token's hash). */
+    private static String subject(Command command) {
+        if (command instanceof UserAdd c) {
+            return c.name();
+        } else if (command instanceof UserDelete c) {
+            return c.name();
+        } else if (command instanceof UserPassword c) {
+            return c.name();
+        } else if (command instanceof UserGrantRole c) {
+            return c.user();
+        } else if (command instanceof UserRevokeRole c) {
+            return c.user();
+        } else if (command instanceof RoleAdd c) {
+            return c.name();
+        } else if (command instanceof RoleDelete c) {
+            return c.name();
+        } else if (command instanceof RoleGrant c) {
+            return c.role();
+        } else if (command instanceof RoleRevoke c) {
+            return c.role();
+        }
+        return "";
+    }
+
+    private static String detail(Command command) {
+        if (command instanceof UserGrantRole c) {
+            return "role " + c.role();
+        } else if (command instanceof UserRevokeRole c) {
+            return "role " + c.role();
+        } else if (command instanceof RoleGrant c) {
+            return c.level().name().toLowerCase(java.util.Locale.ROOT) + " on " + c.kind() + " '" + c.prefix() + "'";
+        } else if (command instanceof RoleRevoke c) {
+            return "on " + c.kind() + " '" + c.prefix() + "'";
+        }
+        return "";
     }
 
     private User userOrNull(String name) {

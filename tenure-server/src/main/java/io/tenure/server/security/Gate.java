@@ -33,11 +33,13 @@ public final class Gate {
     private final LongSupplier wallClockMillis;
     /** Completes once this member has applied everything committed before it was called (a read barrier). */
     private final java.util.function.Supplier<java.util.concurrent.CompletableFuture<Void>> catchUp;
+    private final AuditTrail trail;
     /** How long a call with a token this member does not know yet waits for it to catch up. */
     static final long CATCH_UP_MILLIS = 2_000;
 
     public Gate(TenureStateMachine stateMachine, ServerMetrics metrics, LongSupplier wallClockMillis,
-            java.util.function.Supplier<java.util.concurrent.CompletableFuture<Void>> catchUp) {
+            java.util.function.Supplier<java.util.concurrent.CompletableFuture<Void>> catchUp, AuditTrail trail) {
+        this.trail = trail;
         this.stateMachine = stateMachine;
         this.metrics = metrics;
         this.wallClockMillis = wallClockMillis;
@@ -47,6 +49,17 @@ public final class Gate {
     /** Counts a failed authentication (a wrong password, a wrong text token) by where it came from. */
     public void authFailed(String front) {
         metrics.authFailure(front);
+    }
+
+    /** Counts and records that {@code principal}'s credential stopped counting on an open stream or connection. */
+    public void credentialEnded(Principal principal, String front) {
+        metrics.authFailure(front);
+        trail.record(principal, "authenticate", "", "", 0, 0, "unauthenticated", "the credential no longer counts (" + front + ")");
+    }
+
+    /** This member's audit trail. */
+    public AuditTrail trail() {
+        return trail;
     }
 
     /** Whether authentication is on, as last applied here. */
@@ -59,10 +72,11 @@ public final class Gate {
      * {@code certificate} on a TLS connection (null: none). A valid token wins over a certificate.
      * With authentication off, a call is {@link Principal#NOBODY} unless its credential is valid.
      *
-     * @param front {@code grpc}, {@code http} or {@code text}, for the failure metric
+     * @param front  {@code grpc}, {@code http} or {@code text}, for the failure metric
+     * @param remote the address the call came from, for the principal and the audit trail
      * @throws Unauthenticated when authentication is on and neither names a user
      */
-    public Principal identify(String bearerToken, X509Certificate certificate, String front) {
+    public Principal identify(String bearerToken, X509Certificate certificate, String front, String remote) {
         Principal principal = lookUp(bearerToken, certificate);
         if (principal == null && bearerToken != null && !bearerToken.isEmpty()) {
             // A token issued a moment ago through another member may not be applied here yet: this
@@ -77,9 +91,9 @@ public final class Gate {
             }
         }
         if (principal != null) {
-            return principal;
+            return principal.from(remote);
         }
-        return refuse(bearerToken, certificate, front);
+        return refuse(bearerToken, certificate, front, remote);
     }
 
     /** The principal as this member's applied state says, or null when authentication is on and the credential names nobody. */
@@ -120,9 +134,13 @@ public final class Gate {
         return null;
     }
 
-    private Principal refuse(String bearerToken, X509Certificate certificate, String front) {
+    private Principal refuse(String bearerToken, X509Certificate certificate, String front, String remote) {
         String certified = certificate == null ? null : userOf(certificate);
         metrics.authFailure(front);
+        trail.record(Principal.NOBODY.from(remote), "authenticate", "", "", 0, 0, "unauthenticated",
+                bearerToken != null && !bearerToken.isEmpty() ? "a bearer token that is not valid (" + front + ")"
+                        : certified != null ? "a certificate naming unknown user '" + certified + "' (" + front + ")"
+                        : "no credential (" + front + ")");
         if (bearerToken != null && !bearerToken.isEmpty()) {
             throw new Unauthenticated("the bearer token is not valid: it was never issued, has expired, or its user changed "
                     + "password or was deleted; get another with `tenure auth token` (AuthService.Authenticate)");
@@ -147,8 +165,10 @@ public final class Gate {
             return !access.enabled() || (!principal.isNobody() && access.isRoot(principal.user()));
         });
         if (!allowed) {
-            throw new PermissionDenied((principal.isNobody() ? "nobody" : "user '" + principal.user() + "'")
+            PermissionDenied denied = new PermissionDenied((principal.isNobody() ? "nobody" : "user '" + principal.user() + "'")
                     + " may not " + what + ": it needs the role root");
+            trail.record(principal, "manage", "access", "", 0, 0, "permission_denied", denied.getMessage());
+            throw denied;
         }
     }
 

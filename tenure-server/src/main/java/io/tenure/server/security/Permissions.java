@@ -29,9 +29,16 @@ public final class Permissions {
             "double_barrier", "latch", "counter", "kv", "list", "signal", LEASE);
 
     private final TenureStateMachine stateMachine;
+    private final AuditTrail trail;
 
-    public Permissions(TenureStateMachine stateMachine) {
+    public Permissions(TenureStateMachine stateMachine, AuditTrail trail) {
         this.stateMachine = stateMachine;
+        this.trail = trail;
+    }
+
+    /** This member's audit trail, where the services record grants, releases and revocations. */
+    public AuditTrail trail() {
+        return trail;
     }
 
     /** The permission kind of a primitive named {@code name} in the core (its spaces become underscores). */
@@ -56,7 +63,7 @@ public final class Permissions {
             return;
         }
         if (!stateMachine.read(s -> permits(s, caller, kind, name, level))) {
-            throw denied(caller, kind, name, level);
+            throw refused(caller, kind, name, denied(caller, kind, name, level));
         }
     }
 
@@ -82,7 +89,7 @@ public final class Permissions {
         if (refusal == null) {
             return;
         }
-        throw refusal.isEmpty() ? denied(caller, kind, name, Level.WRITE) : new PermissionDenied(refusal);
+        throw refused(caller, kind, name, refusal.isEmpty() ? denied(caller, kind, name, Level.WRITE) : new PermissionDenied(refusal));
     }
 
     /**
@@ -98,7 +105,7 @@ public final class Permissions {
                 || permits(s, caller, LEASE, "", Level.ADMIN) ? null : leaseRefusal(s, leaseId, caller)
                 + ", and it has no admin permission on leases");
         if (refusal != null) {
-            throw new PermissionDenied(refusal);
+            throw refused(caller, LEASE, Long.toString(leaseId), new PermissionDenied(refusal));
         }
     }
 
@@ -117,7 +124,7 @@ public final class Permissions {
             return null;
         });
         if (refusal != null) {
-            throw new PermissionDenied(refusal);
+            throw refused(caller, LEASE, "", new PermissionDenied(refusal));
         }
     }
 
@@ -161,6 +168,11 @@ public final class Permissions {
     private static String leaseRefusal(TenureState state, long leaseId, Principal caller) {
         return who(caller) + " may not use lease " + leaseId + ": it belongs to "
                 + state.leaseOwner(leaseId).map(owner -> "user '" + owner + "'").orElse("no user (it was granted while authentication was off)");
+    }
+
+    private PermissionDenied refused(Principal caller, String kind, String name, PermissionDenied denied) {
+        trail.record(caller, "request", kind, name, 0, 0, "permission_denied", denied.getMessage());
+        return denied;
     }
 
     private static PermissionDenied denied(Principal caller, String kind, String name, Level level) {

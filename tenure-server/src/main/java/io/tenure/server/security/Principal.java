@@ -10,8 +10,9 @@ import java.util.Objects;
  * @param user       the user's name; empty for {@link #NOBODY}
  * @param credential how the call showed it: {@code token}, {@code certificate}, {@code text-token}
  *                   (the text protocol's shared {@code --auth-token}), or empty
+ * @param remote     the address the call came from ({@code host:port}), for the audit trail; empty when unknown
  */
-public record Principal(String user, String credential) {
+public record Principal(String user, String credential, String remote) {
     /** A call without a credential while authentication is off. */
     public static final Principal NOBODY = new Principal("", "");
     /** The member itself (its own sweeps, a connection's clean-up on close): never refused. No credential names it. */
@@ -20,6 +21,16 @@ public record Principal(String user, String credential) {
     public Principal {
         Objects.requireNonNull(user, "user");
         Objects.requireNonNull(credential, "credential");
+        remote = remote == null ? "" : remote;
+    }
+
+    public Principal(String user, String credential) {
+        this(user, credential, "");
+    }
+
+    /** The same principal, calling from {@code address}. */
+    public Principal from(String address) {
+        return new Principal(user, credential, address);
     }
 
     /** No user: {@link #NOBODY}, or {@link #MEMBER}. */

@@ -55,11 +55,11 @@ public final class Semaphores {
     /** The kind its permissions name. */
     private static final String KIND = Permissions.kind(SemaphoreTable.NAME);
 
-    public Semaphores(Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission, ScheduledExecutorService timer,
+    public Semaphores(Proposer proposer, TenureStateMachine stateMachine, Permissions permissions, Waits waits, Admission admission, ScheduledExecutorService timer,
                       ServerMetrics metrics, ServerLimits limits) {
         this.proposer = proposer;
         this.stateMachine = stateMachine;
-        this.permissions = new Permissions(stateMachine);
+        this.permissions = permissions;
         this.admission = admission;
         this.metrics = metrics;
         this.acquires = new Acquires<>(new Acquires.Kind<>(SemaphoreTable.class, SemaphoreTable::waiterCount, SemaphoreCancel::new,
@@ -84,11 +84,13 @@ public final class Semaphores {
      * not with the waiters ahead. A later acquire for the same lease waits, keeping the place.
      */
     public Acquires.Wait<Outcome> acquire(Principal caller, String name, long leaseId, int limit, int permits, long timeoutMs, long requestId, boolean enqueue) {
-        return acquires.acquire(name, leaseId, timeoutMs, requestId, enqueue, () -> {
+        Acquires.Wait<Outcome> wait = acquires.acquire(name, leaseId, timeoutMs, requestId, enqueue, () -> {
             checkName(name);
             checkPermits(limit, permits);
             permissions.requireWithLease(caller, leaseId, KIND, name);
         }, queue -> new SemaphoreAcquire(name, leaseId, limit, permits, queue, requestId));
+        permissions.trail().whenDone(wait.outcome(), caller, "acquire", KIND, name, leaseId, Outcome::fencingToken, o -> o.acquired() ? "granted" : "not_granted");
+        return wait;
     }
 
     /**
@@ -139,7 +141,7 @@ public final class Semaphores {
         } catch (RequestRejected | PermissionDenied e) {
             return CompletableFuture.failedFuture(e);
         }
-        return proposer.propose(new SemaphoreRelease(name, leaseId, fencingToken)).whenComplete((applied, error) -> {
+        CompletableFuture<Integer> release = proposer.propose(new SemaphoreRelease(name, leaseId, fencingToken)).whenComplete((applied, error) -> {
             if (error != null) {
                 metrics.semaphoreRelease(ServerMetrics.failureResult(error));
             } else {
@@ -153,6 +155,8 @@ public final class Semaphores {
             }
             throw RequestRejected.of(applied);
         });
+        permissions.trail().whenDone(release, caller, "release", KIND, name, leaseId, handedTo -> fencingToken, handedTo -> "released");
+        return release;
     }
 
     /** The semaphore as read linearizably (after a read barrier), with the revision of the state read. */

@@ -66,7 +66,7 @@ final class TextCommands {
         } else if (session.tokenHash() != null && !gate.stillValid(session.principal(), session.tokenHash(), null)) {
             // Its user's token no longer counts here (revoked, expired, a new password, the user deleted).
             LOG.info("event=text_auth_ended connection={} user={}", session.id(), session.principal().user());
-            session.member().metrics().authFailure("text");
+            gate.credentialEnded(session.principal(), "text");
             return closeAfter(session, "error_auth");
         }
         TextCommand command = byName.get(request.command());
@@ -162,7 +162,7 @@ final class TextCommands {
         }
         if (users) {
             try {
-                io.tenure.server.security.Principal principal = gate.identify(request.arg(), null, "text");
+                io.tenure.server.security.Principal principal = gate.identify(request.arg(), null, "text", session.principal().remote());
                 if (!principal.isNobody()) {
                     session.authenticate(principal, io.tenure.server.security.BearerTokens.hash(request.arg()));
                     return CompletableFuture.completedFuture("ok");

@@ -78,6 +78,13 @@ final class TextConnection extends ChannelInboundHandlerAdapter implements TextS
     }
 
     @Override
+    public String remote() {
+        Channel open = channel;
+        return open != null && open.remoteAddress() instanceof java.net.InetSocketAddress address
+                ? address.getAddress().getHostAddress() + ":" + address.getPort() : "";
+    }
+
+    @Override
     public void channelActive(ChannelHandlerContext ctx) {
         channel = ctx.channel();
         session = new TextSession(id, member, settings, timer, this);

@@ -53,6 +53,9 @@ public final class TextSession {
 
         /** Closes the connection. */
         void close(String reason);
+
+        /** The client's address ({@code host:port}), for the audit trail; empty when unknown. */
+        String remote();
     }
 
     /** The kinds of hold a token names; dflockd keeps each in a namespace of its commands. */
@@ -157,7 +160,7 @@ public final class TextSession {
 
     /** Authenticated as {@code principal} by the user's token whose hash is {@code tokenHash} (null: the shared token). */
     synchronized void authenticate(io.tenure.server.security.Principal principal, String tokenHash) {
-        this.principal = principal;
+        this.principal = principal.from(wire.remote());
         this.tokenHash = tokenHash;
     }
 
@@ -168,7 +171,7 @@ public final class TextSession {
 
     /** Who the connection is: the principal it authenticated as, or {@link io.tenure.server.security.Principal#NOBODY}. */
     public synchronized io.tenure.server.security.Principal principal() {
-        return principal == null ? io.tenure.server.security.Principal.NOBODY : principal;
+        return principal == null ? io.tenure.server.security.Principal.NOBODY.from(wire.remote()) : principal;
     }
 
     public synchronized boolean closed() {

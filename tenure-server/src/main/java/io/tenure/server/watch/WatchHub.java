@@ -103,10 +103,10 @@ public final class WatchHub {
     /** Prefix and pattern watches: each event is tested against each. */
     private final CopyOnWriteArrayList<Watcher> byPrefix = new CopyOnWriteArrayList<>();
 
-    public WatchHub(TenureStateMachine stateMachine, Executor delivery) {
+    public WatchHub(TenureStateMachine stateMachine, Permissions permissions, Executor delivery) {
         this.stateMachine = stateMachine;
         this.delivery = delivery;
-        this.permissions = new Permissions(stateMachine);
+        this.permissions = permissions;
     }
 
     /**
