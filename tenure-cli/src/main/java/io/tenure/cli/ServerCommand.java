@@ -76,6 +76,9 @@ final class ServerCommand implements Callable<Integer> {
             "max http body", "--max-http-body",
             "shed after", "--shed-after",
             "max locks per lease", "--max-locks-per-lease",
+            "max leases per user", "--max-leases-per-user",
+            "max locks per user", "--max-locks-per-user",
+            "max requests per user", "--max-requests-per-user",
             "idle time", "--idle-time",
             "text port", "--text-port",
             "default lease ttl", "--default-lease-ttl",
@@ -237,6 +240,20 @@ final class ServerCommand implements Callable<Integer> {
     @Option(names = "--max-locks-per-client", paramLabel = "N", defaultValue = MAX_LOCKS_PER_CLIENT,
             description = "Locks held or waited for by the leases of one client id (default: " + MAX_LOCKS_PER_CLIENT + ").")
     int maxLocksPerClient;
+
+    @Option(names = "--max-leases-per-user", paramLabel = "N", defaultValue = MAX_LEASES_PER_CLIENT,
+            description = "While authentication is on: live leases one user owns (default: " + MAX_LEASES_PER_CLIENT + ").")
+    int maxLeasesPerUser;
+
+    @Option(names = "--max-locks-per-user", paramLabel = "N", defaultValue = MAX_LOCKS_PER_CLIENT,
+            description = "While authentication is on: locks, semaphores, elections, barriers, latches and list pops held or "
+                    + "waited for by the leases of one user (default: " + MAX_LOCKS_PER_CLIENT + ").")
+    int maxLocksPerUser;
+
+    @Option(names = "--max-requests-per-user", paramLabel = "N", defaultValue = "0",
+            description = "While authentication is on: requests one user makes per second on this member, on every port, lease "
+                    + "keep-alives and renews not counted; 0: no quota (default: 0).")
+    int maxRequestsPerUser;
 
     @Option(names = "--max-locks-per-lease", paramLabel = "N", defaultValue = MAX_LOCKS_PER_LEASE,
             description = "Locks, semaphores, elections and barriers held or waited for by one lease (default: " + MAX_LOCKS_PER_LEASE + ").")
@@ -493,7 +510,10 @@ final class ServerCommand implements Callable<Integer> {
                         .withMaxHttpBodyBytes(maxHttpBody)
                         .withShedAfter(shedAfter)
                         .withMaxLocksPerLease(maxLocksPerLease)
-                        .withIdleTime(idleTime))
+                        .withIdleTime(idleTime)
+                        .withMaxLeasesPerUser(maxLeasesPerUser)
+                        .withMaxLocksPerUser(maxLocksPerUser)
+                        .withMaxRequestsPerUser(maxRequestsPerUser))
                 .withAuditLog(auditLog)
                 .withText(textSettings());
         try {

@@ -156,6 +156,16 @@ public final class TenureState {
         return kernel.leases().countOf(clientId);
     }
 
+    /** The live leases owned by user {@code owner} ({@link io.tenure.core.kernel.LeaseGrant#owner}). */
+    public int leaseCountOfOwner(String owner) {
+        return kernel.leases().idsOwnedBy(owner).size();
+    }
+
+    /** What the leases owned by user {@code owner} hold and wait for, over every primitive. */
+    public int holdsAndWaitsOfOwner(String owner) {
+        return kernel.holdsAndWaitsOfOwner(owner);
+    }
+
     /** What the leases of client id {@code clientId} hold and wait for, over every primitive. */
     public int holdsAndWaits(String clientId) {
         return kernel.holdsAndWaits(clientId);

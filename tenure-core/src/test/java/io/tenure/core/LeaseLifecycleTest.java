@@ -58,6 +58,30 @@ class LeaseLifecycleTest {
         assertThat(replica.state.leaseCount()).isEqualTo(1);
     }
 
+    /** The per-user quotas count a user's leases and what they hold and wait for, also after a snapshot. */
+    @Test
+    void leasesAreCountedByTheirOwner() throws java.io.IOException {
+        replica.apply(new io.tenure.core.kernel.LeaseGrant(1, 5_000, "w1", "ops"));
+        replica.apply(new io.tenure.core.kernel.LeaseGrant(2, 5_000, "w2", "ops"));
+        replica.apply(new io.tenure.core.kernel.LeaseGrant(3, 5_000, "w3", ""));
+        replica.apply(new io.tenure.core.lock.LockAcquire("a", 1, new byte[0], true));
+        replica.apply(new io.tenure.core.lock.LockAcquire("a", 2, new byte[0], true));
+        replica.apply(new io.tenure.core.lock.LockAcquire("b", 2, new byte[0], true));
+
+        assertThat(replica.state.leaseCountOfOwner("ops")).isEqualTo(2);
+        assertThat(replica.state.holdsAndWaitsOfOwner("ops")).isEqualTo(3);
+        assertThat(replica.state.leaseCountOfOwner("")).as("leases without an owner are nobody's").isZero();
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        replica.state.writeSnapshot(bytes);
+        TenureState restored = TenureState.readSnapshot(new java.io.ByteArrayInputStream(bytes.toByteArray()), 16);
+        assertThat(restored.leaseCountOfOwner("ops")).isEqualTo(2);
+        assertThat(restored.holdsAndWaitsOfOwner("ops")).isEqualTo(3);
+
+        replica.apply(new LeaseRevoke(2));
+        assertThat(replica.state.leaseCountOfOwner("ops")).isEqualTo(1);
+        assertThat(replica.state.holdsAndWaitsOfOwner("ops")).isEqualTo(1);
+    }
+
     @Test
     void expiryReleasesTheLeasesLocksAndEndsItsWaits() {
         leaseOneHoldsTwoAndWaitsForOne(replica);

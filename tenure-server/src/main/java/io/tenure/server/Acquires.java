@@ -367,6 +367,11 @@ public final class Acquires<O extends Acquires.Outcome> {
                 return new LimitExceeded("max-locks-per-client", "client id '" + lease.clientId() + "' already holds or waits for "
                         + limits.maxLocksPerClient() + " " + words.counted() + ", the most a client may (--max-locks-per-client)");
             }
+            String owner = stateMachine.accessEnabled() ? s.leaseOwner(leaseId).orElse(null) : null;
+            if (owner != null && s.holdsAndWaitsOfOwner(owner) >= limits.maxLocksPerUser()) {
+                return new LimitExceeded("max-locks-per-user", "user '" + owner + "' already holds or waits for " + limits.maxLocksPerUser()
+                        + " " + words.counted() + " with its leases, the most a user may (--max-locks-per-user)");
+            }
             if (wouldWait && waiters(kind, s, name) >= limits.maxWaitersPerLock()) {
                 return new LimitExceeded("max-waiters-per-lock", words.resource() + " '" + name + "' already has " + limits.maxWaitersPerLock()
                         + " waiters, the most " + words.one() + " may have (--max-waiters-per-lock); try again later");

@@ -71,6 +71,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final ServerMetrics metrics;
     private volatile boolean draining;
     private final RequestRateGuard rateGuard;
+    private final io.tenure.server.security.UserRates userRates;
 
     Member(ServerConfig config, Raft raft, TenureStateMachine stateMachine,
            Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, Elections elections, Barriers barriers, DoubleBarriers doubleBarriers, Latches latches, Counters counters, Lists lists, KeyValues keyValues, Signals signals, WatchHub watches, ServerMetrics metrics, long clusterId,
@@ -96,6 +97,7 @@ public final class Member implements TenureStateMachine.Listener {
         this.watches = watches;
         this.metrics = metrics;
         this.rateGuard = new RequestRateGuard(config.limits().maxRequestsPerSecond(), System::nanoTime);
+        this.userRates = new io.tenure.server.security.UserRates(config.limits().maxRequestsPerUser(), stateMachine, System::nanoTime);
         this.clusterId = clusterId;
         this.memberId = MemberInfo.idOf(config.memberName());
         this.onRaftShutdown = onRaftShutdown;
@@ -117,6 +119,11 @@ public final class Member implements TenureStateMachine.Listener {
     /** The member-wide request-rate guard both front ends take from. */
     public RequestRateGuard rateGuard() {
         return rateGuard;
+    }
+
+    /** The per-user request quota, checked where each front end knows a request's principal. */
+    public io.tenure.server.security.UserRates userRates() {
+        return userRates;
     }
 
     public ServerMetrics metrics() {

@@ -18,13 +18,26 @@ import java.time.Duration;
  * @param idleTime            how long a resource that keeps something when unused (a semaphore's
  *                            limit) stays with no holder and no waiter before the leader forgets it
  *                            (60 s, as seed 004's {@code --gc-max-idle}; 0: at the next sweep)
+ * @param maxLeasesPerUser    live leases one user owns while authentication is on (10,000)
+ * @param maxLocksPerUser     resources the leases of one user hold or wait for while authentication is on (10,000)
+ * @param maxRequestsPerUser  requests one user makes per second on this member while authentication is on, keep-alives
+ *                            not counted; 0 = no quota (0)
  */
 public record ServerLimits(int maxConnections, int maxLeasesPerClient, int maxLocksPerClient, int maxWaitersPerLock,
                            int maxRequestsPerSecond, int maxHttpBodyBytes, Duration shedAfter, int maxLocksPerLease,
-                           Duration idleTime) {
+                           Duration idleTime, int maxLeasesPerUser, int maxLocksPerUser, int maxRequestsPerUser) {
 
     public static final int DEFAULT_MAX_LOCKS_PER_LEASE = 10_000;
     public static final Duration DEFAULT_IDLE_TIME = Duration.ofSeconds(60);
+    public static final int DEFAULT_MAX_LEASES_PER_USER = 10_000;
+    public static final int DEFAULT_MAX_LOCKS_PER_USER = 10_000;
+
+    /** The limits before the per-user quotas existed, with their defaults. */
+    public ServerLimits(int maxConnections, int maxLeasesPerClient, int maxLocksPerClient, int maxWaitersPerLock,
+                        int maxRequestsPerSecond, int maxHttpBodyBytes, Duration shedAfter, int maxLocksPerLease, Duration idleTime) {
+        this(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter,
+                maxLocksPerLease, idleTime, DEFAULT_MAX_LEASES_PER_USER, DEFAULT_MAX_LOCKS_PER_USER, 0);
+    }
 
     /** The limits before {@code shedAfter} existed, with its default and the later ones'. */
     public ServerLimits(int maxConnections, int maxLeasesPerClient, int maxLocksPerClient, int maxWaitersPerLock,
@@ -52,6 +65,11 @@ public record ServerLimits(int maxConnections, int maxLeasesPerClient, int maxLo
         positive("max locks per client", maxLocksPerClient);
         positive("max waiters per lock", maxWaitersPerLock);
         positive("max locks per lease", maxLocksPerLease);
+        positive("max leases per user", maxLeasesPerUser);
+        positive("max locks per user", maxLocksPerUser);
+        if (maxRequestsPerUser < 0) {
+            throw new IllegalArgumentException("max requests per user must be 0 (no quota) or positive, got " + maxRequestsPerUser);
+        }
         if (maxRequestsPerSecond < 0) {
             throw new IllegalArgumentException("max requests per second must be 0 (no guard) or positive, got " + maxRequestsPerSecond);
         }
@@ -67,15 +85,18 @@ public record ServerLimits(int maxConnections, int maxLeasesPerClient, int maxLo
         return this;
     }
 
-    public ServerLimits withMaxConnections(int v) { return new ServerLimits(v, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, maxLocksPerLease, idleTime); }
-    public ServerLimits withMaxLeasesPerClient(int v) { return new ServerLimits(maxConnections, v, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, maxLocksPerLease, idleTime); }
-    public ServerLimits withMaxLocksPerClient(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, v, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, maxLocksPerLease, idleTime); }
-    public ServerLimits withMaxWaitersPerLock(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, v, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, maxLocksPerLease, idleTime); }
-    public ServerLimits withMaxRequestsPerSecond(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, v, maxHttpBodyBytes, shedAfter, maxLocksPerLease, idleTime); }
-    public ServerLimits withShedAfter(Duration v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, v, maxLocksPerLease, idleTime); }
-    public ServerLimits withMaxHttpBodyBytes(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, v, shedAfter, maxLocksPerLease, idleTime); }
-    public ServerLimits withMaxLocksPerLease(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, v, idleTime); }
-    public ServerLimits withIdleTime(Duration v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, maxLocksPerLease, v); }
+    public ServerLimits withMaxConnections(int v) { return new ServerLimits(v, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, maxLocksPerLease, idleTime, maxLeasesPerUser, maxLocksPerUser, maxRequestsPerUser); }
+    public ServerLimits withMaxLeasesPerClient(int v) { return new ServerLimits(maxConnections, v, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, maxLocksPerLease, idleTime, maxLeasesPerUser, maxLocksPerUser, maxRequestsPerUser); }
+    public ServerLimits withMaxLocksPerClient(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, v, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, maxLocksPerLease, idleTime, maxLeasesPerUser, maxLocksPerUser, maxRequestsPerUser); }
+    public ServerLimits withMaxWaitersPerLock(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, v, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, maxLocksPerLease, idleTime, maxLeasesPerUser, maxLocksPerUser, maxRequestsPerUser); }
+    public ServerLimits withMaxRequestsPerSecond(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, v, maxHttpBodyBytes, shedAfter, maxLocksPerLease, idleTime, maxLeasesPerUser, maxLocksPerUser, maxRequestsPerUser); }
+    public ServerLimits withShedAfter(Duration v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, v, maxLocksPerLease, idleTime, maxLeasesPerUser, maxLocksPerUser, maxRequestsPerUser); }
+    public ServerLimits withMaxHttpBodyBytes(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, v, shedAfter, maxLocksPerLease, idleTime, maxLeasesPerUser, maxLocksPerUser, maxRequestsPerUser); }
+    public ServerLimits withMaxLocksPerLease(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, v, idleTime, maxLeasesPerUser, maxLocksPerUser, maxRequestsPerUser); }
+    public ServerLimits withMaxLeasesPerUser(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, maxLocksPerLease, idleTime, v, maxLocksPerUser, maxRequestsPerUser); }
+    public ServerLimits withMaxLocksPerUser(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, maxLocksPerLease, idleTime, maxLeasesPerUser, v, maxRequestsPerUser); }
+    public ServerLimits withMaxRequestsPerUser(int v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, maxLocksPerLease, idleTime, maxLeasesPerUser, maxLocksPerUser, v); }
+    public ServerLimits withIdleTime(Duration v) { return new ServerLimits(maxConnections, maxLeasesPerClient, maxLocksPerClient, maxWaitersPerLock, maxRequestsPerSecond, maxHttpBodyBytes, shedAfter, maxLocksPerLease, v, maxLeasesPerUser, maxLocksPerUser, maxRequestsPerUser); }
 
     private static void positive(String what, int value) {
         if (value < 1) {

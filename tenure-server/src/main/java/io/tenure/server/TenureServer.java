@@ -150,7 +150,7 @@ public final class TenureServer implements AutoCloseable {
         this.auditTrail = io.tenure.server.security.AuditTrail.open(config.auditTrail(), config.memberName());
         io.tenure.server.security.Permissions permissions = new io.tenure.server.security.Permissions(stateMachine, auditTrail);
         this.leases = new LeaseKeeper(proposer, stateMachine, permissions, admission, timer, System::nanoTime, config.minTtl(), metrics,
-                config.limits().maxLeasesPerClient());
+                config.limits().maxLeasesPerClient(), config.limits().maxLeasesPerUser());
         this.idle = new IdleSweeper(proposer, stateMachine, leases::leading, System::nanoTime, config.limits().idleTime(), timer);
         Waits waits = new Waits();
         Locks locks = new Locks(proposer, stateMachine, permissions, waits, admission, timer, metrics, config.limits());
@@ -398,7 +398,7 @@ public final class TenureServer implements AutoCloseable {
                 .addService(new GrpcKvService(member))
                 .addService(new GrpcClusterService(member, admin))
                 .addService(new io.tenure.server.grpc.GrpcAuthService(member, accounts))
-                .intercept(new io.tenure.server.grpc.GrpcAuthentication(authGate))
+                .intercept(new io.tenure.server.grpc.GrpcAuthentication(authGate, member.userRates()))
                 .intercept(gate)
                 .maxInboundMessageSize(4 << 20)
                 // Every call starts on the transport thread (gRPC's method lookup runs there), and

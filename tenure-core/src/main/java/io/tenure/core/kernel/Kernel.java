@@ -239,8 +239,17 @@ public final class Kernel {
 
     /** What the leases of client id {@code clientId} hold and wait for, over every primitive (for the per-client limit). */
     public int holdsAndWaits(String clientId) {
+        return holdsAndWaits(leases.idsOf(clientId));
+    }
+
+    /** What the leases owned by user {@code owner} hold and wait for, over every primitive. */
+    public int holdsAndWaitsOfOwner(String owner) {
+        return holdsAndWaits(leases.idsOwnedBy(owner));
+    }
+
+    private int holdsAndWaits(java.util.Set<Long> leaseIds) {
         int count = 0;
-        for (long id : leases.idsOf(clientId)) {
+        for (long id : leaseIds) {
             for (Primitive p : primitives) {
                 count += p.heldBy(id).size() + p.waitedBy(id).size();
             }

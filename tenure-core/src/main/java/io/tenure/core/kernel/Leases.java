@@ -26,6 +26,8 @@ public final class Leases {
     private final Map<Long, Lease> byId = new HashMap<>();
     /** Client id → its leases' ids: for the per-client limits. Looked up, never iterated. */
     private final Map<String, Set<Long>> byClient = new HashMap<>();
+    /** Owner → its leases' ids, for the per-user quotas; leases without an owner are not in it. Looked up, never iterated. */
+    private final Map<String, Set<Long>> byOwner = new HashMap<>();
 
     /** The live lease with this id, or null. */
     public Lease get(long leaseId) {
@@ -45,6 +47,12 @@ public final class Leases {
     /** The ids of the live leases of client id {@code clientId}, unordered (for counting only). */
     public Set<Long> idsOf(String clientId) {
         Set<Long> ids = byClient.get(clientId);
+        return ids == null ? Set.of() : java.util.Collections.unmodifiableSet(ids);
+    }
+
+    /** The ids of the live leases owned by user {@code owner}, unordered (for counting only). */
+    public Set<Long> idsOwnedBy(String owner) {
+        Set<Long> ids = byOwner.get(owner);
         return ids == null ? Set.of() : java.util.Collections.unmodifiableSet(ids);
     }
 
@@ -158,6 +166,9 @@ public final class Leases {
     private void add(Lease lease) {
         byId.put(lease.id(), lease);
         byClient.computeIfAbsent(lease.clientId(), k -> new HashSet<>()).add(lease.id());
+        if (!lease.owner().isEmpty()) {
+            byOwner.computeIfAbsent(lease.owner(), k -> new HashSet<>()).add(lease.id());
+        }
     }
 
     private void remove(Lease lease) {
@@ -165,6 +176,10 @@ public final class Leases {
         Set<Long> ofClient = byClient.get(lease.clientId());
         if (ofClient != null && ofClient.remove(lease.id()) && ofClient.isEmpty()) {
             byClient.remove(lease.clientId());
+        }
+        Set<Long> ofOwner = byOwner.get(lease.owner());
+        if (ofOwner != null && ofOwner.remove(lease.id()) && ofOwner.isEmpty()) {
+            byOwner.remove(lease.owner());
         }
     }
 

@@ -31,7 +31,7 @@ import org.slf4j.MDC;
 public final class ClientGuard extends ServerTransportFilter implements ServerInterceptor {
     private static final Attributes.Key<Boolean> OVER_LIMIT = Attributes.Key.create("tenure.over-connection-limit");
     private static final Metadata.Key<String> REQUEST_ID = Metadata.Key.of(RequestIds.HEADER, Metadata.ASCII_STRING_MARSHALLER);
-    private static final String KEEP_ALIVE = LockServiceGrpc.getLeaseKeepAliveMethod().getFullMethodName();
+    static final String KEEP_ALIVE = LockServiceGrpc.getLeaseKeepAliveMethod().getFullMethodName();
 
     private final int maxConnections;
     private final RequestRateGuard rate;

@@ -31,9 +31,11 @@ public final class GrpcAuthentication implements ServerInterceptor {
     static final Context.Key<Principal> PRINCIPAL = Context.key("tenure-principal");
 
     private final Gate gate;
+    private final io.tenure.server.security.UserRates userRates;
 
-    public GrpcAuthentication(Gate gate) {
+    public GrpcAuthentication(Gate gate, io.tenure.server.security.UserRates userRates) {
         this.gate = gate;
+        this.userRates = userRates;
     }
 
     /** The principal of the call this thread serves ({@link Principal#NOBODY} outside a call). */
@@ -56,6 +58,14 @@ public final class GrpcAuthentication implements ServerInterceptor {
                 principal = Principal.NOBODY.from(remoteOf(call));
             } else {
                 call.close(Statuses.of(e).getStatus(), new Metadata());
+                return new ServerCall.Listener<>() { };
+            }
+        }
+        if (call.getMethodDescriptor().getType().clientSendsOneMessage() && !ClientGuard.KEEP_ALIVE.equals(method)) {
+            try {
+                userRates.admit(principal);
+            } catch (io.tenure.server.LimitExceeded overQuota) {
+                call.close(Statuses.of(overQuota).getStatus(), new Metadata());
                 return new ServerCall.Listener<>() { };
             }
         }

@@ -113,6 +113,12 @@ final class GrpcSession implements StreamObserver<SessionRequest> {
             return;
         }
         try {
+            member.userRates().admit(caller);
+        } catch (io.tenure.server.LimitExceeded overQuota) {
+            fail(id, Statuses.of(overQuota));
+            return;
+        }
+        try {
             switch (call.getCallCase()) {
                 case LOCK, TRY_LOCK, UNLOCK, DOWNGRADE, LOCK_CANCEL -> lockCall(id, call);
                 case LEASE_GRANT, LEASE_REVOKE -> leaseCall(id, call);

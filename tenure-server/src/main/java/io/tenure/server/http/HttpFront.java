@@ -226,7 +226,15 @@ public final class HttpFront implements AutoCloseable {
             throw new Failure(ErrorCode.LIMIT_EXCEEDED, null, member.rateGuard().refusal().getMessage());
         }
         if (path.startsWith("/v1/")) {
-            ctx.attribute(PRINCIPAL, principalOf(ctx, path));
+            Principal principal = principalOf(ctx, path);
+            ctx.attribute(PRINCIPAL, principal);
+            if (api) {
+                try {
+                    member.userRates().admit(principal);
+                } catch (io.tenure.server.LimitExceeded overQuota) {
+                    throw new Failure(ErrorCode.LIMIT_EXCEEDED, null, overQuota.getMessage());
+                }
+            }
         }
     }
 

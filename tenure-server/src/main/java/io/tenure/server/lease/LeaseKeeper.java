@@ -90,12 +90,15 @@ public final class LeaseKeeper implements AutoCloseable {
     private final ServerMetrics metrics;
     private final Admission admission;
     private final int maxLeasesPerClient;
+    private final int maxLeasesPerUser;
 
     public LeaseKeeper(Proposer proposer, TenureStateMachine stateMachine, Permissions permissions, Admission admission, ScheduledExecutorService timer,
-                       LongSupplier nanoClock, java.time.Duration minTtl, ServerMetrics metrics, int maxLeasesPerClient) {
+                       LongSupplier nanoClock, java.time.Duration minTtl, ServerMetrics metrics, int maxLeasesPerClient,
+                       int maxLeasesPerUser) {
         this.admission = admission;
         this.metrics = metrics;
         this.maxLeasesPerClient = maxLeasesPerClient;
+        this.maxLeasesPerUser = maxLeasesPerUser;
         this.minTtlMillis = minTtl.toMillis();
         this.proposer = proposer;
         this.stateMachine = stateMachine;
@@ -139,10 +142,13 @@ public final class LeaseKeeper implements AutoCloseable {
      */
     public List<CompletableFuture<Granted>> grantAll(Principal caller, List<GrantRequest> requests) {
         admission.admit("grant");
-        // Whether each would take its client over the limit, read from one state for the whole batch.
-        boolean[] over = stateMachine.read(state -> {
-            boolean[] refused = new boolean[requests.size()];
+        // Whether each would take its client (or, while authentication is on, its user) over the limit, read from one
+        // state for the whole batch: NOT_OVER, OVER_CLIENT or OVER_USER.
+        boolean userQuota = stateMachine.accessEnabled() && !caller.isNobody();
+        int[] over = stateMachine.read(state -> {
+            int[] refused = new int[requests.size()];
             Map<String, Integer> added = new HashMap<>();
+            int owned = userQuota ? state.leaseCountOfOwner(caller.user()) : 0;
             Set<Long> asked = new HashSet<>();
             for (int i = 0; i < refused.length; i++) {
                 GrantRequest r = requests.get(i);
@@ -150,9 +156,11 @@ public final class LeaseKeeper implements AutoCloseable {
                 if (r.requestedId() != 0 && (state.renewedAt(r.requestedId()) >= 0 || !asked.add(r.requestedId()))) {
                     continue; // a retried grant of a lease that exists, or is asked for earlier in this batch
                 }
-                refused[i] = state.leaseCount(client) + added.getOrDefault(client, 0) >= maxLeasesPerClient;
-                if (!refused[i]) {
+                refused[i] = state.leaseCount(client) + added.getOrDefault(client, 0) >= maxLeasesPerClient ? OVER_CLIENT
+                        : userQuota && owned >= maxLeasesPerUser ? OVER_USER : NOT_OVER;
+                if (refused[i] == NOT_OVER) {
                     added.merge(client, 1, Integer::sum);
+                    owned++;
                 }
             }
             return refused;
@@ -183,7 +191,11 @@ public final class LeaseKeeper implements AutoCloseable {
         });
     }
 
-    private CompletableFuture<Granted> grantAdmitted(GrantRequest request, Principal caller, boolean overLimit, boolean inBatch) {
+    private static final int NOT_OVER = 0;
+    private static final int OVER_CLIENT = 1;
+    private static final int OVER_USER = 2;
+
+    private CompletableFuture<Granted> grantAdmitted(GrantRequest request, Principal caller, int overLimit, boolean inBatch) {
         long ttlMillis = request.ttlMillis();
         long requestedId = request.requestedId();
         String problem = Limits.checkTtl("ttl", ttlMillis);
@@ -202,7 +214,12 @@ public final class LeaseKeeper implements AutoCloseable {
             return CompletableFuture.failedFuture(RequestRejected.invalid("id", "id must not be negative, got " + requestedId));
         }
         String client = request.clientId() == null ? "" : request.clientId();
-        if (overLimit) {
+        if (overLimit == OVER_USER) {
+            return CompletableFuture.failedFuture(new LimitExceeded("max-leases-per-user", "user '" + caller.user()
+                    + "' already owns " + maxLeasesPerUser + " live leases, the most a user may (--max-leases-per-user);"
+                    + " revoke some or let them expire"));
+        }
+        if (overLimit == OVER_CLIENT) {
             return CompletableFuture.failedFuture(new LimitExceeded("max-leases-per-client", "client id '" + client
                     + "' already has " + maxLeasesPerClient + " live leases, the most a client may have (--max-leases-per-client);"
                     + " revoke some or let them expire"));

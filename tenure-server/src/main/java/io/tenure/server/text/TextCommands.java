@@ -71,6 +71,14 @@ final class TextCommands {
         }
         TextCommand command = byName.get(request.command());
         session.member().metrics().textRequest(command == null ? "unknown" : request.command());
+        if (!request.command().equals("auth") && !request.command().equals("n")) {
+            // Renewals (n) are keep-alives: not counted, as on the other front ends.
+            try {
+                session.member().userRates().admit(session.principal());
+            } catch (LimitExceeded overQuota) {
+                return CompletableFuture.failedFuture(overQuota);
+            }
+        }
         if (command == null) {
             throw TextRefusal.error(TextRefusal.BAD_COMMAND, "unknown command '" + request.command() + "'");
         }
