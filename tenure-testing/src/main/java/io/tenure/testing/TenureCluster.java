@@ -68,6 +68,11 @@ public final class TenureCluster implements AutoCloseable {
     private final Duration startTimeout;
     private final Await.Polling leaderWait;
     private final List<TenureClient> clients = new CopyOnWriteArrayList<>();
+    /** The CA of a secured cluster's certificates, or null. */
+    private final TestCertificates certificates;
+    /** A secured cluster's root user's password and token, once it started. */
+    private volatile String rootPassword;
+    private volatile String rootToken;
     private volatile boolean closed;
 
     private TenureCluster(Builder builder) throws IOException {
@@ -78,6 +83,7 @@ public final class TenureCluster implements AutoCloseable {
         this.leaderWait = Await.every(Duration.ofMillis(10)).failingWith(IllegalStateException::new);
         int size = builder.members;
         Map<String, String> peers = new LinkedHashMap<>();
+        this.certificates = builder.secured ? new TestCertificates(dataDir.resolve("tls"), "tenure-test") : null;
         int[] ports = FreePorts.take(4 * size);
         for (int i = 0; i < size; i++) {
             peers.put(defaultName(i), "127.0.0.1:" + ports[4 * i]);
@@ -88,6 +94,12 @@ public final class TenureCluster implements AutoCloseable {
                 config = config.withPeers(peers).withElectionTimeout(builder.electionTimeout);
             } else {
                 config = config.withPeerPort(ports[4 * i]);
+            }
+            if (certificates != null) {
+                // One certificate per member, for its peer port and its client ports; the cluster's CA signs them all.
+                io.tenure.server.PeerTls files = certificates.member(defaultName(i));
+                config = config.withPeerTls(files)
+                        .withTls(new io.tenure.server.security.ClientTls(files.certFile(), files.keyFile(), files.trustedCaFile(), false));
             }
             add(builder.config.apply(config));
         }
@@ -111,9 +123,46 @@ public final class TenureCluster implements AutoCloseable {
         return endpoints;
     }
 
-    /** The HTTP endpoint ({@code http://127.0.0.1:port}) of member {@code index}: JSON API, /metrics, /healthz, /readyz. */
+    /**
+     * The HTTP endpoint ({@code http://127.0.0.1:port}, {@code https://} when secured) of member
+     * {@code index}: JSON API, /metrics, /healthz, /readyz.
+     */
     public String httpEndpoint(int index) {
-        return "http://" + configs.get(index).host() + ":" + httpPort(index);
+        return (configs.get(index).tls() != null ? "https://" : "http://") + configs.get(index).host() + ":" + httpPort(index);
+    }
+
+    /** Whether the members run with TLS on every port and authentication on ({@link Builder#secured()}). */
+    public boolean secured() {
+        return certificates != null;
+    }
+
+    /** A secured cluster's CA: the certificate that signs every member's, for a client's {@code tls(...)}. */
+    public Path caFile() {
+        return requireSecured().caFile();
+    }
+
+    /** A secured cluster's CA, to make more certificates (a client certificate for mutual TLS, a wrong one). */
+    public TestCertificates certificates() {
+        return requireSecured();
+    }
+
+    /** A bearer token of a secured cluster's user {@code root} (role root), valid for a day. */
+    public String rootToken() {
+        requireSecured();
+        return rootToken;
+    }
+
+    /** The password of a secured cluster's user {@code root}, made at random for this cluster. */
+    public String rootPassword() {
+        requireSecured();
+        return rootPassword;
+    }
+
+    private TestCertificates requireSecured() {
+        if (certificates == null) {
+            throw new IllegalStateException("this cluster is not secured: start it with TenureCluster.builder().secured()");
+        }
+        return certificates;
     }
 
     /** The client endpoint of member {@code index}. */
@@ -168,14 +217,34 @@ public final class TenureCluster implements AutoCloseable {
         return configs.get(0).minTtl();
     }
 
-    /** A new client for every member; closed with the cluster. */
+    /** A new client for every member (of a secured cluster: over TLS, as {@code root}); closed with the cluster. */
     public TenureClient newClient() {
         return newClient(endpoints());
     }
 
-    /** A new client for the given endpoints; closed with the cluster. */
+    /** A new client for the given endpoints (of a secured cluster: over TLS, as {@code root}); closed with the cluster. */
     public TenureClient newClient(List<String> endpoints) {
-        TenureClient client = TenureClient.connect(endpoints);
+        return newClient(endpoints, secured() ? rootToken : null);
+    }
+
+    /**
+     * A new client of a secured cluster's every member, over TLS, showing {@code token} (a user's,
+     * from {@code client.auth().authenticate(...)}; null: none); closed with the cluster.
+     */
+    public TenureClient newClientWithToken(String token) {
+        requireSecured();
+        return newClient(endpoints(), token);
+    }
+
+    private TenureClient newClient(List<String> endpoints, String token) {
+        TenureClient.Builder builder = TenureClient.builder().endpoints(endpoints);
+        if (certificates != null) {
+            builder.tls(certificates.caFile());
+        }
+        if (token != null) {
+            builder.token(token);
+        }
+        TenureClient client = builder.build();
         clients.add(client);
         return client;
     }
@@ -190,14 +259,17 @@ public final class TenureCluster implements AutoCloseable {
     }
 
     /**
-     * A plaintext gRPC channel to member {@code index}'s client port, made on first use and shut
-     * down when the member stops (after the member, so that calls in flight are cut by the member).
+     * A gRPC channel to member {@code index}'s client port (of a secured cluster: over TLS, showing
+     * root's token), made on first use and shut down when the member stops (after the member, so
+     * that calls in flight are cut by the member).
      */
     public synchronized ManagedChannel channel(int index) {
         ManagedChannel channel = channels.get(index);
         if (channel == null) {
             ServerConfig config = configs.get(index);
-            channel = NettyChannelBuilder.forAddress(config.host(), clientPort(index)).usePlaintext().build();
+            channel = certificates == null
+                    ? NettyChannelBuilder.forAddress(config.host(), clientPort(index)).usePlaintext().build()
+                    : securedChannel(config.host(), clientPort(index));
             channels.set(index, channel);
         }
         return channel;
@@ -333,6 +405,46 @@ public final class TenureCluster implements AutoCloseable {
         channels.add(null);
     }
 
+    private ManagedChannel securedChannel(String host, int port) {
+        try {
+            io.grpc.ChannelCredentials tls = io.grpc.TlsChannelCredentials.newBuilder().trustManager(certificates.caFile().toFile()).build();
+            io.grpc.Metadata.Key<String> authorization = io.grpc.Metadata.Key.of("authorization", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
+            return io.grpc.Grpc.newChannelBuilderForAddress(host, port, tls).intercept(new io.grpc.ClientInterceptor() {
+                @Override
+                public <Q, A> io.grpc.ClientCall<Q, A> interceptCall(io.grpc.MethodDescriptor<Q, A> method, io.grpc.CallOptions options,
+                                                                   io.grpc.Channel next) {
+                    return new io.grpc.ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
+                        @Override
+                        public void start(Listener<A> listener, io.grpc.Metadata headers) {
+                            String token = rootToken;
+                            if (token != null) {
+                                headers.put(authorization, "Bearer " + token);
+                            }
+                            super.start(listener, headers);
+                        }
+                    };
+                }
+            }).build();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the test CA " + certificates.caFile(), e);
+        }
+    }
+
+    /**
+     * Makes the user {@code root} (role root, a random password) through the members' own API and
+     * switches authentication on: from then on, every call on every port must show a credential.
+     */
+    private void secure() {
+        String password = "test-" + java.util.UUID.randomUUID();
+        try (TenureClient setup = TenureClient.builder().endpoints(endpoints()).tls(certificates.caFile()).build()) {
+            setup.auth().addUser("root", password);
+            setup.auth().grantRole("root", "root");
+            setup.auth().enable();
+            rootToken = setup.auth().authenticate("root", password, Duration.ofDays(1));
+            rootPassword = password;
+        }
+    }
+
     private TenureCluster startAll() {
         List<Integer> all = new ArrayList<>();
         for (int i = 0; i < configs.size(); i++) {
@@ -342,6 +454,9 @@ public final class TenureCluster implements AutoCloseable {
             startMembers(all);
             if (builder.waitForLeader) {
                 leader();
+            }
+            if (certificates != null) {
+                secure();
             }
         } catch (RuntimeException | Error e) {
             close();
@@ -458,6 +573,7 @@ public final class TenureCluster implements AutoCloseable {
         private Duration startTimeout = Duration.ofSeconds(60);
         private UnaryOperator<ServerConfig> config = c -> c;
         private boolean waitForLeader = true;
+        private boolean secured;
 
         private Builder() {
         }
@@ -515,6 +631,17 @@ public final class TenureCluster implements AutoCloseable {
          */
         public Builder waitForLeader(boolean waitForLeader) {
             this.waitForLeader = waitForLeader;
+            return this;
+        }
+
+        /**
+         * Members as production runs them: TLS on every port (client, HTTP, text and peer, with
+         * certificates of a test CA, {@link TenureCluster#caFile()}) and authentication on, with a
+         * user {@code root} whose token ({@link TenureCluster#rootToken()}) the cluster's own
+         * clients show. Tests then add users and roles through {@code client.auth()}.
+         */
+        public Builder secured() {
+            this.secured = true;
             return this;
         }
 

@@ -27,6 +27,11 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * }
  * }</pre>
  *
+ * <p>{@code TenureExtension.members(3).secured()} runs them as production does: TLS on every port
+ * and authentication on; {@link #client()} and injected clients connect over TLS as the user
+ * {@code root}, and a test adds its own users and roles through {@code client.auth()}, then
+ * connects as them with {@code cluster().newClientWithToken(token)}.
+ *
  * <p>Registered on a {@code static} field, the members start before the first test and stop after
  * the last; on an instance field, each test gets fresh members. Test methods and constructors may
  * declare {@link TenureCluster} and {@link TenureClient} parameters.
@@ -55,6 +60,12 @@ public final class TenureExtension implements BeforeAllCallback, AfterAllCallbac
     /** Sets the election timeout of a cluster of several members (see {@link TenureCluster.Builder#electionTimeout}). */
     public TenureExtension electionTimeout(Duration electionTimeout) {
         builder.electionTimeout(electionTimeout);
+        return this;
+    }
+
+    /** TLS on every port and authentication on, as {@link TenureCluster.Builder#secured()} describes. */
+    public TenureExtension secured() {
+        builder.secured();
         return this;
     }
 

@@ -1,5 +1,6 @@
 package io.tenure.server;
 
+import io.tenure.testing.TestCertificates;
 import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -23,7 +24,7 @@ class PeerTlsFilesTest {
 
     @Test
     void aMemberCertificateItsKeyAndItsCaMakeAKeyStoreWithAllThree() throws Exception {
-        PeerTls tls = new PeerCertificates(dir, "ca").member("n1").validate();
+        PeerTls tls = new TestCertificates(dir, "ca").member("n1").validate();
         char[] password = "secret".toCharArray();
         KeyStore store = KeyStore.getInstance("PKCS12");
         store.load(new ByteArrayInputStream(tls.keyStore(password)), password);
@@ -35,8 +36,8 @@ class PeerTlsFilesTest {
 
     @Test
     void aCertificateAnotherCaSignedIsRefusedNamingBothFiles() {
-        PeerTls theirs = new PeerCertificates(dir, "other").member("n1");
-        Path ourCa = new PeerCertificates(dir, "ours").caFile();
+        PeerTls theirs = new TestCertificates(dir, "other").member("n1");
+        Path ourCa = new TestCertificates(dir, "ours").caFile();
         assertThatThrownBy(() -> new PeerTls(theirs.certFile(), theirs.keyFile(), ourCa).validate())
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("(--peer-cert-file, subject CN=n1) is not signed by a CA in " + ourCa)
@@ -45,7 +46,7 @@ class PeerTlsFilesTest {
 
     @Test
     void aKeyOfAnotherCertificateIsRefused() {
-        PeerCertificates ca = new PeerCertificates(dir, "ca");
+        TestCertificates ca = new TestCertificates(dir, "ca");
         PeerTls n1 = ca.member("n1");
         PeerTls n2 = ca.member("n2");
         assertThatThrownBy(() -> new PeerTls(n1.certFile(), n2.keyFile(), n1.trustedCaFile()).validate())
@@ -57,14 +58,14 @@ class PeerTlsFilesTest {
     @Test
     void anExpiredCertificateIsRefused() {
         // Valid from an hour ago for half an hour: expired.
-        PeerTls old = new PeerCertificates(dir, "ca").member("n1", Duration.ofMinutes(30));
+        PeerTls old = new TestCertificates(dir, "ca").member("n1", Duration.ofMinutes(30));
         assertThatThrownBy(old::validate).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("peer certificate " + old.certFile() + " (--peer-cert-file) is not valid now");
     }
 
     @Test
     void missingOrWrongFilesAreNamedWithTheirFlag() throws Exception {
-        PeerTls good = new PeerCertificates(dir, "ca").member("n1");
+        PeerTls good = new TestCertificates(dir, "ca").member("n1");
         Path missing = dir.resolve("missing.pem");
         assertThatThrownBy(() -> new PeerTls(missing, good.keyFile(), good.trustedCaFile()).validate())
                 .hasMessage("--peer-cert-file: file " + missing + " does not exist");
@@ -73,11 +74,11 @@ class PeerTlsFilesTest {
         assertThatThrownBy(() -> new PeerTls(good.certFile(), good.certFile(), good.trustedCaFile()).validate())
                 .hasMessage("--peer-key-file: " + good.certFile() + " holds no PEM private key (-----BEGIN PRIVATE KEY-----)");
         Path sec1 = dir.resolve("sec1.key");
-        Files.writeString(sec1, PeerCertificates.pem("EC PRIVATE KEY", new byte[] {0x30, 0x00}));
+        Files.writeString(sec1, TestCertificates.pem("EC PRIVATE KEY", new byte[] {0x30, 0x00}));
         assertThatThrownBy(() -> new PeerTls(good.certFile(), sec1, good.trustedCaFile()).validate())
                 .hasMessageContaining("--peer-key-file: " + sec1 + " is an EC key in SEC1 form; convert it to PKCS#8");
         Path encrypted = dir.resolve("encrypted.key");
-        Files.writeString(encrypted, PeerCertificates.pem("ENCRYPTED PRIVATE KEY", new byte[] {0x30, 0x00}));
+        Files.writeString(encrypted, TestCertificates.pem("ENCRYPTED PRIVATE KEY", new byte[] {0x30, 0x00}));
         assertThatThrownBy(() -> new PeerTls(good.certFile(), encrypted, good.trustedCaFile()).validate())
                 .hasMessageContaining("--peer-key-file: " + encrypted + " is encrypted");
     }
@@ -89,16 +90,16 @@ class PeerTlsFilesTest {
         KeyPair pair = generator.generateKeyPair();
         byte[] pkcs1 = PrivateKeyInfo.getInstance(pair.getPrivate().getEncoded()).parsePrivateKey().toASN1Primitive().getEncoded();
         Path key = dir.resolve("rsa.key");
-        Files.writeString(key, PeerCertificates.pem("RSA PRIVATE KEY", pkcs1));
+        Files.writeString(key, TestCertificates.pem("RSA PRIVATE KEY", pkcs1));
         // The key parses; it is then checked against the certificate, which is another key's.
-        PeerTls ecCert = new PeerCertificates(dir, "ca").member("n1");
+        PeerTls ecCert = new TestCertificates(dir, "ca").member("n1");
         assertThatThrownBy(() -> new PeerTls(ecCert.certFile(), key, ecCert.trustedCaFile()).validate())
                 .hasMessageContaining("is not the key of certificate");
     }
 
     @Test
     void peerTlsOnTheRatisEngineIsRefused() {
-        PeerTls tls = new PeerCertificates(dir, "ca").member("n1");
+        PeerTls tls = new TestCertificates(dir, "ca").member("n1");
         assertThatThrownBy(() -> ServerConfig.defaults().withRaftEngine(RaftEngine.RATIS).withPeerTls(tls).validate())
                 .hasMessageContaining("peer TLS needs the jraft Raft engine (--raft-engine jraft or auto");
         assertThat(ServerConfig.defaults().withPeerTls(tls).validate().raftEngine()).isEqualTo(RaftEngine.AUTO);

@@ -8,6 +8,7 @@ import io.tenure.proto.v1.MemberListRequest;
 import io.tenure.proto.v1.StatusRequest;
 import io.tenure.testing.Await;
 import io.tenure.testing.TenureCluster;
+import io.tenure.testing.TestCertificates;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -44,16 +45,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class PeerTlsTest {
     @TempDir
     Path dir;
-    PeerCertificates clusterCa;
-    PeerCertificates otherCa;
+    TestCertificates clusterCa;
+    TestCertificates otherCa;
     /** The peer TLS of each member by name, as the cluster's config tweak gives it. */
     final Map<String, PeerTls> tlsByMember = new ConcurrentHashMap<>();
     TenureCluster cluster;
 
     @BeforeEach
     void start() {
-        clusterCa = new PeerCertificates(dir.resolve("certs"), "tenure-peers");
-        otherCa = new PeerCertificates(dir.resolve("certs"), "somebody-else");
+        clusterCa = new TestCertificates(dir.resolve("certs"), "tenure-peers");
+        otherCa = new TestCertificates(dir.resolve("certs"), "somebody-else");
         for (String member : new String[] {"n1", "n2", "n3"}) {
             tlsByMember.put(member, clusterCa.member(member));
         }

@@ -2,6 +2,7 @@ package io.tenure.server;
 
 import io.tenure.server.raft.EngineProbe;
 import io.tenure.testing.TenureCluster;
+import io.tenure.testing.TestCertificates;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -32,7 +33,7 @@ class RaftEngineChoiceTest {
         assertThat(TenureServer.engineFor(auto("alone"))).isEqualTo(RaftEngine.RATIS);
         assertThat(TenureServer.engineFor(auto("three").withPeers(new java.util.LinkedHashMap<>(THREE)))).isEqualTo(RaftEngine.JRAFT);
         assertThat(TenureServer.engineFor(auto("only-itself").withPeers(Map.of("n1", "127.0.0.1:7071")))).isEqualTo(RaftEngine.RATIS);
-        PeerTls tls = new PeerCertificates(dir.resolve("certs"), "ca").member("n1");
+        PeerTls tls = new TestCertificates(dir.resolve("certs"), "ca").member("n1");
         assertThat(TenureServer.engineFor(auto("tls-alone").withPeerTls(tls))).isEqualTo(RaftEngine.JRAFT);
         // Named engines are taken as given (a data directory of the other one is refused when it opens).
         assertThat(TenureServer.engineFor(auto("named").withRaftEngine(RaftEngine.RATIS).withPeers(new java.util.LinkedHashMap<>(THREE))))

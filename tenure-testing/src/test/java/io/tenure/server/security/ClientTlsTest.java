@@ -6,10 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.tenure.client.Lease;
 import io.tenure.client.LockHandle;
 import io.tenure.client.TenureClient;
-import io.tenure.server.PeerCertificates;
 import io.tenure.server.PeerTls;
 import io.tenure.testing.Await;
 import io.tenure.testing.TenureCluster;
+import io.tenure.testing.TestCertificates;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -56,8 +56,8 @@ class ClientTlsTest {
 
     @TempDir
     Path dir;
-    PeerCertificates ca;
-    PeerCertificates otherCa;
+    TestCertificates ca;
+    TestCertificates otherCa;
     /** The files the member serves from; a rotation replaces them. */
     Path servedCert;
     Path servedKey;
@@ -66,8 +66,8 @@ class ClientTlsTest {
 
     @BeforeEach
     void start() throws IOException {
-        ca = new PeerCertificates(dir.resolve("ca"), "tenure-ca");
-        otherCa = new PeerCertificates(dir.resolve("other"), "other-ca");
+        ca = new TestCertificates(dir.resolve("ca"), "tenure-ca");
+        otherCa = new TestCertificates(dir.resolve("other"), "other-ca");
         PeerTls member = ca.member("member-1");
         servedCert = dir.resolve("served.pem");
         servedKey = dir.resolve("served.key");

@@ -1,9 +1,9 @@
 package io.tenure.server.text;
 
-import io.tenure.server.PeerCertificates;
 import io.tenure.server.PeerTls;
 import io.tenure.testing.Await;
 import io.tenure.testing.TenureCluster;
+import io.tenure.testing.TestCertificates;
 import org.junit.jupiter.api.Test;
 
 import javax.net.ssl.SSLContext;
@@ -397,7 +397,7 @@ class TextLockTest extends TextMemberTest {
 
     @Test
     void theTextPortSpeaksTls() throws Exception {
-        PeerTls tls = new PeerCertificates(dir.resolve("certs"), "text-ca").member("n1");
+        PeerTls tls = new TestCertificates(dir.resolve("certs"), "text-ca").member("n1");
         start(t -> t.withTls(tls.certFile(), tls.keyFile()));
         KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
         trust.load(null, null);

@@ -1,4 +1,4 @@
-package io.tenure.server;
+package io.tenure.testing;
 
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.BasicConstraints;
@@ -9,6 +9,7 @@ import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
 import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
 import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 
+import io.tenure.server.PeerTls;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.file.Files;
@@ -23,8 +24,12 @@ import java.util.Base64;
 import java.util.Date;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** A test CA that signs member certificates, written as the PEM files {@code --peer-...-file} take. */
-public final class PeerCertificates {
+/**
+ * A test CA that signs member and client certificates, written as the PEM files the members'
+ * {@code --peer-...-file} and {@code --cert-file}/{@code --key-file}/{@code --trusted-ca-file} flags
+ * and the SDK's {@code tls(...)} take. For tests only: its keys are made fresh for each CA.
+ */
+public final class TestCertificates {
     private static final AtomicLong SERIAL = new AtomicLong(System.nanoTime());
 
     private final Path dir;
@@ -33,7 +38,7 @@ public final class PeerCertificates {
     private final X509Certificate ca;
 
     /** A self-signed CA named {@code name}; its files go to {@code dir}. */
-    public PeerCertificates(Path dir, String name) {
+    public TestCertificates(Path dir, String name) {
         try {
             this.dir = Files.createDirectories(dir);
             this.name = name;
@@ -109,7 +114,8 @@ public final class PeerCertificates {
         return Date.from(Instant.now().minus(Duration.ofHours(1)).plus(validFor));
     }
 
-    static String pem(String type, byte[] der) {
+    /** DER bytes as a PEM block of {@code type} ({@code CERTIFICATE}, {@code PRIVATE KEY}, ...). */
+    public static String pem(String type, byte[] der) {
         return "-----BEGIN " + type + "-----\n" + Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(der)
                 + "\n-----END " + type + "-----\n";
     }
