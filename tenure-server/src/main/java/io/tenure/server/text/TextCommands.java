@@ -55,6 +55,19 @@ final class TextCommands {
 
     /** Serves one request of {@code session}: the handshake, the key check, then its command. */
     CompletableFuture<String> serve(TextSession session, TextRequest request) {
+        if (!session.authenticated() && usersOn() && session.certificate() != null) {
+            // A client certificate that names a user is a credential here too, as on the gRPC and HTTP ports.
+            String certified = io.tenure.server.security.Gate.userOf(session.certificate());
+            try {
+                io.tenure.server.security.Principal principal = gate.identify(null, session.certificate(), "text",
+                        session.principal().remote());
+                if (!principal.isNobody()) {
+                    session.authenticateByCertificate(principal, certified);
+                }
+            } catch (io.tenure.server.Unauthenticated e) {
+                // no user of that name: the connection must auth with a token, as one without a certificate
+            }
+        }
         if (!session.authenticated() && (settings.authToken() != null || usersOn())) {
             if (!request.command().equals("auth")) {
                 LOG.info("event=text_auth_missing connection={} command=\"{}\"", session.id(), request.command());
@@ -63,7 +76,8 @@ final class TextCommands {
             }
         } else if (request.command().equals("auth") && session.authenticated()) {
             return CompletableFuture.completedFuture("ok");
-        } else if (session.tokenHash() != null && !gate.stillValid(session.principal(), session.tokenHash(), null)) {
+        } else if ((session.tokenHash() != null || session.certified() != null)
+                && !gate.stillValid(session.principal(), session.tokenHash(), session.certified())) {
             // Its user's token no longer counts here (revoked, expired, a new password, the user deleted).
             LOG.info("event=text_auth_ended connection={} user={}", session.id(), session.principal().user());
             gate.credentialEnded(session.principal(), "text");

@@ -85,6 +85,22 @@ final class TextConnection extends ChannelInboundHandlerAdapter implements TextS
     }
 
     @Override
+    public java.security.cert.X509Certificate certificate() {
+        Channel open = channel;
+        io.grpc.netty.shaded.io.netty.handler.ssl.SslHandler tls = open == null ? null
+                : open.pipeline().get(io.grpc.netty.shaded.io.netty.handler.ssl.SslHandler.class);
+        if (tls == null) {
+            return null;
+        }
+        try {
+            java.security.cert.Certificate[] chain = tls.engine().getSession().getPeerCertificates();
+            return chain.length > 0 && chain[0] instanceof java.security.cert.X509Certificate x509 ? x509 : null;
+        } catch (javax.net.ssl.SSLPeerUnverifiedException none) {
+            return null;
+        }
+    }
+
+    @Override
     public void channelActive(ChannelHandlerContext ctx) {
         channel = ctx.channel();
         session = new TextSession(id, member, settings, timer, this);

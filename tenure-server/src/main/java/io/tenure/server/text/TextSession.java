@@ -56,6 +56,9 @@ public final class TextSession {
 
         /** The client's address ({@code host:port}), for the audit trail; empty when unknown. */
         String remote();
+
+        /** The certificate the client presented on a TLS connection, or null (none, or no TLS). */
+        java.security.cert.X509Certificate certificate();
     }
 
     /** The kinds of hold a token names; dflockd keeps each in a namespace of its commands. */
@@ -162,6 +165,25 @@ public final class TextSession {
     synchronized void authenticate(io.tenure.server.security.Principal principal, String tokenHash) {
         this.principal = principal.from(wire.remote());
         this.tokenHash = tokenHash;
+    }
+
+    /** The user the client certificate named, when the connection is that user by its certificate; else null. */
+    private String certified;
+
+    /** Authenticated as {@code principal}, the user its client certificate names ({@code certified}). */
+    synchronized void authenticateByCertificate(io.tenure.server.security.Principal principal, String certified) {
+        authenticate(principal, null);
+        this.certified = certified;
+    }
+
+    /** The user named by the client certificate the connection authenticated with, or null. */
+    synchronized String certified() {
+        return certified;
+    }
+
+    /** The certificate the client presented on this TLS connection, or null. */
+    java.security.cert.X509Certificate certificate() {
+        return wire.certificate();
     }
 
     /** The hash of the user's token the connection authenticated with, or null (none, or the shared one). */

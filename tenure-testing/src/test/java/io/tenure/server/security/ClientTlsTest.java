@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tenure.client.Lease;
 import io.tenure.client.LockHandle;
+import io.tenure.client.TenureAuth;
 import io.tenure.client.TenureClient;
 import io.tenure.server.PeerTls;
 import io.tenure.testing.Await;
@@ -208,6 +209,42 @@ class ClientTlsTest {
             stop.set(true);
         }
         assertThat(failures).as("requests that failed across the rotation").isEmpty();
+    }
+
+    /** With authentication on, a client certificate's CN names its user on the gRPC, HTTP and text ports alike. */
+    @Test
+    void aClientCertificateNamesItsUserOnEveryPortOnceAuthenticationIsOn() throws Exception {
+        try (TenureClient sdk = sdk(client)) {
+            sdk.auth().addUser("worker", "worker password");
+            sdk.auth().grantRole("worker", "root");
+            sdk.auth().enable();
+            TenureAuth.Status status = sdk.auth().status();
+            assertThat(status.user()).isEqualTo("worker");
+            assertThat(status.credential()).isEqualTo("certificate");
+            sdk.grantLease(Duration.ofSeconds(10), "worker").revoke();
+        }
+        assertThat(https(jdk(client, ca.caFile()), "/v1/auth/status").body()).contains("\"user\":\"worker\"");
+        try (SSLSocket socket = textTls(jdk(client, ca.caFile()))) {
+            assertThat(TextLines.call(socket, "ping", "_", "_")).as("no auth needed: the certificate is the credential").isEqualTo("ok");
+            assertThat(TextLines.call(socket, "incr", "tls/counter", "1")).isEqualTo("ok 1");
+        }
+        // A certificate the CA signed, naming no user: the TLS handshake passes, authentication does not.
+        PeerTls stranger = ca.member("stranger");
+        try (TenureClient sdk = sdk(stranger)) {
+            assertThatThrownBy(() -> sdk.grantLease(Duration.ofSeconds(10), "x")).isInstanceOf(io.tenure.client.UnauthenticatedException.class)
+                    .hasMessageContaining("names user 'stranger', who does not exist");
+        }
+        try (SSLSocket socket = textTls(jdk(stranger, ca.caFile()))) {
+            assertThat(TextLines.call(socket, "ping", "_", "_")).isEqualTo("error_auth");
+        }
+    }
+
+    private SSLSocket textTls(SSLContext context) throws IOException {
+        SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket();
+        socket.connect(new InetSocketAddress("127.0.0.1", cluster.textPort(0)), 5_000);
+        socket.setSoTimeout(5_000);
+        socket.startHandshake();
+        return socket;
     }
 
     /** Replaces the served files with {@code next}'s (key, then certificate, each moved in whole) and waits until new handshakes get it. */
