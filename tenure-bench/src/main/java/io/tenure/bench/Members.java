@@ -100,12 +100,20 @@ public final class Members implements AutoCloseable {
         return token == null ? builder : builder.token(token);
     }
 
-    /** Adds a root user, switches authentication on and returns a token of that user, valid for a day. */
+    /**
+     * Adds a root user (authentication needs one), and the user the workload runs as: not root, but
+     * a role with write on every name of every kind, so that each call takes the permission check
+     * a production user's does. Switches authentication on and returns a token of that user.
+     */
     private static String switchAuthenticationOn(Members m) {
         String password = "bench-" + java.util.UUID.randomUUID();
         try (io.tenure.client.TenureClient admin = m.client(m.endpoints()).build()) {
+            admin.auth().addUser("bench-admin", password);
+            admin.auth().grantRole("bench-admin", "root");
+            admin.auth().addRole("bench");
+            admin.auth().grantPermission("bench", "*", "", io.tenure.proto.v1.PermissionLevel.WRITE);
             admin.auth().addUser("bench", password);
-            admin.auth().grantRole("bench", "root");
+            admin.auth().grantRole("bench", "bench");
             admin.auth().enable();
             return admin.auth().authenticate("bench", password, Duration.ofDays(1));
         }

@@ -211,18 +211,23 @@ public final class Acquires<O extends Acquires.Outcome> {
     private final Admission admission;
     private final ScheduledExecutorService timer;
     private final ServerLimits limits;
+    /** The per-user count for {@code --max-locks-per-user}, shared by every primitive's acquires on this member. */
+    private final io.tenure.server.security.UserHolds userHolds;
     /** Where grants are counted by kind and how they came (grants_total); null counts none. */
     private final ServerMetrics metrics;
 
-    public Acquires(Kind<?, O> kind, Journal<O> journal, Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission,
-                    ScheduledExecutorService timer, ServerLimits limits) {
-        this(kind, journal, proposer, stateMachine, waits, admission, timer, limits, null);
+    public Acquires(Kind<?, O> kind, Journal<O> journal, Proposer proposer, TenureStateMachine stateMachine,
+                    io.tenure.server.security.UserHolds userHolds, Waits waits, Admission admission, ScheduledExecutorService timer,
+                    ServerLimits limits) {
+        this(kind, journal, proposer, stateMachine, userHolds, waits, admission, timer, limits, null);
     }
 
     /** As the other constructor, counting each grant answered here in {@code metrics} (grants_total, by kind and via). */
-    public Acquires(Kind<?, O> kind, Journal<O> journal, Proposer proposer, TenureStateMachine stateMachine, Waits waits, Admission admission,
-                    ScheduledExecutorService timer, ServerLimits limits, ServerMetrics metrics) {
+    public Acquires(Kind<?, O> kind, Journal<O> journal, Proposer proposer, TenureStateMachine stateMachine,
+                    io.tenure.server.security.UserHolds userHolds, Waits waits, Admission admission, ScheduledExecutorService timer,
+                    ServerLimits limits, ServerMetrics metrics) {
         this.metrics = metrics;
+        this.userHolds = userHolds;
         this.kind = kind;
         this.journal = journal;
         this.waitKind = stateMachine.read(s -> s.primitive(kind.table()).kind().name());
@@ -368,13 +373,16 @@ public final class Acquires<O extends Acquires.Outcome> {
                         + limits.maxLocksPerClient() + " " + words.counted() + ", the most a client may (--max-locks-per-client)");
             }
             String owner = stateMachine.accessEnabled() ? s.leaseOwner(leaseId).orElse(null) : null;
-            if (owner != null && s.holdsAndWaitsOfOwner(owner) >= limits.maxLocksPerUser()) {
+            if (owner != null && userHolds.estimate(owner, s) >= limits.maxLocksPerUser()) {
                 return new LimitExceeded("max-locks-per-user", "user '" + owner + "' already holds or waits for " + limits.maxLocksPerUser()
                         + " " + words.counted() + " with its leases, the most a user may (--max-locks-per-user)");
             }
             if (wouldWait && waiters(kind, s, name) >= limits.maxWaitersPerLock()) {
                 return new LimitExceeded("max-waiters-per-lock", words.resource() + " '" + name + "' already has " + limits.maxWaitersPerLock()
                         + " waiters, the most " + words.one() + " may have (--max-waiters-per-lock); try again later");
+            }
+            if (owner != null) {
+                userHolds.admitted(owner);
             }
             return null;
         });

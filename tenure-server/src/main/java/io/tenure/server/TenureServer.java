@@ -396,7 +396,7 @@ public final class TenureServer implements AutoCloseable {
                 .addService(new GrpcListService(member))
                 .addService(new GrpcSignalService(member))
                 .addService(new GrpcKvService(member))
-                .addService(new GrpcClusterService(member, admin))
+                .addService(new GrpcClusterService(member, admin, authGate))
                 .addService(new io.tenure.server.grpc.GrpcAuthService(member, accounts))
                 .intercept(new io.tenure.server.grpc.GrpcAuthentication(authGate, member.userRates()))
                 .intercept(gate)

@@ -59,7 +59,7 @@ public final class Barriers {
         this.metrics = metrics;
         this.acquires = new Acquires<>(new Acquires.Kind<>(BarrierTable.class, BarrierTable::waiting, BarrierCancel::new, Barriers::decide,
                 new Acquires.Wording("barrier", "a barrier", "locks, semaphores, elections and barriers")),
-                new Journal(), proposer, stateMachine, waits, admission, timer, limits, metrics);
+                new Journal(), proposer, stateMachine, permissions.userHolds(), waits, admission, timer, limits, metrics);
     }
 
     /**

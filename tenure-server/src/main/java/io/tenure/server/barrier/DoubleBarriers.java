@@ -73,11 +73,11 @@ public final class DoubleBarriers {
         this.metrics = metrics;
         this.enters = new Acquires<>(new Acquires.Kind<>(DoubleBarrierTable.class, DoubleBarrierTable::entering, DoubleBarrierWithdraw::new,
                 DoubleBarriers::entry, WORDING), new Journal<>("enter", "entered", "not_entered", metrics::doubleBarrierEnter),
-                proposer, stateMachine, waits, admission, timer, limits, metrics);
+                proposer, stateMachine, permissions.userHolds(), waits, admission, timer, limits, metrics);
         // A leave's timeout leaves again without waiting: the party stops waiting, and stays left.
         this.leaves = new Acquires<>(new Acquires.Kind<>(DoubleBarrierTable.class, DoubleBarrierTable::leaving,
                 (name, leaseId, request) -> new DoubleBarrierLeave(name, leaseId, false), DoubleBarriers::exit, WORDING),
-                new Journal<>("leave", "left", "not_left", metrics::doubleBarrierLeave), proposer, stateMachine, waits, admission, timer, limits);
+                new Journal<>("leave", "left", "not_left", metrics::doubleBarrierLeave), proposer, stateMachine, permissions.userHolds(), waits, admission, timer, limits);
     }
 
     /**

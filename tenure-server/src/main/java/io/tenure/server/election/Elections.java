@@ -64,7 +64,7 @@ public final class Elections {
         this.metrics = metrics;
         this.acquires = new Acquires<>(new Acquires.Kind<>(ElectionTable.class, ElectionTable::candidateCount, ElectionCancel::new,
                 Elections::decide, new Acquires.Wording("election", "an election", "locks, semaphores and elections")),
-                new Journal(), proposer, stateMachine, waits, admission, timer, limits, metrics);
+                new Journal(), proposer, stateMachine, permissions.userHolds(), waits, admission, timer, limits, metrics);
     }
 
     /**

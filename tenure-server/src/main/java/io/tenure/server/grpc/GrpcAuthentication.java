@@ -76,8 +76,8 @@ public final class GrpcAuthentication implements ServerInterceptor {
         // A stream (session, keep-alive, watch) lives on: each message is checked against the
         // credentials as this member applies them now, and the stream ends when it no longer counts.
         Principal opened = principal;
-        String tokenHash = token == null ? null : BearerTokens.hash(token);
-        String certified = certificate == null ? null : Gate.userOf(certificate);
+        Gate.Credential credential = gate.credential(principal, token == null ? null : BearerTokens.hash(token),
+                certificate == null ? null : Gate.userOf(certificate));
         return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(listener) {
             private boolean ended;
 
@@ -86,7 +86,7 @@ public final class GrpcAuthentication implements ServerInterceptor {
                 if (ended) {
                     return;
                 }
-                if (!gate.stillValid(opened, tokenHash, certified)) {
+                if (!credential.stillValid()) {
                     ended = true;
                     gate.credentialEnded(opened, "grpc");
                     call.close(Status.UNAUTHENTICATED.withDescription("the stream's credential no longer counts (its token "

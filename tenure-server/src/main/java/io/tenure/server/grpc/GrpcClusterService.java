@@ -26,10 +26,23 @@ import java.util.concurrent.RejectedExecutionException;
 public final class GrpcClusterService extends ClusterServiceGrpc.ClusterServiceImplBase {
     private final Member member;
     private final Executor admin;
+    private final io.tenure.server.security.Gate gate;
 
-    public GrpcClusterService(Member member, Executor admin) {
+    public GrpcClusterService(Member member, Executor admin, io.tenure.server.security.Gate gate) {
         this.member = member;
         this.admin = admin;
+        this.gate = gate;
+    }
+
+    /** While authentication is on, changing the members and copying the whole state (users' hashes too) need the role root. */
+    private boolean asRoot(String what, StreamObserver<?> observer) {
+        try {
+            gate.requireRoot(GrpcAuthentication.principal(), what);
+            return true;
+        } catch (io.tenure.server.PermissionDenied denied) {
+            observer.onError(Statuses.of(denied));
+            return false;
+        }
     }
 
     @Override
@@ -45,11 +58,17 @@ public final class GrpcClusterService extends ClusterServiceGrpc.ClusterServiceI
 
     @Override
     public void memberAdd(MemberAddRequest request, StreamObserver<MemberListResponse> observer) {
+        if (!asRoot("add members", observer)) {
+            return;
+        }
         admin.execute(() -> reply(observer, () -> member.addMember(request.getName(), request.getPeerAddress())));
     }
 
     @Override
     public void memberRemove(MemberRemoveRequest request, StreamObserver<MemberListResponse> observer) {
+        if (!asRoot("remove members", observer)) {
+            return;
+        }
         admin.execute(() -> reply(observer, () -> member.removeMember(request.getName())));
     }
 
@@ -59,6 +78,9 @@ public final class GrpcClusterService extends ClusterServiceGrpc.ClusterServiceI
      */
     @Override
     public void snapshotSave(SnapshotSaveRequest request, StreamObserver<SnapshotChunk> observer) {
+        if (!asRoot("save a snapshot of the whole state", observer)) {
+            return;
+        }
         SnapshotSender sender = new SnapshotSender(member, (ServerCallStreamObserver<SnapshotChunk>) observer);
         member.readBarrier().whenComplete((ignored, error) -> {
             if (error != null) {

@@ -69,7 +69,7 @@ public final class Latches {
         this.metrics = metrics;
         this.acquires = new Acquires<>(new Acquires.Kind<>(LatchTable.class, LatchTable::waiting, LatchCancel::new, Latches::decide,
                 new Acquires.Wording("latch", "a latch", "locks, semaphores, elections, barriers and latches")),
-                new Journal(), proposer, stateMachine, waits, admission, timer, limits, metrics);
+                new Journal(), proposer, stateMachine, permissions.userHolds(), waits, admission, timer, limits, metrics);
     }
 
     /**

@@ -76,7 +76,7 @@ public final class Lists {
             ListView view = table.list(name);
             return view == null ? 0 : view.waiting().size();
         }, ListWithdraw::new, Lists::decide, new Acquires.Wording("list", "a list", "locks, semaphores, elections, barriers, latches and lists")),
-                journal, proposer, stateMachine, waits, admission, timer, limits, metrics);
+                journal, proposer, stateMachine, permissions.userHolds(), waits, admission, timer, limits, metrics);
     }
 
     /**

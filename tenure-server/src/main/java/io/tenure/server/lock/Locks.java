@@ -80,7 +80,7 @@ public final class Locks {
         this.metrics = metrics;
         this.permissions = permissions;
         this.acquires = new Acquires<>(new Acquires.Kind<>(LockTable.class, LockTable::waiterCount, LockCancel::new, Locks::decide,
-                new Acquires.Wording("lock", "a lock", "locks")), new LockJournal(), proposer, stateMachine, waits, admission, timer, limits, metrics);
+                new Acquires.Wording("lock", "a lock", "locks")), new LockJournal(), proposer, stateMachine, permissions.userHolds(), waits, admission, timer, limits, metrics);
     }
 
     /**

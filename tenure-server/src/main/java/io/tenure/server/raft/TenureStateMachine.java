@@ -77,6 +77,8 @@ public final class TenureStateMachine {
     private volatile String leaderEndpoint = "";
     /** Whether authentication is on in the applied state: read on every call's permission check without the lock. */
     private volatile boolean accessEnabled;
+    /** Counts the applied changes of users, roles, tokens and the switch (and snapshot loads): checks cache what they read until it moves. */
+    private volatile long accessVersion;
     private volatile Listener listener;
     /** The safety suite's record of what this member applied; null (the default) when off. */
     private volatile AuditLog audit;
@@ -121,6 +123,14 @@ public final class TenureStateMachine {
         } finally {
             guard.readLock().unlock();
         }
+    }
+
+    /**
+     * A number that changes whenever users, roles, tokens or the switch change here (an access
+     * command applied, a snapshot loaded): what a check read from them holds while it stays put.
+     */
+    public long accessVersion() {
+        return accessVersion;
     }
 
     /** Whether authentication is on, as last applied here (without the lock: for the checks on every call). */
@@ -236,6 +246,9 @@ public final class TenureStateMachine {
                     continue;
                 }
                 results.add(state.apply(Entry.position(index, slot), command));
+                if (command instanceof io.tenure.core.access.AccessCommand) {
+                    accessVersion++;
+                }
             }
             applied = new LogPosition(term, index);
             revision = state.revision();
@@ -355,6 +368,7 @@ public final class TenureStateMachine {
             applied = new LogPosition(term, index);
             updateLeaderEndpoint();
             accessEnabled = loaded.primitive(io.tenure.core.access.AccessTable.class).enabled();
+            accessVersion++;
             synchronized (deadlines) {
                 for (LeaseView lease : loaded.leases()) {
                     deadlines.renewed(lease.leaseId(), lease.ttlMillis(), lease.renewedAt(), now);

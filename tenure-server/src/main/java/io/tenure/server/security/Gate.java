@@ -64,7 +64,7 @@ public final class Gate {
 
     /** Whether authentication is on, as last applied here. */
     public boolean enabled() {
-        return stateMachine.read(s -> s.primitive(AccessTable.class).enabled());
+        return stateMachine.accessEnabled();
     }
 
     /**
@@ -114,7 +114,72 @@ public final class Gate {
         return now != null && now.user().equals(principal.user());
     }
 
+    /**
+     * The credential of an open stream, for {@link Credential#stillValid} at each of its messages:
+     * it reads the state again only when users, roles or tokens changed here since the last look,
+     * or the token's time ran out, so a busy stream's messages take no lock.
+     */
+    public Credential credential(Principal principal, String tokenHash, String certified) {
+        return new Credential(principal, tokenHash, certified);
+    }
+
+    /** See {@link #credential}. */
+    public final class Credential {
+        private final Principal principal;
+        private final String tokenHash;
+        private final String certified;
+        private long checkedVersion = -1;
+        private long validUntilMillis;
+
+        private Credential(Principal principal, String tokenHash, String certified) {
+            this.principal = principal;
+            this.tokenHash = tokenHash;
+            this.certified = certified;
+        }
+
+        /** Whether the stream's credential still names its user, as this member applied users and tokens last. */
+        public synchronized boolean stillValid() {
+            long now = wallClockMillis.getAsLong();
+            if (checkedVersion == stateMachine.accessVersion() && now < validUntilMillis) {
+                return true;
+            }
+            if (tokenHash == null && certified == null) {
+                return !stateMachine.accessEnabled() && principal.isNobody();
+            }
+            record Look(long version, String user, long expires) {}
+            Look look = stateMachine.read(s -> {
+                AccessTable access = s.primitive(AccessTable.class);
+                String user = null;
+                long expires = Long.MAX_VALUE;
+                if (tokenHash != null) {
+                    user = access.userOfToken(tokenHash, now).orElse(null);
+                    if (user != null) {
+                        long at = access.user(user).map(u -> u.tokens().getOrDefault(tokenHash, 0L)).orElse(0L);
+                        expires = at == 0 ? Long.MAX_VALUE : at;
+                    }
+                }
+                if (user == null && certified != null && (access.user(certified).isPresent() || !access.enabled())) {
+                    user = certified;
+                }
+                if (user == null && !access.enabled() && principal.isNobody()) {
+                    user = "";
+                }
+                return new Look(stateMachine.accessVersion(), user, expires);
+            });
+            if (look.user() == null || !look.user().equals(principal.user())) {
+                return false;
+            }
+            checkedVersion = look.version();
+            validUntilMillis = look.expires();
+            return true;
+        }
+    }
+
     private Principal lookUpHash(String tokenHash, String certified) {
+        if (tokenHash == null && certified == null) {
+            // No credential (every call while authentication is off): no need to read the state.
+            return stateMachine.accessEnabled() ? null : Principal.NOBODY;
+        }
         long now = wallClockMillis.getAsLong();
         record Found(boolean enabled, String byToken, boolean certifiedExists) {}
         Found found = stateMachine.read(s -> {

@@ -3,8 +3,17 @@ package io.tenure.server.security;
 import io.tenure.core.TenureState;
 import io.tenure.core.access.AccessTable;
 import io.tenure.core.access.Level;
+import io.tenure.core.access.Permission;
+import io.tenure.core.access.Role;
+import io.tenure.core.access.User;
 import io.tenure.server.PermissionDenied;
 import io.tenure.server.raft.TenureStateMachine;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * What a principal may do: every service checks each call here, on the member that receives it,
@@ -30,10 +39,16 @@ public final class Permissions {
 
     private final TenureStateMachine stateMachine;
     private final AuditTrail trail;
+    private final UserHolds userHolds = new UserHolds(System::nanoTime);
 
     public Permissions(TenureStateMachine stateMachine, AuditTrail trail) {
         this.stateMachine = stateMachine;
         this.trail = trail;
+    }
+
+    /** What each user's leases hold and wait for on this member's count, for {@code --max-locks-per-user}. */
+    public UserHolds userHolds() {
+        return userHolds;
     }
 
     /** This member's audit trail, where the services record grants, releases and revocations. */
@@ -62,7 +77,7 @@ public final class Permissions {
         if (!stateMachine.accessEnabled() || caller.isMember()) {
             return;
         }
-        if (!stateMachine.read(s -> permits(s, caller, kind, name, level))) {
+        if (!grants().permits(caller, kind, name, level)) {
             throw refused(caller, kind, name, denied(caller, kind, name, level));
         }
     }
@@ -77,19 +92,17 @@ public final class Permissions {
         if (!stateMachine.accessEnabled() || caller.isMember()) {
             return;
         }
-        String refusal = stateMachine.read(s -> {
-            if (!permits(s, caller, kind, name, Level.WRITE)) {
-                return "";
-            }
-            if (s.lease(leaseId) == null || ownedBy(s, leaseId, caller) || permits(s, caller, kind, name, Level.ADMIN)) {
-                return null;
-            }
-            return leaseRefusal(s, leaseId, caller) + ", and it has no admin permission on " + kind + " '" + name + "'";
-        });
-        if (refusal == null) {
+        Grants grants = grants();
+        if (!grants.permits(caller, kind, name, Level.WRITE)) {
+            throw refused(caller, kind, name, denied(caller, kind, name, Level.WRITE));
+        }
+        if (grants.permits(caller, kind, name, Level.ADMIN)) {
             return;
         }
-        throw refused(caller, kind, name, refusal.isEmpty() ? denied(caller, kind, name, Level.WRITE) : new PermissionDenied(refusal));
+        String refusal = notOwned(caller, new long[] {leaseId});
+        if (refusal != null) {
+            throw refused(caller, kind, name, new PermissionDenied(refusal + ", and it has no admin permission on " + kind + " '" + name + "'"));
+        }
     }
 
     /**
@@ -98,34 +111,31 @@ public final class Permissions {
      * does not exist passes here: the lease service answers for it.
      */
     public void requireLease(Principal caller, long leaseId) {
-        if (!stateMachine.accessEnabled() || caller.isMember()) {
-            return;
-        }
-        String refusal = stateMachine.read(s -> s.lease(leaseId) == null || ownedBy(s, leaseId, caller)
-                || permits(s, caller, LEASE, "", Level.ADMIN) ? null : leaseRefusal(s, leaseId, caller)
-                + ", and it has no admin permission on leases");
-        if (refusal != null) {
-            throw refused(caller, LEASE, Long.toString(leaseId), new PermissionDenied(refusal));
-        }
+        requireLeases(caller, new long[] {leaseId});
     }
 
     /** {@link #requireLease} for each of {@code leaseIds}, read from one state (a keep-alive of many). */
     public void requireLeases(Principal caller, long[] leaseIds) {
-        if (!stateMachine.accessEnabled() || caller.isMember()) {
+        if (!stateMachine.accessEnabled() || caller.isMember() || grants().permits(caller, LEASE, "", Level.ADMIN)) {
             return;
         }
-        String refusal = stateMachine.read(s -> {
-            boolean leaseAdmin = permits(s, caller, LEASE, "", Level.ADMIN);
+        String refusal = notOwned(caller, leaseIds);
+        if (refusal != null) {
+            throw refused(caller, LEASE, leaseIds.length == 1 ? Long.toString(leaseIds[0]) : "",
+                    new PermissionDenied(refusal + ", and it has no admin permission on leases"));
+        }
+    }
+
+    /** Why {@code caller} does not own one of {@code leaseIds} that exists, or null when it owns them all: one read of the state. */
+    private String notOwned(Principal caller, long[] leaseIds) {
+        return stateMachine.read(s -> {
             for (long leaseId : leaseIds) {
-                if (!leaseAdmin && s.lease(leaseId) != null && !ownedBy(s, leaseId, caller)) {
-                    return leaseRefusal(s, leaseId, caller) + ", and it has no admin permission on leases";
+                if (s.renewedAt(leaseId) >= 0 && !ownedBy(s, leaseId, caller)) {
+                    return leaseRefusal(s, leaseId, caller);
                 }
             }
             return null;
         });
-        if (refusal != null) {
-            throw refused(caller, LEASE, "", new PermissionDenied(refusal));
-        }
     }
 
     /** {@link #require} as a future: completed when allowed, failed with {@link PermissionDenied} when not. */
@@ -154,11 +164,62 @@ public final class Permissions {
 
     /** Whether {@code caller} may read {@code name} of {@code kind} (for answers that leave out what it may not see). */
     public boolean mayRead(Principal caller, String kind, String name) {
-        return !stateMachine.accessEnabled() || caller.isMember() || stateMachine.read(s -> permits(s, caller, kind, name, Level.READ));
+        return !stateMachine.accessEnabled() || caller.isMember() || grants().permits(caller, kind, name, Level.READ);
     }
 
-    private static boolean permits(TenureState state, Principal caller, String kind, String name, Level level) {
-        return !caller.isNobody() && state.primitive(AccessTable.class).permits(caller.user(), kind, name, level);
+    /**
+     * What each user's roles allow, as applied at {@code version} ({@link TenureStateMachine#accessVersion}):
+     * read once from the state after each change, so that a check takes no lock. Immutable.
+     */
+    private record Grants(long version, Map<String, List<Permission>> byUser, Set<String> roots) {
+        boolean permits(Principal caller, String kind, String name, Level level) {
+            if (caller.isNobody()) {
+                return false;
+            }
+            if (roots.contains(caller.user())) {
+                return true;
+            }
+            for (Permission p : byUser.getOrDefault(caller.user(), List.of())) {
+                if (p.covers(kind, name, level)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        static Grants of(TenureState state, long version) {
+            AccessTable access = state.primitive(AccessTable.class);
+            Map<String, List<Permission>> byUser = new HashMap<>();
+            Set<String> roots = new HashSet<>();
+            for (User user : access.users().values()) {
+                if (user.roles().contains(AccessTable.ROOT)) {
+                    roots.add(user.name());
+                }
+                List<Permission> granted = new ArrayList<>();
+                for (String roleName : user.roles()) {
+                    Role role = access.roles().get(roleName);
+                    if (role != null) {
+                        granted.addAll(role.permissions());
+                    }
+                }
+                byUser.put(user.name(), List.copyOf(granted));
+            }
+            return new Grants(version, Map.copyOf(byUser), Set.copyOf(roots));
+        }
+    }
+
+    private volatile Grants grants;
+
+    /** The grants as last applied: the cached ones while no access change was applied since, else read again. */
+    private Grants grants() {
+        Grants cached = grants;
+        if (cached != null && cached.version() == stateMachine.accessVersion()) {
+            return cached;
+        }
+        // Read with the version under the state's lock, so the two agree.
+        Grants fresh = stateMachine.read(s -> Grants.of(s, stateMachine.accessVersion()));
+        grants = fresh;
+        return fresh;
     }
 
     private static boolean ownedBy(TenureState state, long leaseId, Principal caller) {

@@ -64,7 +64,7 @@ public final class Semaphores {
         this.metrics = metrics;
         this.acquires = new Acquires<>(new Acquires.Kind<>(SemaphoreTable.class, SemaphoreTable::waiterCount, SemaphoreCancel::new,
                 Semaphores::decide, new Acquires.Wording("semaphore", "one", "locks and semaphores")), new SemaphoreJournal(), proposer,
-                stateMachine, waits, admission, timer, limits, metrics);
+                stateMachine, permissions.userHolds(), waits, admission, timer, limits, metrics);
     }
 
     /**

@@ -158,6 +158,22 @@ class PermissionsTest {
             assertThat(List.of(add, get, put, lock, list)).as("role %s: counter add, get, kv put, lock acquire, list", role)
                     .isEqualTo(List.of(writes ? 200 : 403, reads ? 200 : 403, writes ? 200 : 403, writes ? 200 : 403, reads ? 200 : 403));
         }
+        // Bad management input names its field and changes nothing.
+        String rootToken = root.auth().authenticate("admin", "admin password", Duration.ofMinutes(5));
+        var before = root.auth().roles();
+        HttpResponse<String> notAString = post(base + "/v1/auth/roles/reader/permissions", rootToken,
+                "{\"kind\":\"lock\",\"prefix\":5,\"level\":\"read\"}");
+        assertThat(notAString.statusCode()).isEqualTo(400);
+        assertThat(notAString.body()).contains("\"field\":\"prefix\"").contains("prefix must be a string");
+        HttpResponse<String> noSuchRole = post(base + "/v1/auth/roles/no-such-role/permissions", rootToken,
+                "{\"kind\":\"lock\",\"prefix\":\"x/\",\"level\":\"read\"}");
+        assertThat(noSuchRole.statusCode()).as(noSuchRole.body()).isEqualTo(404);
+        HttpResponse<String> badKind = post(base + "/v1/auth/roles/reader/permissions", rootToken,
+                "{\"kind\":\"locks\",\"prefix\":\"x/\",\"level\":\"read\"}");
+        assertThat(badKind.statusCode()).isEqualTo(400);
+        assertThat(badKind.body()).contains("permission.kind must be one of");
+        assertThat(root.auth().roles()).isEqualTo(before);
+
         HttpResponse<String> refused = post(base + "/v1/counters/app/http-counter/add", TOKENS.get("reader"), "{}");
         assertThat(refused.body()).contains("\"error\":\"permission_denied\"").contains("user 'reader-user' has no write permission");
     }
@@ -204,6 +220,17 @@ class PermissionsTest {
             lockAdmin.revokeLease(leaseId);
             Await.until("the lock freed", Duration.ofSeconds(10), () -> owner.locks("app/stolen", 10).isEmpty());
         }
+    }
+
+    @Test
+    void changingTheMembersNeedsRoot() {
+        try (TenureClient writer = client(TOKENS.get("writer"))) {
+            assertThat(writer.members()).as("listing them needs only a user").hasSize(3);
+            assertThatThrownBy(() -> writer.removeMember("n3")).isInstanceOf(PermissionDeniedException.class)
+                    .hasMessageContaining("user 'writer-user' may not remove members: it needs the role root");
+            assertThatThrownBy(() -> writer.addMember("n4", "127.0.0.1:1")).isInstanceOf(PermissionDeniedException.class);
+        }
+        assertThat(root.members()).hasSize(3);
     }
 
     @Test
