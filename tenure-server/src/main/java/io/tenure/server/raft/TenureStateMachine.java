@@ -248,12 +248,12 @@ public final class TenureStateMachine {
                 results.add(state.apply(Entry.position(index, slot), command));
                 if (command instanceof io.tenure.core.access.AccessCommand) {
                     accessVersion++;
+                    accessEnabled = state.primitive(io.tenure.core.access.AccessTable.class).enabled();
                 }
             }
             applied = new LogPosition(term, index);
             revision = state.revision();
             updateLeaderEndpoint();
-            accessEnabled = state.primitive(io.tenure.core.access.AccessTable.class).enabled();
             recordLeaseTimes(index, results);
         } finally {
             guard.writeLock().unlock();

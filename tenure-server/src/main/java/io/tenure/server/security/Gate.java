@@ -103,19 +103,7 @@ public final class Gate {
     }
 
     /**
-     * Whether a stream opened as {@code principal}, with the token whose hash is {@code tokenHash}
-     * (null: none) and the certificate naming {@code certified} (null: none), may go on: the
-     * credential still names the same user (a token revoked or expired, a password changed, a
-     * user deleted, or authentication switched on since, and it may not). Checked for every
-     * message of a stream, so a change counts on open streams too, as this member applies it.
-     */
-    public boolean stillValid(Principal principal, String tokenHash, String certified) {
-        Principal now = lookUpHash(tokenHash, certified);
-        return now != null && now.user().equals(principal.user());
-    }
-
-    /**
-     * The credential of an open stream, for {@link Credential#stillValid} at each of its messages:
+     * The credential of an open stream or text connection, for {@link Credential#stillValid} at each of its messages:
      * it reads the state again only when users, roles or tokens changed here since the last look,
      * or the token's time ran out, so a busy stream's messages take no lock.
      */
@@ -135,6 +123,11 @@ public final class Gate {
             this.principal = principal;
             this.tokenHash = tokenHash;
             this.certified = certified;
+        }
+
+        /** Who showed it. */
+        public Principal principal() {
+            return principal;
         }
 
         /** Whether the stream's credential still names its user, as this member applied users and tokens last. */

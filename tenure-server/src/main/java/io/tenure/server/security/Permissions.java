@@ -162,11 +162,6 @@ public final class Permissions {
         }
     }
 
-    /** Whether {@code caller} may read {@code name} of {@code kind} (for answers that leave out what it may not see). */
-    public boolean mayRead(Principal caller, String kind, String name) {
-        return !stateMachine.accessEnabled() || caller.isMember() || grants().permits(caller, kind, name, Level.READ);
-    }
-
     /**
      * What each user's roles allow, as applied at {@code version} ({@link TenureStateMachine#accessVersion}):
      * read once from the state after each change, so that a check takes no lock. Immutable.

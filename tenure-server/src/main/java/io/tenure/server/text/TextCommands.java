@@ -57,12 +57,11 @@ final class TextCommands {
     CompletableFuture<String> serve(TextSession session, TextRequest request) {
         if (!session.authenticated() && usersOn() && session.certificate() != null) {
             // A client certificate that names a user is a credential here too, as on the gRPC and HTTP ports.
-            String certified = io.tenure.server.security.Gate.userOf(session.certificate());
             try {
                 io.tenure.server.security.Principal principal = gate.identify(null, session.certificate(), "text",
                         session.principal().remote());
                 if (!principal.isNobody()) {
-                    session.authenticateByCertificate(principal, certified);
+                    session.authenticate(gate.credential(principal, null, io.tenure.server.security.Gate.userOf(session.certificate())));
                 }
             } catch (io.tenure.server.Unauthenticated e) {
                 // no user of that name: the connection must auth with a token, as one without a certificate
@@ -76,8 +75,7 @@ final class TextCommands {
             }
         } else if (request.command().equals("auth") && session.authenticated()) {
             return CompletableFuture.completedFuture("ok");
-        } else if ((session.tokenHash() != null || session.certified() != null)
-                && !gate.stillValid(session.principal(), session.tokenHash(), session.certified())) {
+        } else if (session.credential() != null && !session.credential().stillValid()) {
             // Its user's token no longer counts here (revoked, expired, a new password, the user deleted).
             LOG.info("event=text_auth_ended connection={} user={}", session.id(), session.principal().user());
             gate.credentialEnded(session.principal(), "text");
@@ -186,7 +184,7 @@ final class TextCommands {
             try {
                 io.tenure.server.security.Principal principal = gate.identify(request.arg(), null, "text", session.principal().remote());
                 if (!principal.isNobody()) {
-                    session.authenticate(principal, io.tenure.server.security.BearerTokens.hash(request.arg()));
+                    session.authenticate(gate.credential(principal, io.tenure.server.security.BearerTokens.hash(request.arg()), null));
                     return CompletableFuture.completedFuture("ok");
                 }
             } catch (io.tenure.server.Unauthenticated e) {

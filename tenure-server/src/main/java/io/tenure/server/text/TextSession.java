@@ -113,8 +113,8 @@ public final class TextSession {
     private final java.util.concurrent.atomic.AtomicReference<Runnable> undelivered = new java.util.concurrent.atomic.AtomicReference<>();
     /** Who the connection authenticated as; null until it did (or when nothing asks it to). */
     private io.tenure.server.security.Principal principal;
-    /** The hash of the user's bearer token it authenticated with: checked again at every request. */
-    private String tokenHash;
+    /** The user's token or certificate it authenticated with, checked again at every request; null for none or the shared token. */
+    private io.tenure.server.security.Gate.Credential credential;
     private boolean closed;
     /** The client closed its sending side: it is gone (dflockd's code 11), though answers may still be written. */
     private boolean gone;
@@ -157,38 +157,25 @@ public final class TextSession {
         return principal != null;
     }
 
+    /** Authenticated as {@code principal} by the shared {@code --auth-token}: nothing to check again. */
     synchronized void authenticate(io.tenure.server.security.Principal principal) {
-        authenticate(principal, null);
-    }
-
-    /** Authenticated as {@code principal} by the user's token whose hash is {@code tokenHash} (null: the shared token). */
-    synchronized void authenticate(io.tenure.server.security.Principal principal, String tokenHash) {
         this.principal = principal.from(wire.remote());
-        this.tokenHash = tokenHash;
     }
 
-    /** The user the client certificate named, when the connection is that user by its certificate; else null. */
-    private String certified;
-
-    /** Authenticated as {@code principal}, the user its client certificate names ({@code certified}). */
-    synchronized void authenticateByCertificate(io.tenure.server.security.Principal principal, String certified) {
-        authenticate(principal, null);
-        this.certified = certified;
+    /** Authenticated as the user {@code credential} names (a token or a certificate), checked again at every request. */
+    synchronized void authenticate(io.tenure.server.security.Gate.Credential credential) {
+        this.principal = credential.principal();
+        this.credential = credential;
     }
 
-    /** The user named by the client certificate the connection authenticated with, or null. */
-    synchronized String certified() {
-        return certified;
+    /** The user's credential the connection authenticated with, or null (none, or the shared token). */
+    synchronized io.tenure.server.security.Gate.Credential credential() {
+        return credential;
     }
 
     /** The certificate the client presented on this TLS connection, or null. */
     java.security.cert.X509Certificate certificate() {
         return wire.certificate();
-    }
-
-    /** The hash of the user's token the connection authenticated with, or null (none, or the shared one). */
-    synchronized String tokenHash() {
-        return tokenHash;
     }
 
     /** Who the connection is: the principal it authenticated as, or {@link io.tenure.server.security.Principal#NOBODY}. */
