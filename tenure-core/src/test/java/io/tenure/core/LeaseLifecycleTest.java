@@ -82,6 +82,39 @@ class LeaseLifecycleTest {
         assertThat(replica.state.holdsAndWaitsOfOwner("ops")).isEqualTo(1);
     }
 
+    /** I8: owners are state; replicas that apply the same grants, by many owners in any id order, agree byte for byte. */
+    @Test
+    void replicasAgreeOnLeaseOwnersByteForByte() throws java.io.IOException {
+        java.util.List<io.tenure.core.kernel.Command> log = new java.util.ArrayList<>();
+        java.util.Random random = new java.util.Random(20);
+        for (int i = 0; i < 200; i++) {
+            long id = 1 + random.nextInt(1_000_000_000);
+            log.add(new io.tenure.core.kernel.LeaseGrant(id, 5_000, "c" + (i % 7), i % 3 == 0 ? "" : "user-" + (i % 11)));
+            log.add(new io.tenure.core.lock.LockAcquire("k" + (i % 13), id, new byte[0], true));
+            if (i % 5 == 0) {
+                log.add(new LeaseRevoke(id));
+            }
+        }
+        TenureState one = new TenureState(16);
+        TenureState two = new TenureState(16);
+        long position = 1;
+        for (io.tenure.core.kernel.Command command : log) {
+            one.apply(position << 16, command);
+            two.apply(position << 16, command);
+            position++;
+        }
+        java.io.ByteArrayOutputStream a = new java.io.ByteArrayOutputStream();
+        java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
+        one.writeSnapshot(a);
+        two.writeSnapshot(b);
+        assertThat(a.toByteArray()).isEqualTo(b.toByteArray());
+        TenureState restored = TenureState.readSnapshot(new java.io.ByteArrayInputStream(a.toByteArray()), 16);
+        for (int u = 0; u < 11; u++) {
+            assertThat(restored.leaseCountOfOwner("user-" + u)).isEqualTo(one.leaseCountOfOwner("user-" + u));
+            assertThat(restored.holdsAndWaitsOfOwner("user-" + u)).isEqualTo(one.holdsAndWaitsOfOwner("user-" + u));
+        }
+    }
+
     @Test
     void expiryReleasesTheLeasesLocksAndEndsItsWaits() {
         leaseOneHoldsTwoAndWaitsForOne(replica);
