@@ -15,6 +15,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -112,8 +113,10 @@ final class LeaseRecipe {
             }
             return outcome.orTimeout(ask.waitMs() + WAIT_SLACK_MS, TimeUnit.MILLISECONDS).handle((o, error) -> {
                 if (error != null) {
-                    revokeQuietly(caller, lease, requestId);
-                    return CompletableFuture.<Answer>failedFuture(error);
+                    // Revoked before answering here too (a refusal by the primitive, a timeout), as the class comment says.
+                    return revokeQuietly(caller, lease, requestId).<Answer>thenApply(revoked -> {
+                        throw error instanceof CompletionException c ? c : new CompletionException(error);
+                    });
                 }
                 if (attempt.acquired().test(o)) {
                     if (member.leases().remainingMillis(lease) >= granted.ttlMillis() * 19 / 20) {
