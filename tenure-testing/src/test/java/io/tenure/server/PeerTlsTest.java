@@ -6,6 +6,7 @@ import io.tenure.proto.v1.LockRequest;
 import io.tenure.proto.v1.MemberAddRequest;
 import io.tenure.proto.v1.MemberListRequest;
 import io.tenure.proto.v1.StatusRequest;
+import io.tenure.server.security.PemFiles;
 import io.tenure.testing.Await;
 import io.tenure.testing.TenureCluster;
 import io.tenure.testing.TestCertificates;
@@ -19,6 +20,7 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
 import java.io.ByteArrayInputStream;
+import java.math.BigInteger;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -33,6 +35,8 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -170,6 +174,106 @@ class PeerTlsTest {
         assertThat(cluster.blocking(asker).lock(LockRequest.newBuilder().setName("after").setLeaseId(lease).build())
                 .getAcquired()).isTrue();
         assertThat(cluster.blocking(n4).status(StatusRequest.getDefaultInstance()).getLeader()).isEmpty();
+    }
+
+    @Test
+    void aRotatedPeerCertificateServesNewConnectionsWithoutARestartAndNoRequestFails() throws Exception {
+        int leader = cluster.leader();
+        String name = cluster.memberName(leader);
+        int port = peerPort(leader);
+        BigInteger first = shownSerial(port);
+        assertThat(first).isNotNull();
+        ch.qos.logback.classic.Logger raftLog = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                io.tenure.server.raft.JRaftRaft.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> events = new ch.qos.logback.core.read.ListAppender<>();
+        events.start();
+        ch.qos.logback.classic.Level level = raftLog.getLevel();
+        raftLog.setLevel(ch.qos.logback.classic.Level.INFO);
+        raftLog.addAppender(events);
+        AtomicInteger cycles = new AtomicInteger();
+        java.util.List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+        AtomicBoolean running = new AtomicBoolean(true);
+        // Load while the certificate turns: lock and unlock cycles through a follower, which
+        // forwards each write to the leader over the peer port; the leader replicates over it.
+        int follower = (leader + 1) % 3;
+        int other = (leader + 2) % 3;
+        Thread load = new Thread(() -> {
+            long lease = cluster.blocking(follower).leaseGrant(LeaseGrantRequest.newBuilder().setTtl(60).build()).getId();
+            while (running.get()) {
+                try {
+                    var blocking = cluster.blocking(follower).withDeadlineAfter(10, TimeUnit.SECONDS);
+                    var granted = blocking.lock(LockRequest.newBuilder().setName("turning").setLeaseId(lease).build());
+                    assertThat(granted.getAcquired()).isTrue();
+                    blocking.unlock(io.tenure.proto.v1.UnlockRequest.newBuilder().setKey("turning").setLeaseId(lease)
+                            .setFencingToken(granted.getFencingToken()).build());
+                    cycles.incrementAndGet();
+                } catch (Throwable e) {
+                    failures.add(e);
+                    return;
+                }
+            }
+        }, "rotation-load");
+        load.start();
+        try {
+            Await.until("some cycles before the rotation", Duration.ofSeconds(20), () -> cycles.get() >= 20 || !failures.isEmpty());
+
+            // The operator's rotation: new key and certificate of the same CA, written over the member's files.
+            PeerTls rotated = clusterCa.member(name);
+            BigInteger second = PemFiles.certificates(rotated.certFile(), "cert").get(0).getSerialNumber();
+            assertThat(second).isNotEqualTo(first);
+            Await.until("the member's peer port shows the new certificate to a new connection", Duration.ofSeconds(20),
+                    () -> second.equals(shownSerial(port)));
+            int afterRotation = cycles.get();
+            Await.until("cycles go on after the rotation", Duration.ofSeconds(20),
+                    () -> cycles.get() >= afterRotation + 20 || !failures.isEmpty());
+
+            // Files that do not load (a certificate another CA signed) are refused: the rotated one stays.
+            PeerTls foreign = otherCa.member("foreign");
+            Files.write(rotated.keyFile(), Files.readAllBytes(foreign.keyFile()));
+            Files.write(rotated.certFile(), Files.readAllBytes(foreign.certFile()));
+            Await.until("the refusal logged", Duration.ofSeconds(20), () -> events.list.stream().anyMatch(
+                    e -> e.getFormattedMessage().contains("peer_tls_reload_refused") && e.getFormattedMessage().contains("not signed by a CA")));
+            assertThat(shownSerial(port)).isEqualTo(second);
+
+            // New connections made by the member present the rotated certificate and are accepted:
+            // a member restarted (every connection to it is new) catches up with the others.
+            cluster.stop(other);
+            int beforeRestart = cycles.get();
+            Await.until("cycles go on with two members", Duration.ofSeconds(20),
+                    () -> cycles.get() >= beforeRestart + 20 || !failures.isEmpty());
+            cluster.startMember(other);
+            long committed = cluster.blocking(leader).status(StatusRequest.getDefaultInstance()).getCommitIndex();
+            Await.until("the restarted member applied what was committed", Duration.ofSeconds(30), () -> {
+                try {
+                    return cluster.blocking(other).status(StatusRequest.getDefaultInstance()).getAppliedIndex() >= committed;
+                } catch (StatusRuntimeException notYet) {
+                    return false;
+                }
+            });
+        } finally {
+            running.set(false);
+            load.join(20_000);
+            raftLog.detachAppender(events);
+            raftLog.setLevel(level);
+            events.list.forEach(e -> System.err.println("logged: " + e.getFormattedMessage()));
+        }
+        assertThat(failures).as("requests failed during the rotation").isEmpty();
+        assertThat(cycles.get()).isGreaterThanOrEqualTo(60);
+        assertThat(cluster.leader()).as("the rotation needed no failover").isEqualTo(leader);
+    }
+
+    /**
+     * The serial number of the certificate a member's peer port shows to a new connection from a
+     * peer of the cluster's CA; {@code null} when the handshake does not complete.
+     */
+    private BigInteger shownSerial(int port) {
+        try (SSLSocket socket = tlsSocket(port, clusterCa.member("probe"), clusterCa.caFile())) {
+            socket.setSoTimeout(5_000);
+            socket.startHandshake();
+            return ((X509Certificate) socket.getSession().getPeerCertificates()[0]).getSerialNumber();
+        } catch (Exception e) {
+            return null;
+        }
     }
 
     private int peerPort(int index) {

@@ -23,7 +23,9 @@ import com.alipay.sofa.jraft.rpc.impl.BoltRpcServer;
 import com.alipay.sofa.jraft.util.Endpoint;
 import com.alipay.sofa.jraft.util.RpcFactoryHelper;
 import io.tenure.server.NotServingException;
+import io.tenure.server.PeerTls;
 import io.tenure.server.ServerConfig;
+import io.tenure.server.security.PemFiles;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -160,6 +162,10 @@ public final class JRaftRaft implements Raft {
         this.stateMachine = new JRaftStateMachine(tenure, config.memberName(), this::nameOf);
         this.snapshotEvery = config.snapshotEvery();
         Files.createDirectories(dir);
+        if (config.peerTls() != null) {
+            PeerTls files = config.peerTls();
+            this.peerTlsStamp = PemFiles.stamp(files.certFile(), files.keyFile(), files.trustedCaFile());
+        }
         this.peerKeyStore = config.peerTls() == null ? null : writePeerKeyStore(config, dir);
         NodeOptions options = peerKeyStore == null ? new NodeOptions() : new PeerRpcFactory.TlsNodeOptions(peerKeyStore);
         int election = (int) config.electionTimeout().toMillis();
@@ -229,9 +235,20 @@ public final class JRaftRaft implements Raft {
         for (int i = 0; i < password.length; i++) {
             password[i] = letters.charAt(random.nextInt(letters.length()));
         }
-        byte[] store = config.peerTls().keyStore(password);
-        Path file = dir.resolve(PEER_KEY_STORE);
-        Path tmp = dir.resolve(PEER_KEY_STORE + ".tmp");
+        PeerRpcFactory.KeyStoreFile store = new PeerRpcFactory.KeyStoreFile(dir.resolve(PEER_KEY_STORE), password);
+        writePeerKeyStore(config.peerTls(), store);
+        return store;
+    }
+
+    /**
+     * Replaces the key store file with {@code files}' material in one rename, so that bolt, which
+     * reads the file for every connection it makes or accepts, sees the old store or the new one
+     * and never half of either.
+     */
+    private static void writePeerKeyStore(PeerTls files, PeerRpcFactory.KeyStoreFile store) throws IOException {
+        byte[] bytes = files.keyStore(store.password());
+        Path file = store.path();
+        Path tmp = file.resolveSibling(PEER_KEY_STORE + ".tmp");
         Files.deleteIfExists(tmp);
         try {
             Files.createFile(tmp, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
@@ -239,9 +256,41 @@ public final class JRaftRaft implements Raft {
         } catch (UnsupportedOperationException e) {
             Files.createFile(tmp);
         }
-        Files.write(tmp, store);
+        Files.write(tmp, bytes);
         Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-        return new PeerRpcFactory.KeyStoreFile(file, password);
+    }
+
+    /** The peer PEM files' modification times and sizes when last read (at start, then by {@link #reloadPeerTlsIfChanged}). */
+    private volatile List<Long> peerTlsStamp = List.of();
+
+    /**
+     * Rotation of the peer certificate without a restart: when {@code --peer-cert-file},
+     * {@code --peer-key-file} or {@code --peer-trusted-ca-file} changed, and the new files load
+     * (the key fits the certificate, the CA signed it, it is valid now), the key store is
+     * rewritten; bolt reads it for every connection it makes or accepts, so each new peer
+     * connection presents the new certificate and trusts the new CA bundle, and the connections
+     * already open keep theirs. Files that do not load are logged once per change
+     * ({@code event=peer_tls_reload_refused}) and the material in use stays.
+     */
+    private void reloadPeerTlsIfChanged() {
+        PeerTls files = config.peerTls();
+        if (closed || files == null) {
+            return;
+        }
+        List<Long> now = PemFiles.stamp(files.certFile(), files.keyFile(), files.trustedCaFile());
+        if (now.equals(peerTlsStamp)) {
+            return;
+        }
+        peerTlsStamp = now;
+        try {
+            files.validate();
+            writePeerKeyStore(files, peerKeyStore);
+            java.security.cert.X509Certificate cert = PemFiles.certificates(files.certFile(), "--peer-cert-file").get(0);
+            LOG.info("event=peer_tls_reloaded subject=\"{}\" serial={} not_after={}", cert.getSubjectX500Principal().getName(),
+                    cert.getSerialNumber().toString(16), cert.getNotAfter().toInstant());
+        } catch (IllegalArgumentException | IOException e) {
+            LOG.warn("event=peer_tls_reload_refused reason=\"{}\" (the peer certificate in use stays)", e.getMessage());
+        }
     }
 
     /** Builds (does not start) the member's JRaft node with its data under {@code dir}. */
@@ -356,6 +405,9 @@ public final class JRaftRaft implements Raft {
             retries.scheduleWithFixedDelay(this::snapshotWhenDue, 1, 1, TimeUnit.SECONDS);
         }
         retries.scheduleWithFixedDelay(this::dropDeadPeerConnections, 1, 1, TimeUnit.SECONDS);
+        if (peerKeyStore != null) {
+            retries.scheduleWithFixedDelay(this::reloadPeerTlsIfChanged, 1, 1, TimeUnit.SECONDS);
+        }
     }
 
     /** The applied index at the last snapshot this member asked for; read by {@link #logStartIndex}. */

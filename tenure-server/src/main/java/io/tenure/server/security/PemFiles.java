@@ -35,6 +35,28 @@ public final class PemFiles {
     private PemFiles() {
     }
 
+    /**
+     * The modification times and sizes of {@code files} (a {@code null} file is skipped; a missing
+     * one counts as -1, -1, so a rotation that moves files in is seen when they are back): what a
+     * reload compares to tell whether a file changed since it was last read.
+     */
+    public static List<Long> stamp(Path... files) {
+        List<Long> stamps = new ArrayList<>();
+        for (Path file : files) {
+            if (file == null) {
+                continue;
+            }
+            try {
+                stamps.add(Files.getLastModifiedTime(file).toMillis());
+                stamps.add(Files.size(file));
+            } catch (IOException e) {
+                stamps.add(-1L);
+                stamps.add(-1L);
+            }
+        }
+        return stamps;
+    }
+
     /** Whether a CA of {@code trusted} signed the top of {@code chain} (or is it). */
     public static boolean signedByOne(List<X509Certificate> chain, List<X509Certificate> trusted) {
         // The chain's last certificate is the one a trusted CA must have signed (or it is that CA).

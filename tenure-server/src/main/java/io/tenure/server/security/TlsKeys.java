@@ -121,20 +121,7 @@ public final class TlsKeys {
     }
 
     private List<Long> stampOfFiles() {
-        List<Long> stamps = new ArrayList<>();
-        for (Path file : new Path[] {settings.certFile(), settings.keyFile(), settings.trustedCaFile()}) {
-            if (file == null) {
-                continue;
-            }
-            try {
-                stamps.add(Files.getLastModifiedTime(file).toMillis());
-                stamps.add(Files.size(file));
-            } catch (IOException e) {
-                stamps.add(-1L); // missing for now (a rotation that moves files): looked at again when it is back
-                stamps.add(-1L);
-            }
-        }
-        return stamps;
+        return PemFiles.stamp(settings.certFile(), settings.keyFile(), settings.trustedCaFile());
     }
 
     private static X509ExtendedTrustManager trustManagerOf(List<X509Certificate> cas) {
