@@ -10,8 +10,9 @@
 # Options (defaults in brackets): --time SECONDS [600], --faults f1,f2,...|all [all], --seed N [1],
 # --members 3|5 [3], --clients N (3-8) [6], --out DIR [tenure-it/target/safety/<time>-seed<N>];
 # also --electionTimeoutMs, --ttlMs, --snapshotEvery, --fence at-least|above, --auditLog true|false,
-# --minRounds N. Exit status: 0 nothing found, 1 a safety violation, 2 the harness could not do all it
-# was asked (see the PROBLEM lines).
+# --minRounds N, --secured true|false (TLS on the client and peer ports, authentication on, the
+# clients a user's). Exit status: 0 nothing found, 1 a safety violation, 2 the harness could not do
+# all it was asked (see the PROBLEM lines).
 #
 # Builds first (test-compile of tenure-it and the modules it needs; nothing is installed), then runs
 # io.tenure.it.safety.SafetyRun on a private copy of the compiled classes, so that a rebuild during
@@ -20,14 +21,14 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 usage() {
-  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
-    --time|--faults|--seed|--members|--clients|--out|--electionTimeoutMs|--ttlMs|--snapshotEvery|--fence|--auditLog|--minRounds)
+    --time|--faults|--seed|--members|--clients|--out|--electionTimeoutMs|--ttlMs|--snapshotEvery|--fence|--auditLog|--minRounds|--secured)
       [ $# -ge 2 ] || { echo "tenure-it.sh: $1 needs a value" >&2; exit 64; }
       value="$2"
       if [ "$1" = "--out" ]; then

@@ -70,6 +70,21 @@ public final class Cluster implements AutoCloseable {
          * proxy's port, the member binds another ({@code --peer-listen-port}).
          */
         boolean peerProxies;
+        /** The CA of members that serve TLS on their client ports (their {@code --cert-file}); null: plaintext. */
+        Path trustedCa;
+        /** The bearer token calls to the members show once authentication is on (read at each call; null: none). */
+        java.util.function.Supplier<String> token = () -> null;
+
+        /**
+         * For members with TLS on their client ports and, later, authentication: the CA that signed
+         * their certificates, and the token this cluster's own calls (status, membership, its
+         * clients) show, read at each call.
+         */
+        public Options secured(Path trustedCa, java.util.function.Supplier<String> token) {
+            this.trustedCa = trustedCa;
+            this.token = token;
+            return this;
+        }
 
         public Options peerProxies() {
             this.peerProxies = true;
@@ -182,9 +197,39 @@ public final class Cluster implements AutoCloseable {
 
     /** A member (not started) placed where the options say, its log registered with {@link ItLogs}. */
     private MemberProcess newMember(String name, int clientPort, int peerPort, int httpPort, String peers, List<String> args) {
-        return ItLogs.member(name, dataDirOf(name)).logFile(logOf(name))
+        MemberProcess.Builder member = ItLogs.member(name, dataDirOf(name)).logFile(logOf(name))
                 .host(options.placement.host(name)).wrapper(command -> options.placement.wrap(name, command))
-                .clientPort(clientPort).peerPort(peerPort).httpPort(httpPort).peers(peers).args(args).build();
+                .clientPort(clientPort).peerPort(peerPort).httpPort(httpPort).peers(peers).args(args).token(options.token);
+        if (options.trustedCa != null) {
+            member.clientTls(options.trustedCa, null, null);
+        }
+        return member.build();
+    }
+
+    /** A client of {@code endpoints}, over TLS with the cluster's token when it is {@linkplain Options#secured secured}. */
+    public io.tenure.client.TenureClient.Builder client(List<String> endpoints) {
+        io.tenure.client.TenureClient.Builder builder = io.tenure.client.TenureClient.builder().endpoints(endpoints);
+        if (options.trustedCa != null) {
+            builder.tls(options.trustedCa);
+        }
+        String token = options.token.get();
+        if (token != null) {
+            builder.token(token);
+        }
+        return builder;
+    }
+
+    /** A gRPC channel to a client endpoint, over TLS with the cluster's token when it is {@linkplain Options#secured secured}. */
+    public io.grpc.ManagedChannel channel(String endpoint) {
+        io.grpc.ChannelCredentials credentials = io.grpc.InsecureChannelCredentials.create();
+        if (options.trustedCa != null) {
+            try {
+                credentials = io.grpc.TlsChannelCredentials.newBuilder().trustManager(options.trustedCa.toFile()).build();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return io.grpc.Grpc.newChannelBuilder(endpoint, credentials).intercept(MemberProcess.bearer(options.token)).build();
     }
 
     private Path dataDirOf(String name) {

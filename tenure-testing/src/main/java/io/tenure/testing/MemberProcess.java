@@ -73,6 +73,8 @@ public final class MemberProcess implements AutoCloseable {
     private final Consumer<MemberProcess> onLaunch;
     /** How this object's own status calls reach the member: plaintext, or TLS when it serves TLS. */
     private final io.grpc.ChannelCredentials statusCredentials;
+    /** The bearer token this object's own calls show (a member with authentication on); null: none. */
+    private final java.util.function.Supplier<String> token;
     private volatile Process process;
     private volatile ManagedChannel channel;
     private volatile long logOffsetAtStart;
@@ -94,6 +96,7 @@ public final class MemberProcess implements AutoCloseable {
         this.wrapper = b.wrapper;
         this.onLaunch = b.onLaunch;
         this.statusCredentials = b.statusCredentials;
+        this.token = b.token;
         List<String> args = new ArrayList<>(List.of("--id", name));
         if (b.peers != null) {
             args.addAll(List.of("--peers", b.peers));
@@ -170,8 +173,32 @@ public final class MemberProcess implements AutoCloseable {
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
         builder.environment().putAll(env);
         process = builder.start();
-        channel = NettyChannelBuilder.forAddress(host, clientPort, statusCredentials).build();
+        channel = NettyChannelBuilder.forAddress(host, clientPort, statusCredentials).intercept(bearer(token)).build();
         return this;
+    }
+
+    /**
+     * Shows {@code token}'s current value (when there is one) as {@code authorization: Bearer ...}
+     * on every call: a cluster switches authentication on after it started, so the token comes later.
+     */
+    public static io.grpc.ClientInterceptor bearer(java.util.function.Supplier<String> token) {
+        io.grpc.Metadata.Key<String> authorization = io.grpc.Metadata.Key.of("authorization", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
+        return new io.grpc.ClientInterceptor() {
+            @Override
+            public <Q, A> io.grpc.ClientCall<Q, A> interceptCall(io.grpc.MethodDescriptor<Q, A> method, io.grpc.CallOptions options,
+                                                                 io.grpc.Channel next) {
+                return new io.grpc.ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
+                    @Override
+                    public void start(Listener<A> listener, io.grpc.Metadata headers) {
+                        String value = token.get();
+                        if (value != null) {
+                            headers.put(authorization, "Bearer " + value);
+                        }
+                        super.start(listener, headers);
+                    }
+                };
+            }
+        };
     }
 
     /** The CLI when it is on the class path, else the bench's member main. */
@@ -488,6 +515,7 @@ public final class MemberProcess implements AutoCloseable {
         private UnaryOperator<List<String>> wrapper = command -> command;
         private Consumer<MemberProcess> onLaunch = member -> { };
         private io.grpc.ChannelCredentials statusCredentials = io.grpc.InsecureChannelCredentials.create();
+        private java.util.function.Supplier<String> token = () -> null;
 
         private Builder(String name, Path dataDir) {
             this.name = Objects.requireNonNull(name, "name");
@@ -553,6 +581,15 @@ public final class MemberProcess implements AutoCloseable {
                 throw new java.io.UncheckedIOException(e);
             }
             this.statusCredentials = tls.build();
+            return this;
+        }
+
+        /**
+         * The bearer token this object's own calls show, read at each call (null: none yet), for
+         * a member whose cluster switches authentication on.
+         */
+        public Builder token(java.util.function.Supplier<String> token) {
+            this.token = Objects.requireNonNull(token, "token");
             return this;
         }
 

@@ -408,23 +408,7 @@ public final class TenureCluster implements AutoCloseable {
     private ManagedChannel securedChannel(String host, int port) {
         try {
             io.grpc.ChannelCredentials tls = io.grpc.TlsChannelCredentials.newBuilder().trustManager(certificates.caFile().toFile()).build();
-            io.grpc.Metadata.Key<String> authorization = io.grpc.Metadata.Key.of("authorization", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
-            return io.grpc.Grpc.newChannelBuilderForAddress(host, port, tls).intercept(new io.grpc.ClientInterceptor() {
-                @Override
-                public <Q, A> io.grpc.ClientCall<Q, A> interceptCall(io.grpc.MethodDescriptor<Q, A> method, io.grpc.CallOptions options,
-                                                                   io.grpc.Channel next) {
-                    return new io.grpc.ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
-                        @Override
-                        public void start(Listener<A> listener, io.grpc.Metadata headers) {
-                            String token = rootToken;
-                            if (token != null) {
-                                headers.put(authorization, "Bearer " + token);
-                            }
-                            super.start(listener, headers);
-                        }
-                    };
-                }
-            }).build();
+            return io.grpc.Grpc.newChannelBuilderForAddress(host, port, tls).intercept(MemberProcess.bearer(() -> rootToken)).build();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the test CA " + certificates.caFile(), e);
         }

@@ -68,13 +68,22 @@ public final class TestCertificates {
      * a DNS name), valid from an hour ago for {@code validFor}; its files are {@code <ca>-<member>.pem/.key}.
      */
     public PeerTls member(String member, Duration validFor, String host) {
+        return member(member, validFor, java.util.List.of(host));
+    }
+
+    /**
+     * A certificate for {@code member} (CN) naming each of {@code hosts} as a SAN (IP addresses or
+     * DNS names), valid from an hour ago for {@code validFor}; its files are
+     * {@code <ca>-<member>.pem/.key}, written over any earlier ones of that member.
+     */
+    public PeerTls member(String member, Duration validFor, java.util.List<String> hosts) {
         try {
             KeyPair key = ecKey();
             JcaX509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(new X500Name("CN=" + name),
                     serial(), notBefore(), notAfter(validFor), new X500Name("CN=" + member), key.getPublic());
-            boolean ip = host.matches("[0-9.]+|.*:.*");
-            builder.addExtension(Extension.subjectAlternativeName, false,
-                    new GeneralNames(new GeneralName(ip ? GeneralName.iPAddress : GeneralName.dNSName, host)));
+            GeneralName[] names = hosts.stream().distinct().map(host -> new GeneralName(
+                    host.matches("[0-9.]+|.*:.*") ? GeneralName.iPAddress : GeneralName.dNSName, host)).toArray(GeneralName[]::new);
+            builder.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(names));
             X509Certificate cert = sign(builder, caKey);
             Path certFile = dir.resolve(name + "-" + member + ".pem");
             Path keyFile = dir.resolve(name + "-" + member + ".key");

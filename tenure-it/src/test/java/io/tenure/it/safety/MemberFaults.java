@@ -173,7 +173,7 @@ final class MemberFaults {
     void admin(AdminCall call) {
         long deadline = System.nanoTime() + Cluster.ELECTION_LIMIT.toNanos();
         while (true) {
-            try (TenureClient client = TenureClient.connect(cluster.endpoints())) {
+            try (TenureClient client = cluster.client(cluster.endpoints()).build()) {
                 call.run(client);
                 return;
             } catch (AlreadyExistsException | NotFoundException alreadyDone) {

@@ -2,7 +2,6 @@ package io.tenure.it.safety;
 
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.tenure.proto.v1.DescribeRequest;
 import io.tenure.proto.v1.DescribeResponse;
 import io.tenure.proto.v1.LeaseGrantRequest;
@@ -27,8 +26,8 @@ final class MinorityProbe {
      * member must (UNAVAILABLE, DEADLINE_EXCEEDED, or shed with a retry hint), with "SERVED" when either got any other
      * answer. The grant asks for {@code ttl}, a TTL the cluster accepts.
      */
-    static String probe(String endpoint, Duration deadline, Duration ttl) {
-        ManagedChannel channel = NettyChannelBuilder.forTarget(endpoint).usePlaintext().build();
+    static String probe(io.tenure.it.Cluster cluster, String endpoint, Duration deadline, Duration ttl) {
+        ManagedChannel channel = cluster.channel(endpoint);
         try {
             LockServiceGrpc.LockServiceBlockingStub stub = LockServiceGrpc.newBlockingStub(channel);
             String read;

@@ -167,7 +167,7 @@ final class Nemesis implements AutoCloseable {
         if (minority != null) {
             Waits.untilTime(at + lab.electionTimeout().multipliedBy(2).plusSeconds(1).toNanos());
             long probeAt = System.nanoTime();
-            String answer = MinorityProbe.probe(lab.cluster.member(minority).endpoint(), Duration.ofSeconds(2), lab.ttl());
+            String answer = MinorityProbe.probe(lab.cluster, lab.cluster.member(minority).endpoint(), Duration.ofSeconds(2), lab.ttl());
             lab.log.probe(fault, minority, answer, probeAt);
         }
         Waits.untilTime(at + hold.toNanos());

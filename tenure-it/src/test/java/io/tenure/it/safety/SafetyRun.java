@@ -130,12 +130,14 @@ public final class SafetyRun {
         FencedResource resource = new FencedResource(runDir.resolve("resource.jsonl"), config.fence(), runDir.resolve("permits.jsonl"),
                 SEMAPHORES, runDir.resolve("leaders.jsonl"), ELECTIONS);
         toClose.add(resource);
-        Cluster.Options options = clusterOptions(config, runDir);
-        if (network instanceof io.tenure.it.Placement placement) {
-            options.placement(placement);
-        }
+        SecuredRun secured = config.secured() ? SecuredRun.create(runDir) : null;
+        io.tenure.it.Placement placement = network instanceof io.tenure.it.Placement p ? p : io.tenure.it.Placement.LOOPBACK;
+        Cluster.Options options = clusterOptions(config, runDir, placement, secured);
         Cluster cluster = Cluster.start(runDir.resolve("members"), options);
         toClose.add(cluster);
+        if (secured != null) {
+            secured.switchOn(cluster.endpoints());
+        }
         ClientLinks links = new ClientLinks(config.members() + 1);
         toClose.add(links);
         for (String name : cluster.names()) {
@@ -167,13 +169,14 @@ public final class SafetyRun {
         info.write(runDir);
         for (int i = 1; i <= config.clients(); i++) {
             String name = "c" + i;
-            clients.put(name, startClient(config, runDir, name, i, endpoints.get(name), resource.endpoint()));
+            clients.put(name, startClient(config, runDir, name, i, endpoints.get(name), resource.endpoint(), secured));
         }
         lab.clients.putAll(clients);
         awaitClientsStarted(runDir, clients);
-        System.out.printf("safety run: %d members, %d clients %s, TTL %d ms, election timeout %d ms, seed %d; faults %s for %d s%n",
+        System.out.printf("safety run: %d members, %d clients %s, TTL %d ms, election timeout %d ms, seed %d; faults %s for %d s%s%n",
                 config.members(), config.clients(), lab.roles, config.ttl().toMillis(), config.electionTimeout().toMillis(),
-                config.seed(), info.faults(), config.time().toSeconds());
+                config.seed(), info.faults(), config.time().toSeconds(),
+                secured == null ? "" : "; secured: TLS on client and peer ports, authentication on, clients as user worker");
 
         Nemesis nemesis = new Nemesis(lab);
         toClose.add(nemesis);
@@ -202,7 +205,7 @@ public final class SafetyRun {
         List<String> endpoints = cluster.names().stream().map(cluster::member).filter(io.tenure.testing.MemberProcess::isAlive)
                 .map(io.tenure.testing.MemberProcess::endpoint).toList();
         String json;
-        try (io.tenure.client.TenureClient reader = io.tenure.client.TenureClient.connect(endpoints)) {
+        try (io.tenure.client.TenureClient reader = cluster.client(endpoints).build()) {
             json = "{\"" + COUNTER + "\": " + reader.counter(COUNTER).get() + "}";
         } catch (RuntimeException e) {
             json = "{\"error\": " + com.fasterxml.jackson.databind.node.TextNode.valueOf(String.valueOf(e)) + "}";
@@ -210,9 +213,13 @@ public final class SafetyRun {
         Files.writeString(runDir.resolve(COUNTERS_FILE), json + "\n");
     }
 
-    private static Cluster.Options clusterOptions(SafetyConfig config, Path runDir) {
+    private static Cluster.Options clusterOptions(SafetyConfig config, Path runDir, io.tenure.it.Placement placement,
+                                                  SecuredRun secured) {
         Cluster.Options options = new Cluster.Options().size(config.members()).electionTimeout(config.electionTimeout())
-                .snapshotEvery(config.snapshotEvery()).nested();
+                .snapshotEvery(config.snapshotEvery()).nested().placement(placement);
+        if (secured != null) {
+            options.secured(secured.caFile(), secured::rootToken);
+        }
         if (config.faults().contains(Fault.F11)) {
             // F11 slows a member's peer links through a proxy in front of its peer port.
             options.peerProxies();
@@ -221,26 +228,30 @@ public final class SafetyRun {
         // passes that one). On Ratis, F10 intermittently finds the restarted follower never sent
         // the leader's snapshot, and the run fails as a harness error (docs/safety.md).
         List<String> engine = System.getProperty("tenure.it.raftEngine", "").isEmpty() ? List.of("--raft-engine", "jraft") : List.of();
-        if (config.auditLog()) {
-            // The member's applied-command log, which the checker reads (server option --audit-log).
-            options.memberArgs(name -> {
-                List<String> args = new java.util.ArrayList<>(engine);
+        options.memberArgs(name -> {
+            List<String> args = new java.util.ArrayList<>(engine);
+            if (config.auditLog()) {
+                // The member's applied-command log, which the checker reads (server option --audit-log).
                 args.addAll(List.of("--audit-log", runDir.resolve("members").resolve(name).resolve("audit.jsonl").toString()));
-                return args;
-            });
-        } else {
-            options.memberArgs(name -> engine);
-        }
+            }
+            if (secured != null) {
+                args.addAll(secured.memberArgs(name, placement.host(name)));
+            }
+            return args;
+        });
         return options;
     }
 
     private static Process startClient(SafetyConfig config, Path runDir, String name, int number, List<String> endpoints,
-                                       String resource) throws IOException {
+                                       String resource, SecuredRun secured) throws IOException {
         List<String> command = new ArrayList<>(ChildJava.command(SafetyWorker.class.getName()));
         command.set(1, CLIENT_HEAP);
         command.addAll(List.of("--name", name, "--number", Integer.toString(number), "--role", config.roleOf(number),
                 "--run-dir", runDir.toString(), "--endpoints", String.join(",", endpoints), "--resource", resource,
                 "--seed", Long.toString(config.seed())));
+        if (secured != null) {
+            command.addAll(List.of("--ca", secured.caFile().toString(), "--token-file", secured.workerTokenFile().toString()));
+        }
         // Standard input stays a pipe: closing it (or this JVM's death) ends the client.
         return new ProcessBuilder(command)
                 .redirectErrorStream(true)

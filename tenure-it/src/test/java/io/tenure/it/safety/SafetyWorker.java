@@ -40,10 +40,14 @@ public final class SafetyWorker {
         RunInfo run = RunInfo.read(runDir);
         History history = History.open(runDir.resolve("history").resolve(name + ".jsonl"), name,
                 Integer.parseInt(options.get("number")));
-        TenureClient client = TenureClient.builder()
+        TenureClient.Builder builder = TenureClient.builder()
                 .endpoints(List.of(options.get("endpoints").split(",")))
-                .clientId(name)
-                .build();
+                .clientId(name);
+        if (options.containsKey("ca")) {
+            // A secured run (SecuredRun): TLS to the run's CA, and the worker user's token.
+            SecuredRun.worker(builder, Path.of(options.get("ca")), Path.of(options.get("token-file")));
+        }
+        TenureClient client = builder.build();
         long seed = Long.parseLong(options.get("seed")) * 1_000_003L + Integer.parseInt(options.get("number"));
         WorkerContext ctx = new WorkerContext(name, history, client, new Random(seed), Duration.ofMillis(run.ttlMillis()), run.keys(),
                 options.get("resource"));

@@ -91,7 +91,7 @@ final class SnapshotFault implements AutoCloseable {
                 history = History.open(lab.runDir.resolve("history").resolve(FILLER + ".jsonl"), FILLER, FILLER_NUMBER);
             }
         }
-        try (TenureClient client = TenureClient.builder().endpoints(cluster.endpoints(survivors.toArray(String[]::new)))
+        try (TenureClient client = cluster.client(cluster.endpoints(survivors.toArray(String[]::new)))
                      .clientId(FILLER).build()) {
             List<Thread> threads = List.of(0, 1).stream().map(i -> new Thread(() -> {
                 String key = "filler/" + episodes + "-" + i;
