@@ -63,7 +63,8 @@ public final class TenureState {
                 new KvTable(leases),
                 new ListTable(leases, names.newNamespace()),
                 new SignalTable(leases),
-                new io.tenure.core.access.AccessTable());
+                new io.tenure.core.access.AccessTable(),
+                new io.tenure.core.scope.ScopeTable(leases));
     }
 
     /** The log encoding of every command of the kernel and the primitives. */

@@ -221,6 +221,8 @@ final class Replica {
                 + "\nlatches=" + Rendering.of(state.primitive(io.tenure.core.latch.LatchTable.class).latches("", Integer.MAX_VALUE))
                 + "\ncounters=" + Rendering.of(state.primitive(io.tenure.core.counter.CounterTable.class).counters("", Integer.MAX_VALUE))
                 + "\nlists=" + Rendering.of(state.primitive(io.tenure.core.list.ListTable.class).lists("", Integer.MAX_VALUE))
+                + "\nscopes held=" + Rendering.of(state.primitive(io.tenure.core.scope.ScopeTable.class).holders())
+                + " waiting=" + Rendering.of(state.primitive(io.tenure.core.scope.ScopeTable.class).waiters())
                 + "\nhorizon=" + state.events().horizon() + " events=" + Rendering.of(events);
     }
 

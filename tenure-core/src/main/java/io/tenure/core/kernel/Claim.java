@@ -6,4 +6,13 @@ package io.tenure.core.kernel;
  */
 public interface Claim {
     long leaseId();
+
+    /**
+     * What its {@link GrantQueue} knows it by: the lease, where a lease holds or waits at most
+     * once per queue (a lock, a semaphore); a claim's own id where one lease may hold several
+     * claims of one queue (lock scopes: several byte ranges of one file).
+     */
+    default long id() {
+        return leaseId();
+    }
 }

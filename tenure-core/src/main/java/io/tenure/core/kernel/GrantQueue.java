@@ -19,6 +19,10 @@ import java.util.function.LongSupplier;
  * read/write lock. A waiter is granted only when it fits beside the holders and no earlier waiter
  * it must follow is still queued, so nobody barges in ahead of the queue.
  *
+ * <p>Holders and waiters are known by their claim's {@link Claim#id}: the lease, for kinds where
+ * a lease holds or waits once per resource; a claim's own id where a lease may hold several claims
+ * of one queue (lock scopes), and then every method's {@code id} is that.
+ *
  * <p>Not thread-safe, deterministic: holders and waiters are kept in grant and join order.
  */
 public final class GrantQueue<C extends Claim> {
@@ -38,14 +42,14 @@ public final class GrantQueue<C extends Claim> {
         return key;
     }
 
-    /** The lease's hold, or null. */
-    public Hold<C> holder(long leaseId) {
-        return holders.get(leaseId);
+    /** The hold of claim {@code id} (the lease's, where claims are known by lease), or null. */
+    public Hold<C> holder(long id) {
+        return holders.get(id);
     }
 
-    /** The lease's place in the queue, or null. */
-    public Waiter<C> waiter(long leaseId) {
-        return waiters.get(leaseId);
+    /** The place in the queue of claim {@code id} (the lease's, where claims are known by lease), or null. */
+    public Waiter<C> waiter(long id) {
+        return waiters.get(id);
     }
 
     /** The holders, in grant order. */
@@ -67,11 +71,11 @@ public final class GrantQueue<C extends Claim> {
         return holders.isEmpty() && waiters.isEmpty();
     }
 
-    /** How many waiters are queued before the lease (all of them when it does not wait). */
-    public int ahead(long leaseId) {
+    /** How many waiters are queued before claim {@code id} (all of them when it does not wait). */
+    public int ahead(long id) {
         int n = 0;
-        for (Long id : waiters.keySet()) {
-            if (id == leaseId) {
+        for (Long queued : waiters.keySet()) {
+            if (queued == id) {
                 return n;
             }
             n++;
@@ -92,7 +96,7 @@ public final class GrantQueue<C extends Claim> {
     /** Grants {@code claim} with {@code token}; the caller checked it may ({@link #grantable}, or a waiter it removed). */
     public Hold<C> hold(C claim, long token) {
         Hold<C> hold = new Hold<>(claim, token);
-        holders.put(claim.leaseId(), hold);
+        holders.put(claim.id(), hold);
         rule.held(claim);
         ties.hold(claim.leaseId(), key);
         return hold;
@@ -103,13 +107,13 @@ public final class GrantQueue<C extends Claim> {
      * downgrades to read). Nobody is granted yet: see {@link #grantWaiters}.
      */
     public Hold<C> change(C claim) {
-        Hold<C> before = holders.get(claim.leaseId());
+        Hold<C> before = holders.get(claim.id());
         if (before == null) {
             throw new IllegalStateException("lease " + claim.leaseId() + " holds nothing of '" + key + "'");
         }
         rule.released(before.claim());
         Hold<C> after = new Hold<>(claim, before.token());
-        holders.put(claim.leaseId(), after);
+        holders.put(claim.id(), after);
         rule.held(claim);
         return after;
     }
@@ -117,26 +121,26 @@ public final class GrantQueue<C extends Claim> {
     /** Queues {@code claim} at the back. */
     public Waiter<C> enqueue(C claim, long joinedAt) {
         Waiter<C> waiter = new Waiter<>(claim, joinedAt);
-        waiters.put(claim.leaseId(), waiter);
+        waiters.put(claim.id(), waiter);
         ties.await(claim.leaseId(), key);
         return waiter;
     }
 
-    /** Takes the lease's hold away (nobody is granted yet: see {@link #grantWaiters}); null when it held nothing. */
-    public Hold<C> release(long leaseId) {
-        Hold<C> hold = holders.remove(leaseId);
+    /** Takes claim {@code id}'s hold away (nobody is granted yet: see {@link #grantWaiters}); null when it held nothing. */
+    public Hold<C> release(long id) {
+        Hold<C> hold = holders.remove(id);
         if (hold != null) {
             rule.released(hold.claim());
-            ties.unhold(leaseId, key);
+            ties.unhold(hold.leaseId(), key);
         }
         return hold;
     }
 
-    /** Takes the lease out of the queue; null when it was not queued. */
-    public Waiter<C> withdraw(long leaseId) {
-        Waiter<C> waiter = waiters.remove(leaseId);
+    /** Takes claim {@code id} out of the queue; null when it was not queued. */
+    public Waiter<C> withdraw(long id) {
+        Waiter<C> waiter = waiters.remove(id);
         if (waiter != null) {
-            ties.unawait(leaseId, key);
+            ties.unawait(waiter.leaseId(), key);
         }
         return waiter;
     }
@@ -150,11 +154,11 @@ public final class GrantQueue<C extends Claim> {
      */
     public int grantWaiters(LongSupplier tokens, Consumer<Hold<C>> granted) {
         int count = 0;
-        List<C> passedOver = null;
+        GrantRule.PassedOver<C> passedOver = null;
         Iterator<Waiter<C>> queue = waiters.values().iterator();
         while (queue.hasNext()) {
             C claim = queue.next().claim();
-            if (!mustFollowAny(passedOver, claim) && rule.fits(holders.values(), claim)) {
+            if ((passedOver == null || !passedOver.holdsBack(claim)) && rule.fits(holders.values(), claim)) {
                 queue.remove();
                 ties.unawait(claim.leaseId(), key);
                 granted.accept(hold(claim, tokens.getAsLong()));
@@ -165,38 +169,27 @@ public final class GrantQueue<C extends Claim> {
                 break;
             }
             if (passedOver == null) {
-                passedOver = new ArrayList<>();
+                passedOver = rule.passedOver();
             }
             passedOver.add(claim);
         }
         return count;
     }
 
-    private boolean mustFollowAny(List<C> earlier, C claim) {
-        if (earlier != null) {
-            for (C e : earlier) {
-                if (rule.mustFollow(e, claim)) {
-                    return true;
-                }
-            }
-        }
-        return false;
-    }
-
     /**
-     * Whom the lease waits for: the holders whose claims conflict with its claim, then the
-     * earlier waiters it must follow, by lease id in grant and join order. Empty when it does
+     * Whom claim {@code id} waits for: the holders whose claims conflict with it, then the
+     * earlier waiters it must follow, by claim id in grant and join order. Empty when it does
      * not wait. The edges of a wait-for graph.
      */
-    public List<Long> blockers(long leaseId) {
-        Waiter<C> waiter = waiters.get(leaseId);
+    public List<Long> blockers(long id) {
+        Waiter<C> waiter = waiters.get(id);
         if (waiter == null) {
             return List.of();
         }
         List<Long> blocking = new ArrayList<>();
         for (Hold<C> h : holders.values()) {
             if (rule.conflicts(h.claim(), waiter.claim())) {
-                blocking.add(h.leaseId());
+                blocking.add(h.id());
             }
         }
         for (Waiter<C> w : waiters.values()) {
@@ -204,7 +197,7 @@ public final class GrantQueue<C extends Claim> {
                 break;
             }
             if (rule.mustFollow(w.claim(), waiter.claim())) {
-                blocking.add(w.leaseId());
+                blocking.add(w.id());
             }
         }
         return blocking;

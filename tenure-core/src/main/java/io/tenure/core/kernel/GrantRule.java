@@ -58,6 +58,44 @@ public interface GrantRule<C extends Claim> {
     default void released(C claim) {
     }
 
+    /**
+     * The waiters a scan of the queue passed over (they could not be granted yet), so that a
+     * later waiter that must follow one of them is held back too. One per scan.
+     */
+    interface PassedOver<C extends Claim> {
+        /** Whether {@code later} must follow a waiter passed over so far. */
+        boolean holdsBack(C later);
+
+        /** {@code waiter} could not be granted and stays queued. */
+        void add(C waiter);
+    }
+
+    /**
+     * A new, empty record of passed-over waiters. This one asks {@link #mustFollow} of each, a
+     * scan costing O(n²) in the waiters passed over; a rule with an index of its own (lock
+     * scopes) answers from an index of the passed-over claims instead.
+     */
+    default PassedOver<C> passedOver() {
+        return new PassedOver<>() {
+            private final java.util.List<C> passed = new java.util.ArrayList<>();
+
+            @Override
+            public boolean holdsBack(C later) {
+                for (C earlier : passed) {
+                    if (mustFollow(earlier, later)) {
+                        return true;
+                    }
+                }
+                return false;
+            }
+
+            @Override
+            public void add(C waiter) {
+                passed.add(waiter);
+            }
+        };
+    }
+
     /** One holder at a time, granted in join order. */
     static <C extends Claim> GrantRule<C> exclusive() {
         return new GrantRule<>() {

@@ -7,17 +7,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.SortedSet;
-import java.util.TreeSet;
+import java.util.TreeMap;
 import java.util.function.Function;
 
 /**
  * Which names of one primitive each lease holds and waits for: what a lease's end must release
  * and withdraw, and what a lease reports. Kept by that primitive's {@link GrantQueue}s, never by
- * hand. Looked up by lease, never iterated unordered.
+ * hand. Looked up by lease, never iterated unordered. A lease may hold or wait for one name
+ * several times (claims of one queue known by their own ids): the name stays tied until the
+ * last of them goes.
  */
 public final class Ties {
-    private final Map<Long, TreeSet<String>> held = new HashMap<>();
-    private final Map<Long, TreeSet<String>> waiting = new HashMap<>();
+    private final Map<Long, TreeMap<String, Integer>> held = new HashMap<>();
+    private final Map<Long, TreeMap<String, Integer>> waiting = new HashMap<>();
 
     /** What the lease holds, sorted; empty when nothing. */
     public SortedSet<String> heldBy(long leaseId) {
@@ -65,18 +67,30 @@ public final class Ties {
         remove(waiting, leaseId, key);
     }
 
-    private static void add(Map<Long, TreeSet<String>> ties, long leaseId, String key) {
-        ties.computeIfAbsent(leaseId, k -> new TreeSet<>()).add(key);
+    private static void add(Map<Long, TreeMap<String, Integer>> ties, long leaseId, String key) {
+        ties.computeIfAbsent(leaseId, k -> new TreeMap<>()).merge(key, 1, Integer::sum);
     }
 
-    private static void remove(Map<Long, TreeSet<String>> ties, long leaseId, String key) {
-        TreeSet<String> keys = ties.get(leaseId);
-        if (keys != null && keys.remove(key) && keys.isEmpty()) {
-            ties.remove(leaseId);
+    private static void remove(Map<Long, TreeMap<String, Integer>> ties, long leaseId, String key) {
+        TreeMap<String, Integer> keys = ties.get(leaseId);
+        if (keys == null) {
+            return;
+        }
+        Integer count = keys.get(key);
+        if (count == null) {
+            return;
+        }
+        if (count > 1) {
+            keys.put(key, count - 1);
+        } else {
+            keys.remove(key);
+            if (keys.isEmpty()) {
+                ties.remove(leaseId);
+            }
         }
     }
 
-    private static SortedSet<String> view(TreeSet<String> keys) {
-        return keys == null ? Primitive.EMPTY : Collections.unmodifiableSortedSet(keys);
+    private static SortedSet<String> view(TreeMap<String, Integer> keys) {
+        return keys == null ? Primitive.EMPTY : Collections.unmodifiableSortedSet(keys.navigableKeySet());
     }
 }

@@ -5,4 +5,9 @@ public record Waiter<C extends Claim>(C claim, long joinedAt) {
     public long leaseId() {
         return claim.leaseId();
     }
+
+    /** The claim's id in its queue ({@link Claim#id}). */
+    public long id() {
+        return claim.id();
+    }
 }

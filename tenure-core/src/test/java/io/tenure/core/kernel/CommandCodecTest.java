@@ -115,11 +115,18 @@ class CommandCodecTest {
             io.tenure.core.access.AuthEnable.INSTANCE,
             io.tenure.core.access.AuthDisable.INSTANCE,
             new io.tenure.core.access.TokenIssue("ops", "0123456789abcdef0123456789abcdef", -1),
-            new io.tenure.core.access.TokenRevoke("ops", "fedcba9876543210"));
+            new io.tenure.core.access.TokenRevoke("ops", "fedcba9876543210"),
+            new io.tenure.core.scope.ScopeAcquire(7, List.of(
+                    new io.tenure.core.scope.ScopeRequest(new io.tenure.core.scope.LockScope.ByteRange(42, 0, Long.MAX_VALUE), true),
+                    new io.tenure.core.scope.ScopeRequest(new io.tenure.core.scope.LockScope.Path("/data/\u9396"), false),
+                    new io.tenure.core.scope.ScopeRequest(new io.tenure.core.scope.LockScope.Inode(43), true)),
+                    new byte[] {1, -1}, true, 41),
+            new io.tenure.core.scope.ScopeRelease(7, 99),
+            new io.tenure.core.scope.ScopeCancel(7, 41));
 
     /** Tags are what old logs name their commands by: changing one would misread every log written before. */
     static final List<Integer> TAGS = List.of(36, 2, 3, 4, 9, 31, 15, 7, 11, 8, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 23, 24, 25, 26, 32, 33, 34, 40, 41, 42, 43, 50, 51, 52, 53, 54, 55, 60, 61, 62, 70, 35,
-            90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102);
+            90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 110, 111, 112);
     /** Tags of older encodings, read from old logs, and written for commands that leave the newer fields unset. */
     static final List<Integer> OLDER_TAGS = List.of(1, 5, 6, 10);
 
