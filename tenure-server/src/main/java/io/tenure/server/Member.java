@@ -48,6 +48,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final LeaseKeeper leases;
     private final Locks locks;
     private final Semaphores semaphores;
+    private final io.tenure.server.scope.Scopes scopes;
     private final Elections elections;
     private final Barriers barriers;
     private final DoubleBarriers doubleBarriers;
@@ -74,7 +75,7 @@ public final class Member implements TenureStateMachine.Listener {
     private final io.tenure.server.security.UserRates userRates;
 
     Member(ServerConfig config, Raft raft, TenureStateMachine stateMachine,
-           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, Elections elections, Barriers barriers, DoubleBarriers doubleBarriers, Latches latches, Counters counters, Lists lists, KeyValues keyValues, Signals signals, WatchHub watches, ServerMetrics metrics, long clusterId,
+           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, io.tenure.server.scope.Scopes scopes, Elections elections, Barriers barriers, DoubleBarriers doubleBarriers, Latches latches, Counters counters, Lists lists, KeyValues keyValues, Signals signals, WatchHub watches, ServerMetrics metrics, long clusterId,
            Runnable onRaftShutdown,
            java.util.function.Consumer<Throwable> onLogFailure) {
         this.config = config;
@@ -84,6 +85,7 @@ public final class Member implements TenureStateMachine.Listener {
         this.leases = leases;
         this.locks = locks;
         this.semaphores = semaphores;
+        this.scopes = scopes;
         this.elections = elections;
         this.barriers = barriers;
         this.doubleBarriers = doubleBarriers;
@@ -136,6 +138,11 @@ public final class Member implements TenureStateMachine.Listener {
 
     public Semaphores semaphores() {
         return semaphores;
+    }
+
+    /** Lock scopes: sets of inodes, paths and byte ranges. */
+    public io.tenure.server.scope.Scopes scopes() {
+        return scopes;
     }
 
     public Elections elections() {

@@ -155,6 +155,8 @@ public final class TenureServer implements AutoCloseable {
         Waits waits = new Waits();
         Locks locks = new Locks(proposer, stateMachine, permissions, waits, admission, timer, metrics, config.limits());
         Semaphores semaphores = new Semaphores(proposer, stateMachine, permissions, waits, admission, timer, metrics, config.limits());
+        io.tenure.server.scope.Scopes scopes = new io.tenure.server.scope.Scopes(proposer, stateMachine, permissions, waits, admission, timer,
+                metrics, config.limits());
         Elections elections = new Elections(proposer, stateMachine, permissions, waits, admission, timer, metrics, config.limits());
         Barriers barriers = new Barriers(proposer, stateMachine, permissions, waits, admission, timer, metrics, config.limits());
         DoubleBarriers doubleBarriers = new DoubleBarriers(proposer, stateMachine, permissions, waits, admission, timer, metrics, config.limits());
@@ -165,7 +167,7 @@ public final class TenureServer implements AutoCloseable {
         KeyValues keyValues = new KeyValues(proposer, stateMachine, permissions, admission, metrics, keyExpiry);
         this.watches = new WatchHub(stateMachine, permissions, delivery);
         Signals signals = new Signals(proposer, permissions, admission, metrics, delivery);
-        this.member = new Member(config, raft, stateMachine, proposer, admission, leases, waits, locks, semaphores, elections, barriers, doubleBarriers, latches, counters, lists, keyValues, signals, watches, metrics,
+        this.member = new Member(config, raft, stateMachine, proposer, admission, leases, waits, locks, semaphores, scopes, elections, barriers, doubleBarriers, latches, counters, lists, keyValues, signals, watches, metrics,
                 MemberInfo.idOf(config.clusterName()), this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
         this.authGate = new io.tenure.server.security.Gate(stateMachine, metrics, System::currentTimeMillis, proposer::readBarrier, auditTrail);
@@ -187,6 +189,9 @@ public final class TenureServer implements AutoCloseable {
                 () -> stateMachine.read(s -> s.primitive(ElectionTable.class).candidateCount()));
         metrics.readLockGauges(() -> stateMachine.read(s -> s.primitive(LockTable.class).readLockCount()),
                 () -> stateMachine.read(s -> s.primitive(LockTable.class).readHolderCount()));
+        metrics.scopeGauges(() -> stateMachine.read(s -> s.primitive(io.tenure.core.scope.ScopeTable.class).holdCount()),
+                () -> stateMachine.read(s -> s.primitive(io.tenure.core.scope.ScopeTable.class).heldPartCount()),
+                () -> stateMachine.read(s -> s.primitive(io.tenure.core.scope.ScopeTable.class).waiterCount()));
         metrics.semaphoreGauges(() -> stateMachine.read(s -> s.primitive(SemaphoreTable.class).heldCount()),
                 () -> stateMachine.read(s -> s.primitive(SemaphoreTable.class).permitsHeld()),
                 () -> stateMachine.read(s -> s.primitive(SemaphoreTable.class).waiterCount()));
@@ -388,6 +393,7 @@ public final class TenureServer implements AutoCloseable {
                 .intercept(guard)
                 .addService(new GrpcLockService(member))
                 .addService(new GrpcSemaphoreService(member))
+                .addService(new io.tenure.server.grpc.GrpcScopeService(member))
                 .addService(new GrpcElectionService(member))
                 .addService(new GrpcBarrierService(member))
                 .addService(new GrpcDoubleBarrierService(member))
@@ -405,7 +411,7 @@ public final class TenureServer implements AutoCloseable {
                 // only the calls that may wait move to an executor: with gRPC's default executor,
                 // each call's lookup took a thread hand-off of its own.
                 .directExecutor()
-                .callExecutor(CallThreads.of(calls, GrpcLockService.NON_BLOCKING, GrpcSemaphoreService.NON_BLOCKING,
+                .callExecutor(CallThreads.of(calls, GrpcLockService.NON_BLOCKING, GrpcSemaphoreService.NON_BLOCKING, io.tenure.server.grpc.GrpcScopeService.NON_BLOCKING,
                         GrpcElectionService.NON_BLOCKING, GrpcBarrierService.NON_BLOCKING,
                         GrpcDoubleBarrierService.NON_BLOCKING, GrpcLatchService.NON_BLOCKING, GrpcCounterService.NON_BLOCKING,
                         GrpcListService.NON_BLOCKING, GrpcKvService.NON_BLOCKING, GrpcSignalService.NON_BLOCKING))

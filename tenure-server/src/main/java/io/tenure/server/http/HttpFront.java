@@ -47,7 +47,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP front end (Javalin on Jetty): the JSON lock, semaphore, election and barrier API under
- * {@code /v1} ({@link LockApi}, {@link SemaphoreApi}, {@link ElectionApi}, {@link BarrierApi}, {@link LatchApi}, {@link CounterApi}, {@link KvApi}, {@link ListApi}, {@link SignalApi}), {@code /metrics} in
+ * {@code /v1} ({@link LockApi}, {@link SemaphoreApi}, {@link ScopeApi}, {@link ElectionApi}, {@link BarrierApi}, {@link LatchApi}, {@link CounterApi}, {@link KvApi}, {@link ListApi}, {@link SignalApi}), {@code /metrics} in
  * the Prometheus text format, {@code /healthz} and {@code /readyz}. Like the gRPC front end it
  * only translates: the lock, semaphore, election and lease services decide, and failures become answers in one table ({@link Failures}).
  *
@@ -82,6 +82,7 @@ public final class HttpFront implements AutoCloseable {
     private final SignalApi signals;
     private final LockApi locks;
     private final SemaphoreApi semaphores;
+    private final ScopeApi scopes;
     private final ElectionApi elections;
     private final BarrierApi barriers;
     private final LatchApi latches;
@@ -104,6 +105,7 @@ public final class HttpFront implements AutoCloseable {
         LeaseRecipe leases = new LeaseRecipe(member, timer);
         this.locks = new LockApi(member, leases);
         this.semaphores = new SemaphoreApi(member, leases);
+        this.scopes = new ScopeApi(member, leases);
         this.elections = new ElectionApi(member, leases);
         this.barriers = new BarrierApi(member, leases);
         this.latches = new LatchApi(member, leases);
@@ -332,6 +334,13 @@ public final class HttpFront implements AutoCloseable {
         semaphoreActions.put("renew", semaphores::renew);
         semaphoreActions.put("release", semaphores::release);
         app.post("/v1/semaphores/*", ctx -> serve(ctx, () -> post(ctx, NamePath.SEMAPHORES, semaphoreActions)));
+        // Lock scopes: fixed routes, the scopes in the body (a set has no one name for the path).
+        app.post("/v1/scopes/acquire", ctx -> serve(ctx, () -> scopes.acquire(caller(ctx), body(ctx), ctx.attribute(REQUEST_ID))));
+        app.post("/v1/scopes/release", ctx -> serve(ctx, () -> scopes.release(caller(ctx), body(ctx), ctx.attribute(REQUEST_ID))));
+        app.post("/v1/scopes/renew", ctx -> serve(ctx, () -> scopes.renew(caller(ctx), body(ctx), ctx.attribute(REQUEST_ID))));
+        app.post("/v1/scopes/cancel", ctx -> serve(ctx, () -> scopes.cancel(caller(ctx), body(ctx), ctx.attribute(REQUEST_ID))));
+        app.post("/v1/scopes/describe", ctx -> serve(ctx, () -> scopes.describe(caller(ctx), body(ctx))));
+        app.get("/v1/scopes/describe", ctx -> serve(ctx, () -> scopes.describe(caller(ctx), ctx.queryParamMap())));
         app.get("/v1/elections/*", ctx -> serve(ctx, () -> elections.describe(caller(ctx), NamePath.ELECTIONS.nameOf(ctx.req().getRequestURI()))));
         Map<String, Action> electionActions = new LinkedHashMap<>();
         electionActions.put("campaign", elections::campaign);

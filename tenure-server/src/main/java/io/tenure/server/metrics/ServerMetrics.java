@@ -31,6 +31,9 @@ import java.util.function.ToDoubleFunction;
  *       {@code latch_total{result}} (set, exists, counted_down, reached_zero, absent, failures) and
  *       {@code latch_await_total{result}} (released, not_released, failures); gauges
  *       {@code semaphores_held}, {@code semaphore_permits_held}, {@code semaphore_waiters}</li>
+ *   <li>{@code scope_acquire_total{result}} (acquired, not_acquired, rejected, unavailable), {@code scope_release_total{result}}
+ *       (released, stale, rejected, unavailable), {@code scope_cancel_total{result}} (withdrawn, acquired, failures); gauges
+ *       {@code scope_sets_held}, {@code scope_parts_held}, {@code scope_sets_waiting}</li>
  *   <li>{@code lock_expired_total}: leases ended by expiry, as applied from the log</li>
  *   <li>{@code overload_shed_total{kind}}: new requests shed while the member was behind (acquire, grant, read, watch)</li>
  *   <li>gauges {@code proposer_waiting{lane}} and {@code proposer_oldest_wait_seconds{lane}} (renewal, work),
@@ -111,6 +114,13 @@ public final class ServerMetrics {
         gauge("semaphores_held", "Semaphores with at least one holder", held);
         gauge("semaphore_permits_held", "Permits held, over every semaphore", permitsHeld);
         gauge("semaphore_waiters", "Leases queued for a semaphore", waiters);
+    }
+
+    /** The lock scopes' gauges, read from the member's state on each scrape. */
+    public void scopeGauges(Supplier<Number> setsHeld, Supplier<Number> partsHeld, Supplier<Number> setsWaiting) {
+        gauge("scope_sets_held", "Sets of scopes held (each with one fencing token)", setsHeld);
+        gauge("scope_parts_held", "Inodes, paths and byte ranges held, over every held set", partsHeld);
+        gauge("scope_sets_waiting", "Sets of scopes queued, over the whole scope space", setsWaiting);
     }
 
     /**
@@ -217,6 +227,11 @@ public final class ServerMetrics {
     private void dataChange(String kind, String what, String op, String result) {
         dataChanges.computeIfAbsent(kind + "_" + op, name -> new ResultCounter(name, what + " " + op.replace('_', ' ') + "s by result"))
                 .increment(result);
+    }
+
+    /** A lock scope operation ({@code op}: acquire, release, cancel) by result (see the class comment). */
+    public void scopeChange(String op, String result) {
+        dataChange("scope", "Scope set", op, result);
     }
 
     /** A list operation ({@code op}: push, pop, return) by result: stored, handed, popped, empty, returned, kept_by_retry, or a failure. */

@@ -35,7 +35,7 @@ public final class Permissions {
 
     /** The kinds a permission may name: every primitive's, leases', and every kind ({@value #EVERY_KIND}). */
     public static final java.util.List<String> KINDS = java.util.List.of(EVERY_KIND, "lock", "semaphore", "election", "barrier",
-            "double_barrier", "latch", "counter", "kv", "list", "signal", LEASE);
+            "double_barrier", "latch", "counter", "kv", "list", "signal", "scope", LEASE);
 
     private final TenureStateMachine stateMachine;
     private final AuditTrail trail;
