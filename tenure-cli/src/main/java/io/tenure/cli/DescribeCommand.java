@@ -4,6 +4,11 @@ import io.tenure.client.ElectionDescription;
 import io.tenure.client.LeaderInfo;
 import io.tenure.client.LockDescription;
 import io.tenure.client.LockMode;
+import io.tenure.client.Scope;
+import io.tenure.client.ScopeBlocker;
+import io.tenure.client.ScopeDescription;
+import io.tenure.client.ScopeMode;
+import io.tenure.client.ScopePart;
 import io.tenure.client.SemaphoreDescription;
 import io.tenure.client.TenureBarrier;
 import io.tenure.client.TenureClient;
@@ -11,18 +16,27 @@ import io.tenure.client.TenureDoubleBarrier;
 import io.tenure.client.TenureCountDownLatch;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code tenure describe NAME}: who holds a lock or a semaphore, or leads an election, and who waits for it. */
+/**
+ * {@code tenure describe NAME}: who holds a lock or a semaphore, or leads an election, and who waits
+ * for it; {@code tenure describe --path|--inode|--range ... [--blocked-by]}: who holds and waits for
+ * lock scopes, and who would block them.
+ */
 @Command(name = "describe", mixinStandardHelpOptions = true,
         description = {
-            "Prints who holds lock or semaphore NAME, or leads election NAME, and who waits for it.",
+            "Prints who holds lock or semaphore NAME, or leads election NAME, and who waits for it; or, with --path, "
+                    + "--inode or --range, who holds and waits for those lock scopes.",
             "Read linearizably, one 'name: value' per line; the first line says the kind ('lock: NAME', "
                     + "'semaphore: NAME', 'election: NAME', 'barrier: NAME', 'double_barrier: NAME' or 'latch: NAME').",
             "A lock: held, holder, lease, fencing_token, metadata, held_since_revision, grants, holder_ttl_remaining "
@@ -48,7 +62,16 @@ import picocli.CommandLine.Spec;
                     + "left (not waiting) and entering (waiting to enter, for the next generation when one is inside), "
                     + "then one 'party:' line per lease in that order (lease, client_id, phase, revision: of its "
                     + "generation's entry, its leave or its enter).",
-            "A name nobody holds, leads or waits for prints as a free lock, 'held: false' and the revision, and exits 0."
+            "A name nobody holds, leads or waits for prints as a free lock, 'held: false' and the revision, and exits 0.",
+            "With --path, --inode or --range in place of NAME, the lock scopes: for each scope given, 'scope: SCOPE', "
+                    + "revision, holders, then one 'holder:' line per set held that overlaps it, by fencing token (lease, "
+                    + "client_id, fencing_token, scopes, and metadata when it has some), waiters, then one 'waiter:' "
+                    + "line per set waited for that overlaps it, in queue order (lease, client_id, joined_revision, scopes). A set is shown whole, each part as "
+                    + "'KIND VALUE MODE' ('range 42:0-4096 exclusive'), parts separated by ', '.",
+            "With --blocked-by, then 'blocked_by:' and the number of leases in the way of the scopes given, taken "
+                    + "together as one set, exclusive unless --shared, if asked for now (0: it would be granted at once), "
+                    + "then one 'blocker:' line per part in the way (lease, client_id, holding or waiting, the part, and "
+                    + "the fencing token of a holder). Nothing is queued."
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success (held or free)", "1:no member answered, or the cluster refused the request",
@@ -57,14 +80,57 @@ final class DescribeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "NAME", description = "The lock, semaphore, election, barrier, double barrier or latch.")
+    @Parameters(index = "0", arity = "0..1", paramLabel = "NAME",
+            description = "The lock, semaphore, election, barrier, double barrier or latch (or scope options instead).")
     String name;
+
+    @Mixin
+    ScopeOptions scopes;
+
+    @Option(names = "--blocked-by",
+            description = "With scope options: also print who would block them, as one set, if asked for now.")
+    boolean blockedBy;
+
+    @Option(names = "--shared", description = "With --blocked-by: the set would be held shared (default: exclusive).")
+    boolean shared;
 
     @Mixin
     EndpointsOption endpoints;
 
+    /** Exactly one of NAME and scope options, and --blocked-by and --shared only with scopes; before any call. */
+    void validate() {
+        if (name == null && scopes.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), "Missing NAME, or --path, --inode or --range: say what to describe");
+        }
+        if (name != null && !scopes.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), "Give NAME or scopes (--path, --inode, --range), not both");
+        }
+        if (name != null && (blockedBy || shared)) {
+            throw new ParameterException(spec.commandLine(), (blockedBy ? "--blocked-by" : "--shared")
+                    + " applies to scopes (--path, --inode, --range); a lock's description already names its holders and waiters");
+        }
+        if (shared && !blockedBy) {
+            throw new ParameterException(spec.commandLine(), "--shared applies only with --blocked-by");
+        }
+        if (blockedBy) {
+            try {
+                ScopePart.checkSet(parts());
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), "Invalid scopes: " + e.getMessage());
+            }
+        }
+    }
+
+    private List<ScopePart> parts() {
+        return scopes.scopes().stream().map(scope -> new ScopePart(scope, shared ? ScopeMode.SHARED : ScopeMode.EXCLUSIVE)).toList();
+    }
+
     @Override
     public Integer call() {
+        validate();
+        if (name == null) {
+            return describeScopes();
+        }
         try (TenureClient client = endpoints.connect()) {
             LockDescription lock;
             try {
@@ -102,6 +168,59 @@ final class DescribeCommand implements Callable<Integer> {
             }
         }
         return TenureCli.EXIT_OK;
+    }
+
+    private int describeScopes() {
+        PrintWriter out = spec.commandLine().getOut();
+        try (TenureClient client = endpoints.connect()) {
+            boolean first = true;
+            for (Scope scope : scopes.scopes()) {
+                if (!first) {
+                    out.println();
+                }
+                first = false;
+                print(client.describe(scope), out);
+            }
+            if (blockedBy) {
+                List<ScopeBlocker> blockers = client.blockers(parts());
+                out.println();
+                print(blockers, out);
+            }
+        }
+        out.flush();
+        return TenureCli.EXIT_OK;
+    }
+
+    static void print(ScopeDescription scope, PrintWriter out) {
+        out.println("scope: " + scope.scope());
+        out.println("revision: " + scope.revision());
+        out.println("holders: " + scope.holders().size());
+        for (ScopeDescription.Holder holder : scope.holders()) {
+            out.println("holder: lease=" + holder.leaseId() + " client_id=" + holder.clientId() + " fencing_token=" + holder.fencingToken()
+                    + " scopes=" + parts(holder.parts())
+                    + (holder.metadata().length == 0 ? "" : " metadata=" + Formats.metadata(holder.metadata())));
+        }
+        out.println("waiters: " + scope.waiters().size());
+        int position = 1;
+        for (ScopeDescription.Waiter waiter : scope.waiters()) {
+            out.println("waiter: " + position++ + " lease=" + waiter.leaseId() + " client_id=" + waiter.clientId()
+                    + " joined_revision=" + waiter.joinedRevision() + " scopes=" + parts(waiter.parts()));
+        }
+        out.flush();
+    }
+
+    static void print(List<ScopeBlocker> blockers, PrintWriter out) {
+        out.println("blocked_by: " + blockers.stream().map(ScopeBlocker::leaseId).distinct().count());
+        for (ScopeBlocker blocker : blockers) {
+            out.println("blocker: lease=" + blocker.leaseId() + " client_id=" + blocker.clientId() + " "
+                    + (blocker.holding() ? "holding" : "waiting") + " " + blocker.part()
+                    + (blocker.holding() ? " fencing_token=" + blocker.fencingToken() : ""));
+        }
+        out.flush();
+    }
+
+    private static String parts(List<ScopePart> parts) {
+        return parts.stream().map(ScopePart::toString).collect(Collectors.joining(", "));
     }
 
     /** The lock, semaphore or election of that name, if any; false when the name is free in that namespace. */

@@ -6,6 +6,7 @@ import io.tenure.client.NotElectedException;
 import io.tenure.client.TenureClient;
 import io.tenure.client.TenureElection;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -31,6 +32,9 @@ final class ElectCommand extends LeaseBoundCommand {
     @Parameters(index = "0", paramLabel = "NAME", description = "The election to lead.")
     String name;
 
+    @Parameters(index = "1..*", arity = "1..*", paramLabel = "COMMAND", description = "The command and its arguments.")
+    List<String> command;
+
     @Option(names = "--value", required = true, paramLabel = "V",
             description = "What others see while COMMAND leads ('tenure leader'), up to "
                     + TenureElection.MAX_VALUE_BYTES / 1024 + " KiB in UTF-8.")
@@ -39,6 +43,11 @@ final class ElectCommand extends LeaseBoundCommand {
     @Override
     String name() {
         return name;
+    }
+
+    @Override
+    List<String> command() {
+        return command;
     }
 
     @Override

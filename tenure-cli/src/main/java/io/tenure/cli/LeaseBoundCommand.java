@@ -19,7 +19,6 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
@@ -66,9 +65,6 @@ abstract class LeaseBoundCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "1..*", arity = "1..*", paramLabel = "COMMAND", description = "The command and its arguments.")
-    List<String> command;
-
     @Option(names = "--ttl", defaultValue = "10s", converter = DurationConverter.class, paramLabel = "DURATION",
             description = "Lease time to live, e.g. 500ms, 10s, 2m (default: ${DEFAULT-VALUE}). "
                     + "A paused or partitioned holder loses " + GRANT + " after at most its safe window (TTL/2 from 15s up, 5/6 of the TTL at 5s).")
@@ -103,6 +99,9 @@ abstract class LeaseBoundCommand implements Callable<Integer> {
 
     /** NAME, for messages. */
     abstract String name();
+
+    /** COMMAND and its arguments: the positional parameters after NAME. */
+    abstract List<String> command();
 
     /** Checks the command's own options before anything is sent; throws {@link ParameterException}. */
     void validate() {
@@ -171,7 +170,7 @@ abstract class LeaseBoundCommand implements Callable<Integer> {
         environment.put(KEY_VARIABLE, grant.key());
         environment.put(LEASE_VARIABLE, Long.toString(lease.id()));
         environment.put(TOKEN_VARIABLE, Long.toString(grant.fencingToken()));
-        LeaseBoundProcess process = new LeaseBoundProcess(command, environment, lease);
+        LeaseBoundProcess process = new LeaseBoundProcess(command(), environment, lease);
         running.set(process);
         LeaseBoundProcess.Outcome outcome;
         try {

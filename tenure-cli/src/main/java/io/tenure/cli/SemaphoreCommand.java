@@ -6,6 +6,7 @@ import io.tenure.client.SemaphorePermit;
 import io.tenure.client.TenureClient;
 import io.tenure.client.TenureSemaphore;
 import io.tenure.core.Limits;
+import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -35,6 +36,9 @@ final class SemaphoreCommand extends LeaseBoundCommand {
     @Parameters(index = "0", paramLabel = "NAME", description = "The semaphore to hold permits of.")
     String name;
 
+    @Parameters(index = "1..*", arity = "1..*", paramLabel = "COMMAND", description = "The command and its arguments.")
+    List<String> command;
+
     @Option(names = "--limit", required = true, paramLabel = "N",
             description = "The most permits held at once, 1 to " + Limits.MAX_SEMAPHORE_LIMIT + "; every user of NAME "
                     + "must give the same.")
@@ -47,6 +51,11 @@ final class SemaphoreCommand extends LeaseBoundCommand {
     @Override
     String name() {
         return name;
+    }
+
+    @Override
+    List<String> command() {
+        return command;
     }
 
     @Override

@@ -38,13 +38,13 @@ class CommandLineTest {
         LockCommand lock = parsed(LockCommand.class, "lock", "jobs", "--ttl", "5s", "--timeout", "0",
                 "--client-id", "me", "--metadata", "batch 7", "--endpoints", "a:1,b:2", "--", "sh", "-c", "exit 3");
 
-        assertThat(lock.name).isEqualTo("jobs");
+        assertThat(lock.name()).isEqualTo("jobs");
         assertThat(lock.ttl).isEqualTo(Duration.ofSeconds(5));
         assertThat(lock.timeout).isZero();
         assertThat(lock.clientId).isEqualTo("me");
         assertThat(lock.metadata).isEqualTo("batch 7");
         assertThat(lock.endpoints.endpoints).containsExactly("a:1", "b:2");
-        assertThat(lock.command).containsExactly("sh", "-c", "exit 3");
+        assertThat(lock.command()).containsExactly("sh", "-c", "exit 3");
     }
 
     @Test
@@ -92,8 +92,8 @@ class CommandLineTest {
         LockCommand reader = parsed(LockCommand.class, "lock", "jobs", "--read", "--timeout", "0", "--", "sh", "-c", "exit 3");
         assertThat(reader.mode.lockMode()).isEqualTo(LockMode.READ);
         assertThat(reader.timeout).isZero();
-        assertThat(reader.command).as("--read takes no value").containsExactly("sh", "-c", "exit 3");
-        assertThat(parsed(LockCommand.class, "lock", "--read", "jobs", "--", "--write").command)
+        assertThat(reader.command()).as("--read takes no value").containsExactly("sh", "-c", "exit 3");
+        assertThat(parsed(LockCommand.class, "lock", "--read", "jobs", "--", "--write").command())
                 .as("after the double dash, --write is COMMAND's").containsExactly("--write");
     }
 

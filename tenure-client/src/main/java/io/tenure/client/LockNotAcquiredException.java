@@ -18,6 +18,14 @@ public class LockNotAcquiredException extends TenureException {
         this.waiters = waiters;
     }
 
+    /** For a subclass that words its own message (a set of scopes: {@link ScopeNotAcquiredException}). */
+    protected LockNotAcquiredException(String message, String key, String holder, long waiters) {
+        super(message);
+        this.key = key;
+        this.holder = holder == null ? "" : holder;
+        this.waiters = waiters;
+    }
+
     public String key() {
         return key;
     }

@@ -9,6 +9,7 @@ import io.tenure.proto.v1.ElectionServiceGrpc;
 import io.tenure.proto.v1.KvServiceGrpc;
 import io.tenure.proto.v1.LatchServiceGrpc;
 import io.tenure.proto.v1.LockServiceGrpc;
+import io.tenure.proto.v1.ScopeServiceGrpc;
 import io.tenure.proto.v1.SemaphoreServiceGrpc;
 
 /** The one place where gRPC statuses become client exceptions. */
@@ -30,7 +31,9 @@ final class StatusErrors {
      *                 holder ({@link NotHolderException}) for the lock service's calls on a grant
      *                 (Unlock, Downgrade) and a lease and a refused request for its acquires, a
      *                 member and a refused change for the cluster service, and a lease and a
-     *                 refused request for the semaphore service
+     *                 refused request for the semaphore service; for the scope service a
+     *                 lease, and a deadlock ({@link DeadlockException}), a stale release or another
+     *                 refused request
      */
     static TenureException toException(Throwable failure, String endpoint, String method) {
         if (failure instanceof TenureException tenure) {
@@ -42,6 +45,8 @@ final class StatusErrors {
         // A semaphore's FAILED_PRECONDITION is more than a stale release: a limit or permits that
         // differ from the semaphore's, or a name that is a lock.
         boolean semaphore = SemaphoreServiceGrpc.SERVICE_NAME.equals(service);
+        // A scope acquire that would close a cycle of waits is refused as "deadlock: ...".
+        boolean scope = ScopeServiceGrpc.SERVICE_NAME.equals(service);
         // A lock acquire's FAILED_PRECONDITION is a refused request (the other mode held, a name
         // of another kind, a late copy), not a stale holder.
         boolean acquire = LockServiceGrpc.getLockMethod().getFullMethodName().equals(method)
@@ -61,7 +66,9 @@ final class StatusErrors {
         return switch (status.getCode()) {
             case INVALID_ARGUMENT -> new InvalidArgumentException(text, failure);
             case NOT_FOUND -> cluster ? new NotFoundException(text, failure) : new LeaseNotFoundException(text, failure);
-            case FAILED_PRECONDITION -> cluster || semaphore || acquire
+            case FAILED_PRECONDITION -> scope && text.startsWith("deadlock")
+                    ? new DeadlockException(text, failure)
+                    : cluster || semaphore || scope || acquire
                     ? new FailedPreconditionException(text, failure)
                     : new NotHolderException(text, failure);
             case ALREADY_EXISTS -> new AlreadyExistsException(text, failure);

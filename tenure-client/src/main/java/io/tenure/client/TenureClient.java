@@ -71,6 +71,9 @@ import org.slf4j.LoggerFactory;
  * {@link Lease#lost()} and {@link Lease#state()} tell when to stop. {@link #describe(String)}
  * says who holds a lock, {@link #watch} follows its changes, and
  * {@link io.tenure.client.fence.FenceGuard} is the storage's side of fencing.
+ * {@link #lock(Scope, ScopeMode)} and {@link #lockAll(List)} hold lock scopes (byte ranges,
+ * inodes, paths; a set of them all or nothing under one fencing token), and
+ * {@link #describe(Scope)} and {@link #blockers(List)} say who holds, waits for and blocks them.
  *
  * <h2>Failover</h2>
  * Every call goes to one preferred endpoint. When a member answers {@code UNAVAILABLE} (not
@@ -149,6 +152,8 @@ public final class TenureClient implements AutoCloseable {
      * Starts at a random point: unique per (lock, lease) even if a lease is shared by processes.
      */
     private final AtomicLong acquireRequests = new AtomicLong(LEASE_IDS.nextLong());
+    /** The calls of lock scopes (inodes, paths, byte ranges). */
+    private final ScopeLocks scopeLocks = new ScopeLocks(this);
     /** The session lease, granted on first use and again once lost. Guarded by this. */
     private CompletableFuture<Lease> session;
     private volatile boolean closed;
@@ -481,6 +486,216 @@ public final class TenureClient implements AutoCloseable {
         if (limit < 1 || limit > 1_000_000) {
             throw new IllegalArgumentException("limit must be between 1 and 1000000, got " + limit);
         }
+    }
+
+    /**
+     * Holds {@code scope} in {@code mode} with this client's {@linkplain #session() session lease},
+     * waiting until granted or the lease is lost. A byte range, an inode or a path (seed 003's lock
+     * scopes) is granted as soon as nothing overlapping it conflicts: no holder, and no earlier
+     * waiter (fair, without head-of-line blocking: a writer to {@code [200,300)} does not wait
+     * behind a writer to {@code [0,100)}, and a stream of readers cannot starve a waiting writer).
+     * A {@linkplain Scope#named named} scope is the plain lock of that name, one kind, not two:
+     * {@link ScopeMode#EXCLUSIVE} is {@link LockMode#WRITE}, {@link ScopeMode#SHARED} {@link LockMode#READ}.
+     *
+     * <pre>{@code
+     * try (ScopeHandle held = client.lock(Scope.byteRange(inode, 0, 4096), ScopeMode.EXCLUSIVE)) {
+     *     file.write(0, block, held.fencingToken());
+     * }
+     * }</pre>
+     *
+     * <p>The scope is the lease's, not the thread's: a thread of this client asking for a scope that
+     * overlaps what another of its threads holds would wait for its own lease, and gets
+     * {@link DeadlockException} at once. Use a client (or a {@linkplain #lockAll(List, Lease,
+     * Duration, byte[]) lease}) per worker for work on overlapping scopes.
+     *
+     * @throws DeadlockException    if waiting would close a cycle of waits (nothing is queued; a
+     *                              named scope is a plain lock, whose waits are not checked for cycles)
+     * @throws LeaseLostException   if the lease is lost before the grant (the wait is withdrawn)
+     * @throws UnavailableException if no member could be reached
+     */
+    public ScopeHandle lock(Scope scope, ScopeMode mode) {
+        return Futures.await(lockAsync(scope, mode, null, FailoverCall.ON_TRANSPORT_THREAD), "scope " + scope);
+    }
+
+    /** The asynchronous form of {@link #lock(Scope, ScopeMode)}; cancelling the future withdraws the wait. */
+    public CompletableFuture<ScopeHandle> lockAsync(Scope scope, ScopeMode mode) {
+        return lockAsync(scope, mode, null, null);
+    }
+
+    /**
+     * Holds {@code scope} in {@code mode} with the session lease, waiting at most {@code timeout};
+     * zero tries once without waiting. As {@link #lock(Scope, ScopeMode)} otherwise.
+     *
+     * @throws ScopeNotAcquiredException if not granted in time; it names the leases in the way
+     *                                   (the wait is withdrawn, nothing stays queued). For a named
+     *                                   scope, the plain lock's {@link LockNotAcquiredException}
+     *                                   (which it extends)
+     * @throws DeadlockException         if waiting would close a cycle of waits
+     * @throws IllegalArgumentException  if the timeout is null or negative
+     */
+    public ScopeHandle tryLock(Scope scope, ScopeMode mode, Duration timeout) {
+        checkScopeTimeout(timeout);
+        return Futures.await(lockAsync(scope, mode, timeout, FailoverCall.ON_TRANSPORT_THREAD), "scope " + scope);
+    }
+
+    /** The asynchronous form of {@link #tryLock(Scope, ScopeMode, Duration)}; cancelling the future withdraws the wait. */
+    public CompletableFuture<ScopeHandle> tryLockAsync(Scope scope, ScopeMode mode, Duration timeout) {
+        checkScopeTimeout(timeout);
+        return lockAsync(scope, mode, timeout, null);
+    }
+
+    private CompletableFuture<ScopeHandle> lockAsync(Scope scope, ScopeMode mode, Duration timeout, Executor answers) {
+        Objects.requireNonNull(scope, "scope");
+        Objects.requireNonNull(mode, "mode");
+        ensureOpen();
+        if (scope instanceof Scope.Named named) {
+            checkName(named.name());
+            LockMode lockMode = mode == ScopeMode.SHARED ? LockMode.READ : LockMode.WRITE;
+            CompletableFuture<LockHandle> acquiring = withLease(null, held -> acquireAsync(named.name(), held, timeout, null, answers, 0,
+                    lockMode), LockHandle::releaseAsync);
+            CompletableFuture<ScopeHandle> result = acquiring.thenApply(ScopeHandle::new);
+            result.whenComplete((handle, failure) -> {
+                if (result.isCancelled()) {
+                    acquiring.cancel(false); // withdraws the wait; a grant that came first is given back
+                    acquiring.thenAccept(LockHandle::releaseAsync);
+                }
+            });
+            return result;
+        }
+        List<ScopePart> parts = List.of(new ScopePart(scope, mode));
+        return withLease(null, held -> scopeLocks.acquireAsync(parts, held, timeout, null, answers), ScopeHandle::releaseAsync);
+    }
+
+    /**
+     * Holds every part of {@code parts} with the session lease, all or nothing, under one fencing
+     * token, waiting until granted or the lease is lost. The set waits as one claim, in the way of
+     * each of its parts at once, and is granted when no part conflicts with a holder or an earlier
+     * waiter; a lease never holds some of the parts while waiting for the others, so sets asked for
+     * in any order cannot deadlock one another.
+     *
+     * <pre>{@code
+     * try (ScopeHandle held = client.lockAll(List.of(
+     *         ScopePart.exclusive(Scope.path("/data/out")), ScopePart.shared(Scope.path("/data/in"))))) {
+     *     copy(in, out, held.fencingToken());
+     * }
+     * }</pre>
+     *
+     * @param parts 1 to {@value ScopePart#MAX_PARTS} inodes, paths and byte ranges: no named scope
+     *              (a name is a plain lock, take it alone), none twice, no two overlapping
+     * @throws IllegalArgumentException if the set breaks those rules; nothing is sent then
+     * @throws DeadlockException        if waiting would close a cycle of waits (nothing is queued)
+     * @throws LeaseLostException       if the lease is lost before the grant
+     */
+    public ScopeHandle lockAll(List<ScopePart> parts) {
+        List<ScopePart> set = ScopePart.checkSet(parts);
+        ensureOpen();
+        return Futures.await(withLease(null, held -> scopeLocks.acquireAsync(set, held, null, null, FailoverCall.ON_TRANSPORT_THREAD),
+                ScopeHandle::releaseAsync), "scopes " + set);
+    }
+
+    /** The asynchronous form of {@link #lockAll(List)}; cancelling the future withdraws the wait. */
+    public CompletableFuture<ScopeHandle> lockAllAsync(List<ScopePart> parts) {
+        List<ScopePart> set = ScopePart.checkSet(parts);
+        ensureOpen();
+        return withLease(null, held -> scopeLocks.acquireAsync(set, held, null, null, null), ScopeHandle::releaseAsync);
+    }
+
+    /**
+     * {@link #lockAll(List)}, waiting at most {@code timeout}; zero tries once without waiting.
+     *
+     * @throws ScopeNotAcquiredException if not granted in time, naming the leases in the way (the
+     *                                   wait is withdrawn, nothing stays queued)
+     */
+    public ScopeHandle tryLockAll(List<ScopePart> parts, Duration timeout) {
+        List<ScopePart> set = ScopePart.checkSet(parts);
+        checkScopeTimeout(timeout);
+        ensureOpen();
+        return Futures.await(withLease(null, held -> scopeLocks.acquireAsync(set, held, timeout, null, FailoverCall.ON_TRANSPORT_THREAD),
+                ScopeHandle::releaseAsync), "scopes " + set);
+    }
+
+    /** The asynchronous form of {@link #tryLockAll(List, Duration)}; cancelling the future withdraws the wait. */
+    public CompletableFuture<ScopeHandle> tryLockAllAsync(List<ScopePart> parts, Duration timeout) {
+        List<ScopePart> set = ScopePart.checkSet(parts);
+        checkScopeTimeout(timeout);
+        ensureOpen();
+        return withLease(null, held -> scopeLocks.acquireAsync(set, held, timeout, null, null), ScopeHandle::releaseAsync);
+    }
+
+    /**
+     * Holds every part of {@code parts} with {@code lease}, all or nothing, as {@link #lockAll(List)}.
+     * A retried request keeps its place in the queue or returns the grant it got; a wait survives
+     * the death of the member it waits on (re-sent to another with what remains of the timeout).
+     *
+     * @param timeout  how long to wait: {@code null} or negative waits until granted or the lease
+     *                 is lost; zero tries once without waiting
+     * @param metadata shown to others with the holder (may be null; at most 64 KiB)
+     * @throws ScopeNotAcquiredException if not granted in time (carries the blockers)
+     * @throws DeadlockException         if waiting would close a cycle of waits
+     * @throws LeaseLostException        if the lease is not valid, or is lost while waiting
+     * @throws LeaseNotFoundException    if the server does not know the lease
+     * @throws InvalidArgumentException  if the server refuses a part
+     * @throws UnavailableException      if no member could serve the request
+     */
+    public ScopeHandle lockAll(List<ScopePart> parts, Lease lease, Duration timeout, byte[] metadata) {
+        List<ScopePart> set = ScopePart.checkSet(parts);
+        checkMetadata(metadata);
+        checkLease(lease);
+        return Futures.await(scopeLocks.acquireAsync(set, lease, timeout, metadata, FailoverCall.ON_TRANSPORT_THREAD), "scopes " + set);
+    }
+
+    /** The asynchronous form of {@link #lockAll(List, Lease, Duration, byte[])}; cancelling the future withdraws the wait. */
+    public CompletableFuture<ScopeHandle> lockAllAsync(List<ScopePart> parts, Lease lease, Duration timeout, byte[] metadata) {
+        List<ScopePart> set = ScopePart.checkSet(parts);
+        checkMetadata(metadata);
+        checkLease(lease);
+        return scopeLocks.acquireAsync(set, lease, timeout, metadata == null ? null : metadata.clone(), null);
+    }
+
+    /**
+     * The sets held and waited for that overlap {@code scope}, read linearizably: holders by
+     * fencing token, waiters in queue order. A named scope describes that lock's holders and waiters.
+     *
+     * @throws UnavailableException if no member could answer
+     */
+    public ScopeDescription describe(Scope scope) {
+        return Futures.await(describeAsync(scope), "describe " + scope);
+    }
+
+    /** The asynchronous form of {@link #describe(Scope)}. */
+    public CompletableFuture<ScopeDescription> describeAsync(Scope scope) {
+        Objects.requireNonNull(scope, "scope");
+        ensureOpen();
+        return scopeLocks.describeAsync(scope);
+    }
+
+    /**
+     * Who would block {@code parts} if they were asked for now ("who blocks me"), read
+     * linearizably: the holders of conflicting parts and the earlier waiters a new set would queue
+     * behind; empty when the set would be granted at once. Nothing is queued.
+     *
+     * @throws IllegalArgumentException if the set breaks the rules of {@link #lockAll(List)}
+     */
+    public List<ScopeBlocker> blockers(List<ScopePart> parts) {
+        return Futures.await(blockersAsync(parts), "the blockers of " + parts);
+    }
+
+    /** The asynchronous form of {@link #blockers(List)}. */
+    public CompletableFuture<List<ScopeBlocker>> blockersAsync(List<ScopePart> parts) {
+        List<ScopePart> set = ScopePart.checkSet(parts);
+        ensureOpen();
+        return scopeLocks.blockersAsync(set);
+    }
+
+    private static void checkScopeTimeout(Duration timeout) {
+        if (timeout == null || timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must be zero or positive, got " + timeout
+                    + " (use lock or lockAll to wait without a limit)");
+        }
+    }
+
+    ScopeLocks scopeLocks() {
+        return scopeLocks;
     }
 
     /**
