@@ -26,6 +26,8 @@ public final class Bench {
                     case "W9" -> s.clients() + " clients putting and reading keys";
                     case "W10" -> s.clients() + " producers and " + s.clients() + " consumers on one queue";
                     case "W11" -> s.clients() + " publishers on one channel, a listener on each member";
+                    case "W12" -> s.clients() + " clients locking random 4 KiB ranges of one 1 GiB file, "
+                            + Math.round(BenchSettings.W12_SHARED * 100) + " % shared";
                     case "T1" -> s.clients() + " text connections, each cycling its own lock";
                     case "T2" -> s.clients() + " text connections on one lock";
                     default -> s.clients() + " clients";
@@ -43,6 +45,7 @@ public final class Bench {
                 case "W9" -> PutGets.run(members, s);
                 case "W10" -> Queued.run(members, s);
                 case "W11" -> Signalled.run(members, s);
+                case "W12" -> Ranges.run(members, s);
                 case "T1" -> TextLocks.uncontended(members, s);
                 case "T2" -> TextLocks.contended(members, s);
                 default -> throw new IllegalArgumentException("unknown workload " + s.workload());

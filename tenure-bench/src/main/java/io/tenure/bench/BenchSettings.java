@@ -8,7 +8,7 @@ import java.util.Locale;
  * One run: which members, which workload, how long.
  *
  * @param target     {@code tenure-1} or {@code tenure-3}
- * @param workload   W1 to W11
+ * @param workload   W1 to W12
  * @param clients    concurrent clients (W1, W2, W4, W6, W7, W8, W9; W10: producers, and as many consumers);
  *                   ignored by W3 and W5
  * @param duration   the measured window (W3: how long the leases are held)
@@ -53,10 +53,17 @@ public record BenchSettings(String target, String workload, int clients, Duratio
     public static final int DEFAULT_W10_CLIENTS = 64;
     /** W7: client {@code i} draws its reads and writes from {@code new SplittableRandom(READ_WRITE_SEED + i)}, as the peer drivers do. */
     public static final long READ_WRITE_SEED = 7;
+    /** W12: the share of range acquisitions that are shared (the rest exclusive). */
+    public static final double W12_SHARED = 0.5;
+    /** W12: the file whose ranges the clients lock: 1 GiB in 4 KiB pages. */
+    public static final long W12_FILE_BYTES = 1L << 30;
+    public static final long W12_PAGE_BYTES = 4096;
+    /** Clients of W12 when none are given (issue 21: 64). */
+    public static final int DEFAULT_W12_CLIENTS = 64;
     /** The SDK's largest semaphore limit. */
     public static final int MAX_LIMIT = 1_000_000;
     /** The workloads, in order. */
-    public static final List<String> WORKLOADS = List.of("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10", "W11", "T1", "T2");
+    public static final List<String> WORKLOADS = List.of("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10", "W11", "W12", "T1", "T2");
     /** The lease TTL on one member (issue 7's 10 s; W3 keeps leases alive at TTL/3, the SDK's rhythm). */
     public static final Duration TTL = Duration.ofSeconds(10);
     /**
@@ -73,7 +80,7 @@ public record BenchSettings(String target, String workload, int clients, Duratio
             throw new IllegalArgumentException("target must be tenure-1 or tenure-3 (peers have their own drivers), got " + target);
         }
         if (!WORKLOADS.contains(workload)) {
-            throw new IllegalArgumentException("workload must be W1..W11, T1 or T2, got " + workload);
+            throw new IllegalArgumentException("workload must be W1..W12, T1 or T2, got " + workload);
         }
         if (workload.equals("W5") && !target.equals("tenure-3")) {
             throw new IllegalArgumentException("W5 (failover) needs --target tenure-3");
@@ -127,6 +134,7 @@ public record BenchSettings(String target, String workload, int clients, Duratio
             case "W8" -> DEFAULT_W8_CLIENTS;
             case "W9" -> DEFAULT_W9_CLIENTS;
             case "W10" -> DEFAULT_W10_CLIENTS;
+            case "W12" -> DEFAULT_W12_CLIENTS;
             default -> DEFAULT_CLIENTS;
         };
     }

@@ -25,7 +25,8 @@ import picocli.CommandLine.Option;
                     + "W5 leader kill -9 and failover (tenure-3 only), W6 clients on one semaphore of --limit permits, "
                     + "W7 clients on one read/write lock, 90 %% of the acquisitions reads, W8 clients incrementing one counter, "
                     + "W9 clients each putting a key of 1,000 and reading it back linearizably, W10 as many producers as consumers on one queue, "
-                    + "W11 publishers on one channel with a listener on each member; T1 and T2 are W1 and W2 over the text "
+                    + "W11 publishers on one channel with a listener on each member, W12 clients locking random 4 KiB byte ranges "
+                    + "of one 1 GiB file (half shared, half exclusive); T1 and T2 are W1 and W2 over the text "
                     + "(dflockd) protocol, one TCP connection per client, to the leader."
         },
         exitCodeListHeading = "%nExit codes:%n",
@@ -49,10 +50,10 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--target", defaultValue = "tenure-1", description = "tenure-1 or tenure-3 (default: ${DEFAULT-VALUE}).")
     String target;
 
-    @Option(names = "--workload", defaultValue = "W1", description = "W1..W11, T1, T2 (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--workload", defaultValue = "W1", description = "W1..W12, T1, T2 (default: ${DEFAULT-VALUE}).")
     String workload;
 
-    @Option(names = "--clients", description = "Concurrent clients for W1, W2, W4, W6 to W9; W10: producers, and as many consumers; W11: publishers (default: 16; W6 to W10: 64).")
+    @Option(names = "--clients", description = "Concurrent clients for W1, W2, W4, W6 to W9 and W12; W10: producers, and as many consumers; W11: publishers (default: 16; W6 to W10 and W12: 64).")
     Integer clients;
 
     @Option(names = "--duration", defaultValue = "20s", converter = DurationConverter.class, paramLabel = "DURATION",
