@@ -1,5 +1,7 @@
 package io.tenure.client.fence;
 
+import io.tenure.client.Scope;
+
 /** The argument checks every guard makes before it reads or stores anything. */
 final class FenceArguments {
     private FenceArguments() {
@@ -15,6 +17,23 @@ final class FenceArguments {
     static void requireToken(long token) {
         if (token <= 0) {
             throw new IllegalArgumentException("token must be positive (fencing tokens start at 1), got " + token);
+        }
+    }
+
+    static void requireScopedToken(ScopedToken token) {
+        if (token == null) {
+            throw new IllegalArgumentException("token must not be null: give the ScopedToken of the grant the write is made under");
+        }
+    }
+
+    /** A region a {@link ScopeFenceGuard} fences: an inode, a path or a byte range. */
+    static void requireRegion(Scope region) {
+        if (region == null) {
+            throw new IllegalArgumentException("region must not be null: give the inode, path or byte range the write touches");
+        }
+        if (region instanceof Scope.Named) {
+            throw new IllegalArgumentException("region must be an inode, a path or a byte range, got " + region
+                    + ": fence a named lock's writes per resource with FenceGuard");
         }
     }
 }

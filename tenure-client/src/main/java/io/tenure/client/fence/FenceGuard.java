@@ -40,6 +40,10 @@ package io.tenure.client.fence;
  *
  * <p>Arguments are validated before anything is read or stored: a null or blank resource, or a
  * token that is not positive, throws {@link IllegalArgumentException} naming the argument.
+ *
+ * <p>Writes to parts of files under lock scopes (byte ranges, inodes, paths, granted as a set
+ * with one token) are fenced by region instead, with {@link ScopeFenceGuard}; the package
+ * comment shows byte-range writes fenced that way.
  */
 public interface FenceGuard {
 
