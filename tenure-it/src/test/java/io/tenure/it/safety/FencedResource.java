@@ -56,6 +56,18 @@ import java.util.function.Predicate;
  * LWRITE key token writer                       →  ACCEPT | REFUSE reason
  * LEND key token writer                         →  ENDED | NOTHELD reason
  * </pre>
+ *
+ * <p>The run's byte-range writers (issue 21) write ranges of one inode under grants of lock scopes,
+ * fenced per byte by the SDK's {@link io.tenure.client.fence.InMemoryScopeFenceGuard} and per grant
+ * by a {@link RangeHoldings} (its Javadoc defines holding there), each decision logged to
+ * {@code ranges.jsonl} as a {@link RangeDecision}. {@code held} is the grant's ranges of the inode,
+ * the scopes its token carries ({@code start-end[,start-end...]}); {@code mode} is {@code EXCLUSIVE}
+ * or {@code SHARED}:
+ *
+ * <pre>
+ * RWRITE inode start end mode token writer held →  ACCEPT | REFUSE reason
+ * REND inode start end mode token writer held   →  ENDED | NOTHELD reason
+ * </pre>
  */
 public final class FencedResource implements AutoCloseable {
     /** Which tokens a write may carry. */
@@ -82,6 +94,9 @@ public final class FencedResource implements AutoCloseable {
     private final PermitFence permitFence;
     private final Writer leaderLog;
     private final PermitFence leaderFence;
+    /** The range writers' log ({@code ranges.jsonl}) and fence; null for a run without range writers. */
+    private final Writer rangeLog;
+    private final RangeHoldings rangeFence;
     private final Map<String, Slot> slots = new TreeMap<>();
     private final List<ResourceWrite> decisions = new ArrayList<>();
     private final Map<String, Section> sections = new HashMap<>();
@@ -97,7 +112,18 @@ public final class FencedResource implements AutoCloseable {
      */
     public FencedResource(Path logFile, Fence fence, Path permitLogFile, Map<String, Integer> limits, Path leaderLogFile,
                           List<String> elections) throws IOException {
+        this(logFile, fence, permitLogFile, limits, leaderLogFile, elections, null, 0);
+    }
+
+    /**
+     * @param rangeLogFile where the range writers' decisions go ({@code ranges.jsonl}); null when the run has none
+     * @param rangeInode   the inode the range writers write
+     */
+    public FencedResource(Path logFile, Fence fence, Path permitLogFile, Map<String, Integer> limits, Path leaderLogFile,
+                          List<String> elections, Path rangeLogFile, long rangeInode) throws IOException {
         this.fence = fence;
+        this.rangeLog = rangeLogFile == null ? null : Files.newBufferedWriter(rangeLogFile, StandardCharsets.UTF_8);
+        this.rangeFence = rangeLogFile == null ? null : new RangeHoldings(rangeInode);
         this.log = Files.newBufferedWriter(logFile, StandardCharsets.UTF_8);
         this.permitLog = Files.newBufferedWriter(permitLogFile, StandardCharsets.UTF_8);
         this.permitFence = new PermitFence(limits);
@@ -174,6 +200,16 @@ public final class FencedResource implements AutoCloseable {
                 PermitDecision decision = leaderEnd(words[1], Long.parseLong(words[2]), words[3]);
                 return decision.accepted() ? "ENDED" : "NOTHELD " + decision.reason();
             }
+            if (words[0].equals("RWRITE") && words.length == 8) {
+                RangeDecision decision = rangeWrite(Long.parseLong(words[1]), Long.parseLong(words[2]), Long.parseLong(words[3]), words[4],
+                        Long.parseLong(words[5]), words[6], words[7]);
+                return decision.accepted() ? "ACCEPT" : "REFUSE " + decision.reason();
+            }
+            if (words[0].equals("REND") && words.length == 8) {
+                RangeDecision decision = rangeEnd(Long.parseLong(words[1]), Long.parseLong(words[2]), Long.parseLong(words[3]), words[4],
+                        Long.parseLong(words[5]), words[6], words[7]);
+                return decision.accepted() ? "ENDED" : "NOTHELD " + decision.reason();
+            }
         } catch (NumberFormatException e) {
             return "ERROR " + e.getMessage();
         }
@@ -222,6 +258,41 @@ public final class FencedResource implements AutoCloseable {
 
     private synchronized PermitDecision leaderEnd(String key, long token, String writer) {
         return logDecisions(leaderLog, List.of(leaderFence.end(key, token, 1, writer, System.nanoTime())));
+    }
+
+    private synchronized RangeDecision rangeWrite(long inode, long start, long end, String mode, long token, String writer, String held) {
+        if (rangeFence == null) {
+            return new RangeDecision(inode, start, end, held, mode, RangeDecision.Event.WRITE, token, writer, System.nanoTime(), false,
+                    "this run has no range writers");
+        }
+        return logRanges(rangeFence.write(inode, start, end, held, mode, token, writer, System.nanoTime()));
+    }
+
+    private synchronized RangeDecision rangeEnd(long inode, long start, long end, String mode, long token, String writer, String held) {
+        if (rangeFence == null) {
+            return new RangeDecision(inode, start, end, held, mode, RangeDecision.Event.END, token, writer, System.nanoTime(), false,
+                    "this run has no range writers");
+        }
+        return logRanges(List.of(rangeFence.end(inode, start, end, held, mode, token, writer, System.nanoTime())));
+    }
+
+    /** Logs the range writers' decisions in order (the caller holds the resource's lock); returns the last, the one to answer. */
+    private RangeDecision logRanges(List<RangeDecision> decisions) {
+        try {
+            for (RangeDecision d : decisions) {
+                JsonLines.append(rangeLog, d);
+            }
+            rangeLog.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        notifyAll();
+        return decisions.get(decisions.size() - 1);
+    }
+
+    /** What {@code process} holds of the run's inode by the resource's view, or null: see {@link RangeHoldings#heldBy}. */
+    public synchronized String rangesHeldBy(String process) {
+        return rangeFence == null ? null : rangeFence.heldBy(process);
     }
 
     /** What {@code process} holds of the run's semaphores by the resource's view, or null: see {@link PermitFence#heldBy}. */
@@ -330,6 +401,9 @@ public final class FencedResource implements AutoCloseable {
                 log.close();
                 permitLog.close();
                 leaderLog.close();
+                if (rangeLog != null) {
+                    rangeLog.close();
+                }
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }

@@ -117,6 +117,9 @@ public final class HarnessChecks {
         List<PermitDecision> leaderDecisions = Files.exists(runDir.resolve("leaders.jsonl"))
                 ? JsonLines.read(runDir.resolve("leaders.jsonl"), PermitDecision.class) : List.of();
         checkLeaders(ops, leaderDecisions, run.elections(), violations);
+        List<RangeDecision> rangeDecisions = Files.exists(runDir.resolve("ranges.jsonl"))
+                ? JsonLines.read(runDir.resolve("ranges.jsonl"), RangeDecision.class) : List.of();
+        checkRanges(ops, rangeDecisions, violations);
         Path counters = runDir.resolve(SafetyRun.COUNTERS_FILE);
         if (Files.exists(counters)) {
             checkCounters(ops, new com.fasterxml.jackson.databind.ObjectMapper().readTree(counters.toFile()), violations);
@@ -137,6 +140,11 @@ public final class HarnessChecks {
         for (PermitDecision d : Stream.concat(permitDecisions.stream(), leaderDecisions.stream()).toList()) {
             if (d.event() == PermitDecision.Event.WRITE) {
                 (d.accepted() ? accepted : refused).merge(d.key(), 1, Integer::sum);
+            }
+        }
+        for (RangeDecision d : rangeDecisions) {
+            if (d.event() == RangeDecision.Event.WRITE) {
+                (d.accepted() ? accepted : refused).merge("inode " + d.inode(), 1, Integer::sum);
             }
         }
         return new Findings(violations, warnings, byKind, faults, accepted, refused, timeline, run);
@@ -361,6 +369,29 @@ public final class HarnessChecks {
     static void checkPermits(List<Op> ops, List<PermitDecision> decisions, Map<String, Integer> limits, List<String> violations) {
         PermitFence.breaches(decisions, limits).forEach(b -> violations.add(b.description()));
         checkOutcomes(ops, Kind.SEM_WRITE, decisions, violations);
+    }
+
+    /**
+     * The byte-range writers' resource view (no conflicting holdings open at once, no overlapping
+     * stale write accepted: {@link RangeHoldings#breaches}), and each RANGE_WRITE's recorded outcome
+     * against the resource's decision on it (by writer id: accepted or refused, token, region).
+     */
+    static void checkRanges(List<Op> ops, List<RangeDecision> decisions, List<String> violations) {
+        RangeHoldings.breaches(decisions).forEach(b -> violations.add(b.description()));
+        Map<String, RangeDecision> byWriter = new HashMap<>();
+        decisions.stream().filter(d -> d.event() == RangeDecision.Event.WRITE).forEach(d -> byWriter.put(d.writer(), d));
+        for (Op op : ops) {
+            if (op.kind() != Kind.RANGE_WRITE || op.outcome() == Outcome.INFO) {
+                continue;
+            }
+            RangeDecision d = byWriter.get(op.process() + "/" + op.id());
+            if (d == null || d.accepted() != (op.outcome() == Outcome.OK) || d.token() != op.token()
+                    || !RangeWorker.key(d.inode(), d.start(), d.end()).equals(op.key())) {
+                violations.add(op.process() + " recorded RANGE_WRITE " + op.id() + " " + op.outcome() + " of " + op.key() + " (token "
+                        + op.token() + "), but the resource " + (d == null ? "has no record of it" : (d.accepted() ? "accepted" : "refused")
+                        + " token " + d.token() + " for " + d.region()));
+            }
+        }
     }
 
     /** Violation 5: the elections' resource view (one leadership at a time), and each LEAD_WRITE's recorded outcome. */

@@ -8,6 +8,12 @@ import io.tenure.core.election.ElectionResign;
 import io.tenure.core.election.ElectionTable;
 import io.tenure.core.election.ElectionView;
 import io.tenure.core.lock.LockRelease;
+import io.tenure.core.scope.LockScope;
+import io.tenure.core.scope.ScopeCommand;
+import io.tenure.core.scope.ScopeRelease;
+import io.tenure.core.scope.ScopeRequest;
+import io.tenure.core.scope.ScopeTable;
+import io.tenure.core.scope.ScopeView;
 import io.tenure.core.semaphore.SemaphoreAcquire;
 import io.tenure.core.semaphore.SemaphoreCancel;
 import io.tenure.core.semaphore.SemaphoreCommand;
@@ -112,6 +118,13 @@ final class ModelReplay {
     private final Map<String, Permits> semaphores = new HashMap<>();
     /** The elections by the members' logged results, by name. */
     private final Map<String, Leaders> elections = new HashMap<>();
+    /** The held sets of lock scopes by the members' logged results, by token. */
+    private final Map<Long, ScopeHold> scopeHolders = new HashMap<>();
+    /** Scope commands replayed, checks after a change of the held sets, sets handed to waiters, most sets held at once. */
+    int scopeCommands;
+    int scopeChecks;
+    int scopeHandOffs;
+    int mostScopesHeld;
 
     /** An election by the log: its leader ({lease, token}, null when nobody leads) and its candidates (lease → joinedAt) in order. */
     private static final class Leaders {
@@ -205,6 +218,9 @@ final class ModelReplay {
         Set<String> touched = followSemaphores(c, command, at);
         Set<String> led = followElections(c, command, at);
         checkHolders(c, at);
+        if (followScopes(c, command, at)) {
+            checkScopes(c, at);
+        }
         checkSemaphores(c, touched, at);
         checkElections(c, led, at);
     }
@@ -219,7 +235,8 @@ final class ModelReplay {
         JsonNode r = c.result();
         String where = "index " + c.index() + " (" + c.loggedBy() + ")";
         // A semaphore's results share their names with a lock's; followSemaphores and followElections read theirs.
-        switch (command instanceof SemaphoreCommand || command instanceof ElectionCommand ? "" : c.resultType()) {
+        switch (command instanceof SemaphoreCommand || command instanceof ElectionCommand || command instanceof ScopeCommand ? ""
+                : c.resultType()) {
             case "LeaseGranted" -> liveLeases.add(r.path("leaseId").asLong());
             case "Granted" -> {
                 String key = r.path("key").asText();
@@ -265,7 +282,8 @@ final class ModelReplay {
             }
         }
         for (JsonNode e : c.effects()) {
-            if (!e.path("type").asText().equals("Wake") || isWakeOf(e, SemaphoreTable.NAME) || isWakeOf(e, ElectionTable.NAME)) {
+            if (!e.path("type").asText().equals("Wake") || isWakeOf(e, SemaphoreTable.NAME) || isWakeOf(e, ElectionTable.NAME)
+                    || isWakeOf(e, ScopeTable.NAME)) {
                 continue;
             }
             String key = e.path("key").path("key").asText();
@@ -306,6 +324,157 @@ final class ModelReplay {
     /** Whether {@code effect} wakes a waiter of the primitive named {@code kind}. */
     private static boolean isWakeOf(JsonNode effect, String kind) {
         return effect.path("type").asText().equals("Wake") && effect.path("key").path("kind").asText().equals(kind);
+    }
+
+    /**
+     * The members' results as claims about the held sets of lock scopes (check 3, issue 21):
+     * Granted results of scope acquires (a repeat must be the set held), hand-offs to waiting sets,
+     * releases (by token) and lease ends. A fresh grant goes to a live lease and conflicts with no
+     * set held by the log. Returns whether anything about scopes changed (then {@link #checkScopes}).
+     */
+    private boolean followScopes(AppliedLog.Command c, Command command, long at) {
+        boolean touched = false;
+        JsonNode r = c.result();
+        String where = "index " + c.index() + " (" + c.loggedBy() + ")";
+        if (command instanceof ScopeCommand) {
+            scopeCommands++;
+            touched = true;
+            if (c.resultType().equals("Granted")) {
+                if (r.path("again").asBoolean()) {
+                    ScopeHold held = scopeHolders.get(r.path("fencingToken").asLong());
+                    if (held == null || held.leaseId() != r.path("leaseId").asLong()) {
+                        findings.add(3, where + ": lock scopes granted again to lease " + r.path("leaseId").asLong() + " with token "
+                                + r.path("fencingToken").asLong() + ", but by the log that token holds " + (held == null ? "nothing" : held), at);
+                    }
+                } else {
+                    scopeGrant(r, where, at);
+                }
+            } else if (c.resultType().equals("Released") && command instanceof ScopeRelease rel) {
+                ScopeHold held = scopeHolders.remove(rel.fencingToken());
+                if (held == null || held.leaseId() != rel.leaseId()) {
+                    findings.add(3, where + ": lease " + rel.leaseId() + " released lock scopes with token " + rel.fencingToken()
+                            + ", but by the log that token holds " + (held == null ? "nothing" : held), at);
+                    if (held != null) {
+                        scopeHolders.put(held.token(), held);
+                    }
+                }
+            }
+        }
+        if (c.resultType().equals("LeaseEnded")) {
+            long lease = r.path("leaseId").asLong();
+            touched |= scopeHolders.values().removeIf(h -> h.leaseId() == lease);
+        }
+        for (JsonNode e : c.effects()) {
+            if (isWakeOf(e, ScopeTable.NAME)) {
+                touched = true;
+                if (e.path("result").path("type").asText().equals("Granted")) {
+                    scopeHandOffs++;
+                    scopeGrant(e.path("result"), where, at);
+                }
+            }
+        }
+        return touched;
+    }
+
+    /** A set held by the log: lease, token, and its parts. */
+    private record ScopeHold(long leaseId, long token, List<ScopeRequest> parts) {
+        @Override
+        public String toString() {
+            return "lease " + leaseId + " token " + token + " " + parts;
+        }
+    }
+
+    private void scopeGrant(JsonNode granted, String where, long at) {
+        long lease = granted.path("leaseId").asLong();
+        long token = granted.path("fencingToken").asLong();
+        List<ScopeRequest> parts = new ArrayList<>();
+        for (JsonNode part : granted.path("scopes")) {
+            LockScope scope = scopeOf(part.path("scope"));
+            if (scope == null) {
+                findings.add(3, where + ": a grant of lock scopes to lease " + lease + " names a scope this check cannot read: " + part, at);
+                return;
+            }
+            parts.add(new ScopeRequest(scope, part.path("exclusive").asBoolean()));
+        }
+        ScopeHold grant = new ScopeHold(lease, token, List.copyOf(parts));
+        if (!liveLeases.contains(lease)) {
+            findings.add(3, where + ": lock scopes granted to lease " + lease + " (token " + token + "), which is not alive", at);
+        }
+        for (ScopeHold other : scopeHolders.values()) {
+            String conflict = conflict(other.parts(), grant.parts());
+            if (conflict != null) {
+                findings.add(3, where + ": conflicting lock scopes held at once by the log: " + other + " and " + grant + " (" + conflict
+                        + ")", at);
+            }
+        }
+        ScopeHold before = scopeHolders.put(token, grant);
+        if (before != null) {
+            findings.add(3, where + ": token " + token + " granted for lock scopes twice: " + before + " and " + grant, at);
+        }
+        mostScopesHeld = Math.max(mostScopesHeld, scopeHolders.size());
+    }
+
+    /** The first pair of parts of two sets that conflict (overlap, one exclusive), described; null when none. */
+    static String conflict(List<ScopeRequest> a, List<ScopeRequest> b) {
+        for (ScopeRequest x : a) {
+            for (ScopeRequest y : b) {
+                if (LockScope.conflicts(x.scope(), x.exclusive(), y.scope(), y.exclusive())) {
+                    return x + " against " + y;
+                }
+            }
+        }
+        return null;
+    }
+
+    /** A scope from the audit log's JSON of a {@link LockScope} (its record fields); null when unknown. */
+    static LockScope scopeOf(JsonNode n) {
+        if (n.has("start") && n.has("end") && n.has("inode")) {
+            return new LockScope.ByteRange(n.path("inode").asLong(), n.path("start").asLong(), n.path("end").asLong());
+        }
+        if (n.has("inode")) {
+            return new LockScope.Inode(n.path("inode").asLong());
+        }
+        if (n.has("path")) {
+            return new LockScope.Path(n.path("path").asText());
+        }
+        if (n.has("name")) {
+            return new LockScope.Named(n.path("name").asText());
+        }
+        return null;
+    }
+
+    /**
+     * After a command that touched lock scopes: the sets held by the log have live leases and are
+     * the model's ({@link ScopeTable#holders}: the same tokens, leases and parts), and no two of the
+     * model's held sets conflict.
+     */
+    private void checkScopes(AppliedLog.Command c, long at) {
+        scopeChecks++;
+        String where = "index " + c.index() + " (" + c.loggedBy() + ")";
+        for (ScopeHold h : scopeHolders.values()) {
+            if (!liveLeases.contains(h.leaseId())) {
+                findings.add(3, where + ": lock scopes are held by lease " + h.leaseId() + " (token " + h.token() + "), which is not alive", at);
+            }
+        }
+        List<ScopeView.Holder> model = state.primitive(ScopeTable.class).holders();
+        Map<Long, ScopeHold> byModel = new TreeMap<>();
+        for (ScopeView.Holder h : model) {
+            byModel.put(h.fencingToken(), new ScopeHold(h.leaseId(), h.fencingToken(), List.copyOf(h.scopes())));
+        }
+        if (!byModel.equals(new TreeMap<>(scopeHolders))) {
+            findings.add(3, where + ": by the log the held sets of lock scopes are " + scopeHolders.values() + ", by the model "
+                    + byModel.values(), at);
+        }
+        for (int i = 0; i < model.size(); i++) {
+            for (int j = i + 1; j < model.size(); j++) {
+                String conflict = conflict(model.get(i).scopes(), model.get(j).scopes());
+                if (conflict != null) {
+                    findings.add(3, where + ": the model holds conflicting lock scopes at once: lease " + model.get(i).leaseId() + " token "
+                            + model.get(i).fencingToken() + " and lease " + model.get(j).leaseId() + " token " + model.get(j).fencingToken()
+                            + " (" + conflict + ")", at);
+                }
+            }
+        }
     }
 
     /** The members' results as claims about each semaphore's holders and waiters (checks 3 and 8); returns the names touched. */

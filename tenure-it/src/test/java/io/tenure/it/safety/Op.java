@@ -10,7 +10,8 @@ package io.tenure.it.safety;
  * @param id            unique within the run (the process's number in the high bits)
  * @param process       the client process's name, e.g. {@code c3}
  * @param kind          what was done
- * @param key           the lock, semaphore or election, and the fenced resource it protects; null for lease operations
+ * @param key           the lock, semaphore or election, and the fenced resource it protects; RANGE_*: the byte range
+ *                      ({@code inode:start-end}); null for lease operations
  * @param leaseId       the lease used or granted; 0 when none
  * @param token         ACQUIRE, SEM_ACQUIRE, CAMPAIGN: the fencing token granted; RELEASE, WRITE, SEM_WRITE,
  *                      SEM_RELEASE, LEAD_WRITE, PROCLAIM, RESIGN: the token used; WATCH: the event's revision
@@ -77,7 +78,20 @@ public record Op(long id, String process, Kind kind, String key, long leaseId, l
          * (0: if absent). OK: set, {@code position} the put's revision (0 when the answer does not say); FAIL: not
          * set, {@code position} the key's mod revision then (0 when unknown); INFO: unknown.
          */
-        KV_CAS
+        KV_CAS,
+        /**
+         * Byte ranges of the run's inode were acquired as lock scopes ({@link RangeWorker}): {@code key} the range
+         * ({@code 7:0-8192}), {@code value} 1 for exclusive and 0 for shared, {@code token} the grant's fencing token.
+         */
+        RANGE_ACQUIRE,
+        /**
+         * The fenced resource's inode was written under the grant with {@code token}: {@code key} the region written
+         * ({@code 7:4096-8192}, inside the grant's range), {@code value} its mode as for RANGE_ACQUIRE; FAIL when the
+         * resource refused it ({@link RangeHoldings}).
+         */
+        RANGE_WRITE,
+        /** The grant of the range {@code key} with {@code token} ({@code value} its mode) was released. */
+        RANGE_RELEASE
     }
 
     public enum Outcome { OK, FAIL, INFO }

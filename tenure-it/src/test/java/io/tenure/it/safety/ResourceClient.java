@@ -63,6 +63,21 @@ final class ResourceClient implements AutoCloseable {
         return refusalOf(call("LEND " + key + " " + token + " " + writer), "ENDED", "NOTHELD");
     }
 
+    /**
+     * A write of {@code [start, end)} of {@code inode} under a grant of lock scopes holding {@code held}
+     * ({@code start-end[,...]}) in {@code mode}: the refusal's text ({@code REFUSE reason}), or null when accepted.
+     */
+    String rangeWrite(long inode, long start, long end, String mode, long token, String writer, String held) throws IOException {
+        return refusalOf(call("RWRITE " + inode + " " + start + " " + end + " " + mode + " " + token + " " + writer + " " + held),
+                "ACCEPT", "REFUSE");
+    }
+
+    /** Ends the holding of a grant of byte ranges: the resource's reason when it was not held ({@code NOTHELD reason}), or null. */
+    String rangeEnd(long inode, long start, long end, String mode, long token, String writer, String held) throws IOException {
+        return refusalOf(call("REND " + inode + " " + start + " " + end + " " + mode + " " + token + " " + writer + " " + held),
+                "ENDED", "NOTHELD");
+    }
+
     private static String refusalOf(String answer, String yes, String no) throws IOException {
         if (answer.equals(yes)) {
             return null;

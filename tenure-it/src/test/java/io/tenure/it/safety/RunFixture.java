@@ -42,6 +42,9 @@ final class RunFixture {
     private final List<ResourceWrite> resource = new ArrayList<>();
     private final List<PermitDecision> permits = new ArrayList<>();
     private final List<PermitDecision> leaders = new ArrayList<>();
+    /** The range writers' decisions ({@code ranges.jsonl}), and their inode in {@code run.json} (0: none). */
+    final List<RangeDecision> ranges = new ArrayList<>();
+    long rangeInode;
     /** The run's semaphores and their limits, as {@code run.json} names them. */
     final Map<String, Integer> semaphores = new LinkedHashMap<>();
     /** The run's elections, as {@code run.json} names them. */
@@ -182,6 +185,9 @@ final class RunFixture {
         run.putArray("faults").add("kill").add("pause");
         semaphores.forEach(run.putObject("semaphores")::put);
         elections.forEach(run.putArray("elections")::add);
+        if (rangeInode > 0) {
+            run.put("rangeInode", rangeInode);
+        }
         Files.writeString(dir.resolve("run.json"), run.toString());
         Files.createDirectories(dir.resolve("history"));
         Map<String, List<Op>> byProcess = new LinkedHashMap<>();
@@ -192,6 +198,9 @@ final class RunFixture {
         writeLines(dir.resolve("resource.jsonl"), resource);
         writeLines(dir.resolve("permits.jsonl"), permits);
         writeLines(dir.resolve("leaders.jsonl"), leaders);
+        if (!ranges.isEmpty()) {
+            writeLines(dir.resolve("ranges.jsonl"), ranges);
+        }
         writeLines(dir.resolve("nemesis.jsonl"), faults);
         return dir;
     }

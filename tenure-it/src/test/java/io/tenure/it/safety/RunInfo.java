@@ -32,11 +32,14 @@ import java.util.Map;
  *                              for a run made before semaphores
  * @param elections             the elections the lock workers also campaign in (each is also a resource, fenced as a
  *                              semaphore of limit 1); empty for a run made before elections
+ * @param rangeInode            the inode the lock workers' range writers write ({@link RangeWorker}, issue 21), a
+ *                              resource fenced per byte range; 0 when the run has no range writers (a run made before
+ *                              them, or with {@code ranges} false)
  */
 public record RunInfo(long ttlMillis, long electionTimeoutMillis, long expiryPeriodMillis, List<String> members,
                       List<String> keys, long startNanos, long endNanos, long seed, List<String> faults,
                       List<Client> clients, String fence, long snapshotEvery, Map<String, String> faultsSkipped,
-                      Map<String, Integer> semaphores, List<String> elections) {
+                      Map<String, Integer> semaphores, List<String> elections, long rangeInode) {
     /** The server's lease-expiry scan period. */
     public static final long EXPIRY_PERIOD_MILLIS = 50;
     public static final String FILE = "run.json";
@@ -61,6 +64,11 @@ public record RunInfo(long ttlMillis, long electionTimeoutMillis, long expiryPer
         return limits;
     }
 
+    /** Whether the run had byte-range writers. */
+    public boolean hasRanges() {
+        return rangeInode > 0;
+    }
+
     public static RunInfo read(Path runDir) throws IOException {
         return JSON.readValue(runDir.resolve(FILE).toFile(), RunInfo.class);
     }
@@ -74,6 +82,6 @@ public record RunInfo(long ttlMillis, long electionTimeoutMillis, long expiryPer
 
     public RunInfo ended(long endNanos, List<String> members, Map<String, String> faultsSkipped) {
         return new RunInfo(ttlMillis, electionTimeoutMillis, expiryPeriodMillis, members, keys, startNanos, endNanos, seed,
-                faults, clients, fence, snapshotEvery, faultsSkipped, semaphores, elections);
+                faults, clients, fence, snapshotEvery, faultsSkipped, semaphores, elections, rangeInode);
     }
 }

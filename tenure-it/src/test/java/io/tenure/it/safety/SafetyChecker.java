@@ -58,6 +58,8 @@ public final class SafetyChecker {
     private static final Set<Kind> GRANT_KINDS = EnumSet.of(Kind.ACQUIRE, Kind.SEM_ACQUIRE, Kind.CAMPAIGN);
     /** The results that grant: a lock's or a semaphore's Granted, an election's Elected. */
     private static final Set<String> GRANTED = Set.of("Granted", "Elected");
+    /** The key check 1 files grants of lock scopes under (their tokens increase over all of them, as over every grant). */
+    static final String SCOPES = "(lock scopes)";
     private static final ObjectMapper JSON = new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
     private static final long NEARBY_NANOS = TimeUnit.SECONDS.toNanos(2);
     private static final int AROUND = 20;
@@ -70,6 +72,8 @@ public final class SafetyChecker {
     private final List<PermitDecision> permits;
     /** The same for elections' leaderships ({@code leaders.jsonl}; absent before elections). */
     private final List<PermitDecision> leaders;
+    /** The same for the byte-range writers' grants of lock scopes ({@code ranges.jsonl}; absent before them, issue 21). */
+    private final List<RangeDecision> ranges;
     private final List<FaultEvent> faults;
     private final AppliedLog log;
     private final Set<String> clients = new TreeSet<>();
@@ -101,6 +105,7 @@ public final class SafetyChecker {
         this.resource = lines(runDir.resolve("resource.jsonl"), ResourceWrite.class);
         this.permits = lines(runDir.resolve("permits.jsonl"), PermitDecision.class);
         this.leaders = lines(runDir.resolve("leaders.jsonl"), PermitDecision.class);
+        this.ranges = lines(runDir.resolve("ranges.jsonl"), RangeDecision.class);
         List<FaultEvent> timeline = new ArrayList<>(lines(runDir.resolve("nemesis.jsonl"), FaultEvent.class));
         timeline.sort(Comparator.comparingLong(FaultEvent::atNanos));
         this.faults = List.copyOf(timeline);
@@ -172,13 +177,13 @@ public final class SafetyChecker {
             long at = log.firstAt(c.index());
             JsonNode r = c.result();
             if (GRANTED.contains(c.resultType()) && !r.path("again").asBoolean()) {
-                grants.add(new Grant(r.path("key").asText(), r.path("leaseId").asLong(), r.path("fencingToken").asLong(), c.index(), at,
+                grants.add(new Grant(keyOf(r), r.path("leaseId").asLong(), r.path("fencingToken").asLong(), c.index(), at,
                         c.loggedBy(), r.path("permits").asInt()));
             }
             for (JsonNode e : c.effects()) {
                 JsonNode g = AppliedLog.handOff(e);
                 if (g != null) {
-                    grants.add(new Grant(g.path("key").asText(), g.path("leaseId").asLong(), g.path("fencingToken").asLong(), c.index(), at,
+                    grants.add(new Grant(keyOf(g), g.path("leaseId").asLong(), g.path("fencingToken").asLong(), c.index(), at,
                             c.loggedBy(), g.path("permits").asInt()));
                 }
             }
@@ -234,8 +239,16 @@ public final class SafetyChecker {
                 + " leaderships of elections, one leader per token)" : "") + ", " + clientGrants + " acknowledged acquires";
     }
 
+    /** The key of a grant in the log; a grant of lock scopes (it names {@code scopes}, no key) is {@link #SCOPES}. */
+    private static String keyOf(JsonNode granted) {
+        return granted.has("scopes") && !granted.has("key") ? SCOPES : granted.path("key").asText();
+    }
+
     /** How a name reads in a finding: {@code lock 'k'}, {@code semaphore 's'} or {@code election 'e'}. */
     private String nameOf(String key) {
+        if (key.equals(SCOPES)) {
+            return "a set of lock scopes";
+        }
         return (run.semaphores().containsKey(key) ? "semaphore '" : run.elections().contains(key) ? "election '" : "lock '") + key + "'";
     }
 
@@ -309,6 +322,161 @@ public final class SafetyChecker {
                 + chains + " read-modify-write chains";
         permitHolding();
         leaderHolding();
+        rangeHolding();
+    }
+
+    /**
+     * Check 2 for the byte-range writers (issue 21), "no overlapping writes accepted", by the
+     * fenced resource's view ({@link RangeHoldings} defines holding there): no two grants whose
+     * ranges conflict held at once, no write accepted outside its grant's ranges, after its holding
+     * ended, or over bytes written before under a larger token ({@link RangeHoldings#breaches});
+     * each client's RANGE_WRITE outcome is the resource's decision on it (by writer id: outcome,
+     * token, region) and each accepted decision's writer that recorded its write recorded it OK;
+     * and every grant the resource accepted a write under is a grant of lock scopes in the applied
+     * log with that token, those ranges and that mode (where the log has its index).
+     */
+    private void rangeHolding() {
+        if (ranges.isEmpty() && ops.stream().noneMatch(o -> o.kind() == Kind.RANGE_WRITE)) {
+            if (run.hasRanges()) {
+                notes.add("the run had range writers (inode " + run.rangeInode() + "), but ranges.jsonl has no decision and no "
+                        + "client recorded a RANGE_WRITE");
+            }
+            return;
+        }
+        for (RangeHoldings.Breach b : RangeHoldings.breaches(ranges)) {
+            findings.add(2, b.description(), b.atNanos(), opsOf(b.writers().toArray(String[]::new)));
+        }
+        Map<Long, ScopeGrant> logged = scopeGrants();
+        Map<String, RangeDecision> byWriter = new HashMap<>();
+        int accepted = 0;
+        int refused = 0;
+        int displaced = 0;
+        int ends = 0;
+        int fromLog = 0;
+        Set<Long> grantsWritten = new HashSet<>();
+        for (RangeDecision d : ranges) {
+            switch (d.event()) {
+                case DISPLACE -> displaced++;
+                case END -> ends++;
+                case WRITE -> {
+                    byWriter.putIfAbsent(d.writer(), d);
+                    if (!d.accepted()) {
+                        refused++;
+                        continue;
+                    }
+                    accepted++;
+                    AppliedLog.Index ix = log.indexes.get(d.token() >>> 16);
+                    if (!grantsWritten.add(d.token()) || ix == null || !ix.complete()) {
+                        continue;
+                    }
+                    fromLog++;
+                    ScopeGrant g = logged.get(d.token());
+                    String wrote = "exclusive".equalsIgnoreCase(d.mode()) ? "exclusive" : "shared";
+                    String asked = wrote + " " + d.inode() + ":" + d.held();
+                    if (g == null || !g.describe().equals(asked)) {
+                        findings.add(2, "the resource accepted a write of " + d.region() + " under grant " + d.token() + " of " + asked
+                                + " (" + d.writer() + "), but index " + ix.index + " of the log " + (g == null
+                                ? "grants no lock scopes with that token" : "grants that token to lease " + g.leaseId() + " for " + g.describe()),
+                                d.atNanos(), opsOf(d.writer()));
+                    }
+                }
+            }
+        }
+        int writes = 0;
+        Set<String> recorded = new HashSet<>();
+        for (Op op : ops) {
+            if (op.kind() != Kind.RANGE_WRITE) {
+                continue;
+            }
+            recorded.add(op.process() + "/" + op.id());
+            if (op.outcome() == Outcome.INFO) {
+                continue;
+            }
+            writes++;
+            RangeDecision d = byWriter.get(op.process() + "/" + op.id());
+            if (d == null || d.accepted() != (op.outcome() == Outcome.OK) || d.token() != op.token()
+                    || !RangeWorker.key(d.inode(), d.start(), d.end()).equals(op.key())) {
+                findings.add(2, describe(op) + " was reported " + (op.outcome() == Outcome.OK ? "accepted" : "refused") + ", but the resource "
+                        + (d == null ? "has no record of it" : (d.accepted() ? "accepted" : "refused") + " token " + d.token() + " for "
+                        + d.region()), op.completeNanos(), op);
+            }
+        }
+        exercised[2] = true;
+        evidence[2] += "; ranges of inode " + (run.hasRanges() ? run.rangeInode() : "?") + ": " + ranges.size() + " decisions ("
+                + accepted + " writes accepted, " + refused + " refused, " + displaced + " grants displaced, " + ends + " ended), "
+                + writes + " client writes matched, " + fromLog + " accepted grants found in the log with their ranges and mode";
+    }
+
+    /** A grant of lock scopes in the applied log (a Granted result of a scope acquire, or a hand-off to a waiting set). */
+    record ScopeGrant(long leaseId, long token, long index, JsonNode scopes) {
+        /** {@code exclusive 7:0-4096} for a grant of ranges of one inode in one mode; the scopes' JSON otherwise. */
+        String describe() {
+            StringBuilder held = new StringBuilder();
+            String mode = null;
+            long inode = -1;
+            for (JsonNode part : scopes) {
+                JsonNode scope = part.path("scope");
+                String m = part.path("exclusive").asBoolean() ? "exclusive" : "shared";
+                if (!scope.has("start") || mode != null && (!mode.equals(m) || inode != scope.path("inode").asLong())) {
+                    return scopes.toString();
+                }
+                mode = m;
+                inode = scope.path("inode").asLong();
+                held.append(held.length() == 0 ? "" : ",").append(scope.path("start").asLong()).append('-').append(scope.path("end").asLong());
+            }
+            return mode == null ? scopes.toString() : mode + " " + inode + ":" + held;
+        }
+    }
+
+    /** The grants of lock scopes in the applied log, by token. */
+    private Map<Long, ScopeGrant> scopeGrants() {
+        Map<Long, ScopeGrant> grants = new HashMap<>();
+        for (AppliedLog.Command c : log.commands()) {
+            JsonNode r = c.result();
+            if (c.resultType().equals("Granted") && r.has("scopes") && !r.path("again").asBoolean()) {
+                grants.putIfAbsent(r.path("fencingToken").asLong(), new ScopeGrant(r.path("leaseId").asLong(),
+                        r.path("fencingToken").asLong(), c.index(), r.path("scopes")));
+            }
+            for (JsonNode e : c.effects()) {
+                JsonNode g = AppliedLog.handOff(e);
+                if (g != null && g.has("scopes")) {
+                    grants.putIfAbsent(g.path("fencingToken").asLong(), new ScopeGrant(g.path("leaseId").asLong(),
+                            g.path("fencingToken").asLong(), c.index(), g.path("scopes")));
+                }
+            }
+        }
+        return grants;
+    }
+
+    /** Check 4 for the range writers: each RANGE_ACQUIRE answered OK is a grant of the log to that lease, of that range and mode. */
+    private int[] rangeAcquires() {
+        int matched = 0;
+        int undecided = 0;
+        Map<Long, ScopeGrant> logged = null;
+        for (Op op : ops) {
+            if (op.kind() != Kind.RANGE_ACQUIRE || op.outcome() != Outcome.OK) {
+                continue;
+            }
+            AppliedLog.Index ix = log.indexes.get(op.token() >>> 16);
+            if (ix == null || !ix.complete()) {
+                undecided++;
+                continue;
+            }
+            if (logged == null) {
+                logged = scopeGrants();
+            }
+            ScopeGrant g = logged.get(op.token());
+            int colon = op.key().indexOf(':');
+            String asked = (op.value() == 1 ? "exclusive " : "shared ") + op.key().substring(0, colon) + ":" + op.key().substring(colon + 1);
+            if (g != null && g.leaseId() == op.leaseId() && g.describe().equals(asked)) {
+                matched++;
+            } else {
+                findings.add(4, describe(op) + " (" + asked + ") does not match the log: index " + ix.index + " "
+                        + (g == null ? "grants no lock scopes with that token" : "grants that token to lease " + g.leaseId() + " for "
+                        + g.describe()), op.completeNanos(), op);
+            }
+        }
+        return new int[] {matched, undecided};
     }
 
     /**
@@ -408,6 +576,9 @@ public final class SafetyChecker {
                 + " semaphore checks (permits held at most " + replay.mostPermitsHeld + ")" : "")
                 + (replay.electionCommands > 0 ? "; " + replay.electionCommands + " election commands, " + replay.electionChecks
                 + " election checks (one leader at a time)" : "")
+                + (replay.scopeCommands > 0 ? "; " + replay.scopeCommands + " lock-scope commands, " + replay.scopeChecks
+                + " lock-scope checks (no conflicting sets held at once, by the log and the model; at most " + replay.mostScopesHeld
+                + " sets held, " + replay.scopeHandOffs + " handed to waiters)" : "")
                 + (replay.stopped == null ? "" : "; stopped: " + replay.stopped);
     }
 
@@ -513,10 +684,13 @@ public final class SafetyChecker {
             }
         }
         exercised[4] = matched > 0 || positioned.size() > 1 || probes > 0;
-        exercised[4] |= semaphoreMatched > 0 || campaignsMatched > 0;
+        int[] rangeGrants = rangeAcquires();
+        undecided += rangeGrants[1];
+        exercised[4] |= semaphoreMatched > 0 || campaignsMatched > 0 || rangeGrants[0] > 0;
         evidence[4] = matched + " acquire answers found in the log" + (semaphoreMatched > 0 ? " and " + semaphoreMatched
                 + " of semaphores (key, lease, permits)" : "") + (campaignsMatched > 0 ? " and " + campaignsMatched
-                + " elections won (key, lease)" : "") + (undecided > 0 ? " (" + undecided + " undecided: index not logged)" : "")
+                + " elections won (key, lease)" : "") + (rangeGrants[0] > 0 ? " and " + rangeGrants[0]
+                + " grants of byte ranges (lease, ranges, mode)" : "") + (undecided > 0 ? " (" + undecided + " undecided: index not logged)" : "")
                 + "; real-time order over " + positioned.size() + " answers with a position; results vs the model: see check 3"
                 + (probes > 0 ? "; " + probes + " probe(s) of a cut-off minority member" : "");
     }

@@ -28,15 +28,16 @@ import java.util.Set;
  *   <tr><td>fence</td><td>at-least</td><td>the resource accepts a token {@code at-least} the highest accepted, or strictly {@code above} it</td></tr>
  *   <tr><td>auditLog</td><td>true</td><td>pass {@code --audit-log members/NAME/audit.jsonl} to every member (the server option the checker needs)</td></tr>
  *   <tr><td>minRounds</td><td>1</td><td>rounds of every fault kind to complete even past {@code time}</td></tr>
+ *   <tr><td>ranges</td><td>true</td><td>the lock workers also write byte ranges of one inode under lock scopes ({@link RangeWorker}); false leaves them out</td></tr>
  *   <tr><td>secured</td><td>false</td><td>TLS on the members' client and peer ports, authentication on, and every client a user's bearer token ({@link SecuredRun})</td></tr>
  * </table>
  */
 public record SafetyConfig(Duration time, Set<Fault> faults, long seed, int members, int clients, Path runDir,
                            Duration electionTimeout, Duration ttl, long snapshotEvery, FencedResource.Fence fence,
-                           boolean auditLog, int minRounds, boolean secured) {
+                           boolean auditLog, int minRounds, boolean secured, boolean ranges) {
     public static final String PREFIX = "tenure.safety.";
     public static final Set<String> NAMES = Set.of("time", "faults", "seed", "members", "clients", "out", "root",
-            "electionTimeoutMs", "ttlMs", "snapshotEvery", "fence", "auditLog", "minRounds", "secured");
+            "electionTimeoutMs", "ttlMs", "snapshotEvery", "fence", "auditLog", "minRounds", "secured", "ranges");
 
     public SafetyConfig {
         if (members != 3 && members != 5) {
@@ -99,12 +100,13 @@ public record SafetyConfig(Duration time, Set<Fault> faults, long seed, int memb
                 },
                 Boolean.parseBoolean(s.get("auditLog", "true")),
                 Integer.parseInt(s.get("minRounds", "1")),
-                Boolean.parseBoolean(s.get("secured", "false")));
+                Boolean.parseBoolean(s.get("secured", "false")),
+                Boolean.parseBoolean(s.get("ranges", "true")));
     }
 
     public SafetyConfig withFaults(Set<Fault> kinds) {
         return new SafetyConfig(time, EnumSet.copyOf(kinds), seed, members, clients, runDir, electionTimeout, ttl,
-                snapshotEvery, fence, auditLog, minRounds, secured);
+                snapshotEvery, fence, auditLog, minRounds, secured, ranges);
     }
 
     /** The role of client {@code i} (1-based) of {@code clients}: c1 watches, c2 keeps leases (from 4 clients on), the rest lock. */

@@ -26,6 +26,7 @@ import java.util.concurrent.TimeUnit;
  *   resource.jsonl              a {@link ResourceWrite} per line: every accept and refusal, in order
  *   permits.jsonl               a {@link PermitDecision} per line: the semaphores' writes, ends and displacements, in order
  *   leaders.jsonl               a {@link PermitDecision} per line: the same for the elections' leaders (one permit each)
+ *   ranges.jsonl                a {@link RangeDecision} per line: the range writers' writes, ends and displacements, in order
  *   nemesis.jsonl               a {@link NemesisEvent} per line: each fault's start and end
  *   members/&lt;name&gt;/audit.jsonl  the member's applied commands (the server's --audit-log; on unless --auditLog false)
  *   members/&lt;name&gt;/member.log   the member's output; members/&lt;name&gt;/data its data directory
@@ -51,6 +52,11 @@ public final class SafetyRun {
      * lock cycles; {@link ElectionWorker}): one name, so that the workers stand in line for it.
      */
     public static final List<String> ELECTIONS = List.of("safety/e0");
+    /**
+     * The inode every lock worker's range writer writes byte ranges of under lock scopes ({@link RangeWorker},
+     * issue 21): one small file, so that the writers' ranges collide often.
+     */
+    public static final long RANGE_INODE = 7;
     /** The counter every lock worker also increments ({@link CounterWorker}); read after the run into {@value #COUNTERS_FILE}. */
     public static final String COUNTER = "safety/n0";
     public static final String COUNTERS_FILE = "counters.json";
@@ -128,7 +134,8 @@ public final class SafetyRun {
     private static Result runIn(SafetyConfig config, NetworkFaults network, Path runDir, Map<String, Process> clients,
                                 List<AutoCloseable> toClose) throws Exception {
         FencedResource resource = new FencedResource(runDir.resolve("resource.jsonl"), config.fence(), runDir.resolve("permits.jsonl"),
-                SEMAPHORES, runDir.resolve("leaders.jsonl"), ELECTIONS);
+                SEMAPHORES, runDir.resolve("leaders.jsonl"), ELECTIONS, config.ranges() ? runDir.resolve("ranges.jsonl") : null,
+                config.ranges() ? RANGE_INODE : 0);
         toClose.add(resource);
         SecuredRun secured = config.secured() ? SecuredRun.create(runDir) : null;
         io.tenure.it.Placement placement = network instanceof io.tenure.it.Placement p ? p : io.tenure.it.Placement.LOOPBACK;
@@ -165,7 +172,8 @@ public final class SafetyRun {
         long startNanos = System.nanoTime();
         RunInfo info = new RunInfo(config.ttl().toMillis(), config.electionTimeout().toMillis(), RunInfo.EXPIRY_PERIOD_MILLIS,
                 lab.everMembers, KEYS, startNanos, 0, config.seed(), config.faults().stream().sorted().map(Fault::name).toList(),
-                clientInfo, config.fence().name(), config.snapshotEvery(), Map.of(), SEMAPHORES, ELECTIONS);
+                clientInfo, config.fence().name(), config.snapshotEvery(), Map.of(), SEMAPHORES, ELECTIONS,
+                config.ranges() ? RANGE_INODE : 0);
         info.write(runDir);
         for (int i = 1; i <= config.clients(); i++) {
             String name = "c" + i;

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Timeout;
  * holder, F10 a follower caught up by snapshot and killed during the install, F11 delay and loss
  * on a member's peer links through its peer proxy) on 3 members and 5 client processes (the
  * three lock workers also take permits of a semaphore of limit 3, campaign in an election and
- * increment a counter, on a thread each), about
+ * increment a counter, on a thread each, and write byte ranges of one inode under lock scopes), about
  * three minutes in all on a 2-core machine. Where network namespaces
  * cannot be made (not root, no iptables), F6 is left out and the test says so loudly. Any violation fails the build, and so does a fault the
  * harness could not carry out (a member that did not serve again, no progress after the heal).
@@ -124,6 +124,8 @@ class SafetySuiteTest {
         }
         assertThat(runDir.resolve("resource.jsonl")).isNotEmptyFile();
         assertThat(runDir.resolve("leaders.jsonl")).as("the elections' fenced writes").isNotEmptyFile();
+        assertThat(run.rangeInode()).as("run.json's range inode").isEqualTo(SafetyRun.RANGE_INODE);
+        assertThat(runDir.resolve("ranges.jsonl")).as("the range writers' fenced writes").isNotEmptyFile();
         for (String member : run.members()) {
             assertThat(runDir.resolve("members").resolve(member).resolve("member.log")).isNotEmptyFile();
         }
@@ -156,6 +158,10 @@ class SafetySuiteTest {
         }
         for (Kind kind : List.of(Kind.SEM_ACQUIRE, Kind.SEM_WRITE, Kind.SEM_RELEASE)) {
             assertThat(findings.ops(kind, Outcome.OK)).as(kind + " operations that succeeded (the lock workers' semaphore threads)")
+                    .isPositive();
+        }
+        for (Kind kind : List.of(Kind.RANGE_ACQUIRE, Kind.RANGE_WRITE, Kind.RANGE_RELEASE)) {
+            assertThat(findings.ops(kind, Outcome.OK)).as(kind + " operations that succeeded (the lock workers' byte-range writers)")
                     .isPositive();
         }
         for (Kind kind : List.of(Kind.CAMPAIGN, Kind.LEAD_WRITE, Kind.PROCLAIM, Kind.RESIGN)) {

@@ -22,7 +22,8 @@ import java.util.Random;
  * endpoints given (the harness's links to the members), and plays its role until it is told to
  * stop: SIGTERM, or the end of its standard input (the harness closes it, or died). A lock
  * worker also runs a {@link SemaphoreWorker} and an {@link ElectionWorker}, each on a thread of its
- * own, when the run has semaphores and elections, a {@link CounterWorker} and a {@link KvWorker}. Every
+ * own, when the run has semaphores and elections, a {@link RangeWorker} when it has range writers, a
+ * {@link CounterWorker} and a {@link KvWorker}. Every
  * operation goes to {@code DIR/history/<name>.jsonl}; operations still open when it stops are
  * written as INFO. It may be killed or paused (SIGSTOP) at any moment; the SDK fails over when
  * members die.
@@ -56,12 +57,14 @@ public final class SafetyWorker {
         WorkerContext electionCtx = ctx.withRandom(new Random(Long.reverse(seed)));
         WorkerContext counterCtx = ctx.withRandom(new Random(seed ^ 0x5DEECE66DL));
         WorkerContext kvCtx = ctx.withRandom(new Random(seed * 31 + 7));
+        WorkerContext rangeCtx = ctx.withRandom(new Random(Long.rotateLeft(seed, 21) ^ 0x2545F4914F6CDD1DL));
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             ctx.running = false;
             semaphoreCtx.running = false;
             electionCtx.running = false;
             counterCtx.running = false;
             kvCtx.running = false;
+            rangeCtx.running = false;
             history.close("the process was stopped with the operation open");
         }, "history-close"));
         exitWhenStdinEnds();
@@ -81,6 +84,11 @@ public final class SafetyWorker {
                                 "election-worker");
                         elections.setDaemon(true);
                         elections.start();
+                    }
+                    if (run.hasRanges()) {
+                        Thread ranges = new Thread(() -> new RangeWorker(rangeCtx, leases, run.rangeInode()).run(), "range-worker");
+                        ranges.setDaemon(true);
+                        ranges.start();
                     }
                     Thread counter = new Thread(() -> new CounterWorker(counterCtx).run(), "counter-worker");
                     counter.setDaemon(true);
