@@ -61,6 +61,16 @@ public final class ScopeHandle implements AutoCloseable {
         return fencingToken;
     }
 
+    /**
+     * The token with the parts it may write under, for a {@link io.tenure.client.fence.ScopeFenceGuard}:
+     * the parts held exclusively (a shared part lets its holder read, not write, so a write under
+     * it is refused as a scope mismatch).
+     */
+    public io.tenure.client.fence.ScopedToken scopedToken() {
+        return new io.tenure.client.fence.ScopedToken(fencingToken,
+                parts.stream().filter(p -> p.mode() == ScopeMode.EXCLUSIVE).map(ScopePart::scope).toList());
+    }
+
     /** The lease that holds the scopes. */
     public Lease lease() {
         return lease;

@@ -166,6 +166,15 @@ class ScopeClientTest {
         blocking.release();
         ScopeHandle all = waiting.get(LIMIT.toSeconds(), TimeUnit.SECONDS);
         assertThat(all.parts()).isEqualTo(set);
+        // The token's writable scopes are the exclusive parts: storage refuses a write under the shared one.
+        io.tenure.client.fence.InMemoryScopeFenceGuard store = io.tenure.client.fence.InMemoryScopeFenceGuard.lenient();
+        store.check(all.scopedToken(), Scope.byteRange(103, 6, 8));
+        store.check(all.scopedToken(), Scope.path("/scope-test/all/out/x"));
+        assertThatThrownBy(() -> store.check(all.scopedToken(), Scope.path("/scope-test/all/in")))
+                .isInstanceOf(io.tenure.client.fence.LockScopeMismatchException.class);
+        assertThatThrownBy(() -> store.check(new io.tenure.client.fence.ScopedToken(blocking.fencingToken(),
+                List.of(Scope.byteRange(103, 0, 10))), Scope.byteRange(103, 7, 9)))
+                .as("the older holder of [0,10) is stale where the set wrote").isInstanceOf(io.tenure.client.fence.StaleTokenException.class);
         for (Scope part : List.of(Scope.path("/scope-test/all/out"), Scope.path("/scope-test/all/in"), Scope.inode(103))) {
             assertThat(c.describe(part).holders()).as("every part held under the one token: " + part).singleElement()
                     .satisfies(h -> {
