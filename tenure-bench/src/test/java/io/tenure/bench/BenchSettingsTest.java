@@ -33,13 +33,13 @@ class BenchSettingsTest {
         assertThat(w6(4, 1).limit()).isEqualTo(1);
         assertThatThrownBy(() -> w6(64, 0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("limit");
         assertThatThrownBy(() -> w6(64, 1_000_001)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("limit");
-        assertThatThrownBy(() -> BenchSettings.of("tenure-1", "W12", 1, Duration.ofSeconds(1), Duration.ZERO))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("W1..W11");
+        assertThatThrownBy(() -> BenchSettings.of("tenure-1", "W13", 1, Duration.ofSeconds(1), Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("W1..W12");
     }
 
     @Test
     void w7Is64ClientsOnAReadWriteLockOf90PercentReads() {
-        assertThat(BenchSettings.WORKLOADS).containsSubsequence("W6", "W7", "W8", "W9", "W10", "W11").endsWith("T1", "T2");
+        assertThat(BenchSettings.WORKLOADS).containsSubsequence("W6", "W7", "W8", "W9", "W10", "W11", "W12").endsWith("T1", "T2");
         assertThat(BenchSettings.defaultClients("W8")).isEqualTo(64);
         assertThat(BenchSettings.defaultClients("W9")).isEqualTo(64);
         assertThat(BenchSettings.defaultClients("w10")).isEqualTo(64);
