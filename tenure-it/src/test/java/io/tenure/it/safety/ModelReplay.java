@@ -120,6 +120,8 @@ final class ModelReplay {
     private final Map<String, Leaders> elections = new HashMap<>();
     /** The held sets of lock scopes by the members' logged results, by token. */
     private final Map<Long, ScopeHold> scopeHolders = new HashMap<>();
+    /** The scope sets let go by an explicit release, by token: their lease, so that a retried release is told apart. */
+    private final java.util.Map<Long, Long> scopeReleased = new java.util.HashMap<>();
     /** Scope commands replayed, checks after a change of the held sets, sets handed to waiters, most sets held at once. */
     int scopeCommands;
     int scopeChecks;
@@ -351,7 +353,11 @@ final class ModelReplay {
                 }
             } else if (c.resultType().equals("Released") && command instanceof ScopeRelease rel) {
                 ScopeHold held = scopeHolders.remove(rel.fencingToken());
-                if (held == null || held.leaseId() != rel.leaseId()) {
+                if (held == null && Long.valueOf(rel.leaseId()).equals(scopeReleased.get(rel.fencingToken()))) {
+                    // A retried release of a set this lease let go before: answered again from the member's memo.
+                } else if (held != null && held.leaseId() == rel.leaseId()) {
+                    scopeReleased.put(rel.fencingToken(), rel.leaseId());
+                } else {
                     findings.add(3, where + ": lease " + rel.leaseId() + " released lock scopes with token " + rel.fencingToken()
                             + ", but by the log that token holds " + (held == null ? "nothing" : held), at);
                     if (held != null) {
