@@ -179,7 +179,7 @@ public final class ScopeTable implements Primitive {
     private final ScopeRule rule = new ScopeRule();
     private final GrantQueue<ScopeClaim> queue = new GrantQueue<>(QUEUE, rule, new Ties());
     /** Each lease's sets, held or waiting, by claim id. */
-    private final Map<Long, TreeSet<Long>> byLease = new HashMap<>();
+    private final Map<Long, java.util.NavigableSet<Long>> byLease = new HashMap<>();
     /** The claim id of each set asked for with a request id, by lease and request. */
     private final Map<LeaseRequest, Long> byRequest = new HashMap<>();
     /** The claim id of each held set, by fencing token. */
@@ -290,7 +290,7 @@ public final class ScopeTable implements Primitive {
         if (!c.queue()) {
             return new Busy(c.leaseId(), blockers);
         }
-        List<Step> cycle = cycle(claim);
+        List<Step> cycle = cycle(claim, blockers);
         if (cycle != null) {
             return new Deadlock(c.leaseId(), claim.scopes(), cycle);
         }
@@ -304,6 +304,7 @@ public final class ScopeTable implements Primitive {
         if (claim != null) {
             endedAcquires.ended(context, QUEUE, c.leaseId(), claim.requestId());
             int granted = letGo(context, claim);
+            // The memo keeps the release's answer (how many sets it let in) where a lock keeps its next token.
             recentReleases.letGo(QUEUE, c.leaseId(), c.fencingToken(), granted);
             return new Released(c.leaseId(), c.fencingToken(), granted);
         }
@@ -346,7 +347,7 @@ public final class ScopeTable implements Primitive {
      */
     @Override
     public void leaseEnded(ApplyContext context, long leaseId, List<String> released) {
-        TreeSet<Long> claims = byLease.get(leaseId);
+        java.util.NavigableSet<Long> claims = byLease.get(leaseId);
         if (claims == null) {
             return;
         }
@@ -407,7 +408,7 @@ public final class ScopeTable implements Primitive {
         if (claim.requestId() != 0) {
             byRequest.remove(new LeaseRequest(claim.leaseId(), claim.requestId()), claim.id());
         }
-        TreeSet<Long> claims = byLease.get(claim.leaseId());
+        java.util.NavigableSet<Long> claims = byLease.get(claim.leaseId());
         claims.remove(claim.id());
         if (claims.isEmpty()) {
             byLease.remove(claim.leaseId());
@@ -432,7 +433,7 @@ public final class ScopeTable implements Primitive {
         return hold != null ? hold.claim() : queue.waiter(id).claim();
     }
 
-    private static final TreeSet<Long> EMPTY_IDS = new TreeSet<>();
+    private static final java.util.NavigableSet<Long> EMPTY_IDS = java.util.Collections.emptyNavigableSet();
 
     private String heldSummary(long leaseId) {
         List<String> held = new ArrayList<>();
@@ -487,20 +488,20 @@ public final class ScopeTable implements Primitive {
     }
 
     /**
-     * The cycle of waits that queuing {@code claim} would close, or null: a path in the wait-for
+     * The cycle of waits that queuing {@code claim} (waiting for {@code blockers}) would close, or null: a path in the wait-for
      * graph of leases (lease A waits for lease B when a set of A's waits for a set of B's, held or
      * queued ahead) from the leases {@code claim} would wait for back to its own lease. Searched
      * depth first in claim order, so every member finds the same cycle. Only a lease that holds or
      * waits for something here can be waited for, so most acquires skip the search.
      */
-    private List<Step> cycle(ScopeClaim claim) {
+    private List<Step> cycle(ScopeClaim claim, List<Blocker> blockers) {
         long asking = claim.leaseId();
         if (!byLease.containsKey(asking)) {
             return null;
         }
         Map<Long, Step> reachedBy = new HashMap<>();
         List<Long> frontier = new ArrayList<>();
-        for (Blocker b : blockers(claim, Long.MAX_VALUE)) {
+        for (Blocker b : blockers) {
             if (b.leaseId() == asking) {
                 return List.of(new Step(asking, b));
             }
