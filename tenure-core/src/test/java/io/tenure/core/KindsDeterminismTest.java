@@ -99,7 +99,7 @@ class KindsDeterminismTest {
             // The log must exercise every kind, or the equalities above prove little.
             assertThat(outcomes).as("seed " + seed).contains("Granted", "Queued", "Released", "Downgraded", "Elected", "Candidate",
                     "Proclaimed", "Resigned", "Waiting", "Entered", "Entering", "Leaving", "Left", "LeaseEnded",
-                    "CountSet", "CountedDown", "Open", "Forgotten");
+                    "CountSet", "CountedDown", "Open", "Forgotten", "Deadlock");
         }
     }
 
@@ -135,6 +135,18 @@ class KindsDeterminismTest {
                 parties.forEach(p -> assertThat(alive).as(context + " party alive").contains(p.leaseId()));
             }
         }
+        List<io.tenure.core.scope.ScopeView.Holder> scopeHolders = replica.state.primitive(io.tenure.core.scope.ScopeTable.class).holders();
+        for (int i = 0; i < scopeHolders.size(); i++) {
+            assertThat(alive).as(context + " scope holder alive").contains(scopeHolders.get(i).leaseId());
+            for (int j = 0; j < i; j++) {
+                for (io.tenure.core.scope.ScopeRequest x : scopeHolders.get(i).scopes()) {
+                    for (io.tenure.core.scope.ScopeRequest y : scopeHolders.get(j).scopes()) {
+                        assertThat(io.tenure.core.scope.LockScope.conflicts(x.scope(), x.exclusive(), y.scope(), y.exclusive()))
+                                .as(context + " scope sets held at once conflict: " + x + " and " + y).isFalse();
+                    }
+                }
+            }
+        }
         for (LatchView latch : replica.state.primitive(LatchTable.class).latches("", Integer.MAX_VALUE)) {
             assertThat(latch.count()).as(context + " count of " + latch.key()).isPositive();
             latch.waiting().forEach(w -> assertThat(alive).as(context + " latch waiter alive").contains(w.leaseId()));
@@ -146,7 +158,10 @@ class KindsDeterminismTest {
         long lease = LEASES[random.nextInt(LEASES.length)];
         // Each kind has its own names, so that the kinds meet in leases and entries, not in refusals.
         String name = NAMES[random.nextInt(NAMES.length)];
-        int dice = random.nextInt(110);
+        int dice = random.nextInt(120);
+        if (dice >= 110) {
+            return scopeCommand(random, state, lease, dice - 110);
+        }
         if (dice == 109) {
             // The leader forgets what it saw idle; a name used again since stays.
             return new io.tenure.core.kernel.IdleForget(state.state.idleAfter(0, 8));
@@ -200,6 +215,35 @@ class KindsDeterminismTest {
             return new DoubleBarrierLeave("phase/" + name, lease, random.nextInt(4) != 0);
         }
         return new DoubleBarrierWithdraw("phase/" + name, lease, 0);
+    }
+
+    /** Lock scopes: small sets of ranges of two inodes and paths of one tree, so that they conflict, queue and deadlock. */
+    private static Command scopeCommand(Random random, Replica state, long lease, int dice) {
+        io.tenure.core.scope.ScopeTable scopes = state.state.primitive(io.tenure.core.scope.ScopeTable.class);
+        if (dice < 6) {
+            List<io.tenure.core.scope.ScopeRequest> set = new java.util.ArrayList<>();
+            long start = random.nextInt(8);
+            set.add(new io.tenure.core.scope.ScopeRequest(
+                    new io.tenure.core.scope.LockScope.ByteRange(1 + random.nextInt(2), start, start + 1 + random.nextInt(4)),
+                    random.nextInt(3) != 0));
+            if (random.nextBoolean()) {
+                String[] paths = {"/t", "/t/a", "/t/b", "/t/a/x"};
+                set.add(new io.tenure.core.scope.ScopeRequest(new io.tenure.core.scope.LockScope.Path(paths[random.nextInt(paths.length)]),
+                        random.nextBoolean()));
+            }
+            return new io.tenure.core.scope.ScopeAcquire(lease, set, null, random.nextInt(4) != 0, 1 + random.nextInt(1_000));
+        }
+        if (dice < 9) {
+            List<io.tenure.core.scope.ScopeView.Holder> holders = scopes.holders();
+            if (holders.isEmpty()) {
+                return new io.tenure.core.scope.ScopeRelease(lease, 1);
+            }
+            io.tenure.core.scope.ScopeView.Holder h = holders.get(random.nextInt(holders.size()));
+            return new io.tenure.core.scope.ScopeRelease(h.leaseId(), h.fencingToken());
+        }
+        List<io.tenure.core.scope.ScopeView.Waiter> waiters = scopes.waiters();
+        return waiters.isEmpty() ? new io.tenure.core.scope.ScopeCancel(lease, 1)
+                : new io.tenure.core.scope.ScopeCancel(waiters.get(0).leaseId(), waiters.get(0).requestId());
     }
 
     private static Command latchCommand(Random random, String name, long lease, int dice) {
