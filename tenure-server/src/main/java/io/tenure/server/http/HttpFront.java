@@ -253,7 +253,7 @@ public final class HttpFront implements AutoCloseable {
         try {
             return accounts.gate().identify(token, certificate, "http", remote(ctx));
         } catch (Unauthenticated e) {
-            if (path.equals("/v1/auth/authenticate") || path.equals("/v1/auth/status")) {
+            if (path.equals("/v1/auth/authenticate") || path.equals("/v1/auth/status") || path.equals(OpenApiDocument.PATH)) {
                 return Principal.NOBODY.from(remote(ctx));
             }
             ctx.header("WWW-Authenticate", "Bearer realm=\"tenure\"");
@@ -315,6 +315,7 @@ public final class HttpFront implements AutoCloseable {
         app.get("/readyz", ctx -> serve(ctx, this::ready));
         app.get("/metrics", ctx -> ctx.contentType(METRICS_CONTENT_TYPE)
                 .result(member.metrics().scrape().getBytes(StandardCharsets.UTF_8)));
+        app.get(OpenApiDocument.PATH, ctx -> ctx.contentType(JSON_CONTENT_TYPE).result(OpenApiDocument.open()));
         app.get("/v1/status", ctx -> serve(ctx, locks::status));
         app.get("/v1/leases/{id}", ctx -> serve(ctx, () -> locks.lease(caller(ctx), ctx.pathParam("id"))));
         app.get("/v1/locks", ctx -> serve(ctx, () -> locks.list(caller(ctx), ctx.queryParam("prefix"), ctx.queryParam("limit"))));
