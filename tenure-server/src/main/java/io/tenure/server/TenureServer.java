@@ -439,6 +439,11 @@ public final class TenureServer implements AutoCloseable {
         return h == null ? -1 : h.port();
     }
 
+    /** The HTTP front end, or null before it serves: to look at it from the inside (the routes it serves). */
+    public HttpFront httpFront() {
+        return http;
+    }
+
     /** The bound text (dflockd protocol) port (useful when the configured port was 0), or -1 when it is off or not yet serving. */
     public int textPort() {
         io.tenure.server.text.TextFront t = text;

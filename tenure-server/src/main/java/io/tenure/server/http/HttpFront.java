@@ -181,6 +181,15 @@ public final class HttpFront implements AutoCloseable {
         return app.port();
     }
 
+    /**
+     * The method and path of every route registered ({@code "POST /v1/locks/*"}), as Javalin
+     * matches them: what the OpenAPI contract test compares with {@link OpenApiDocument}.
+     */
+    List<String> servedRoutes() {
+        return app.unsafeConfig().pvt.internalRouter.allHttpHandlers().stream().map(io.javalin.router.ParsedEndpoint::getEndpoint)
+                .filter(e -> e.getMethod().isHttpMethod()).map(e -> e.getMethod() + " " + e.getPath()).toList();
+    }
+
     /** Stops accepting and closes open connections; waits (and in-flight acquires) end with them. */
     @Override
     public void close() {
