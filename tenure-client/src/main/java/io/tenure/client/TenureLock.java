@@ -157,6 +157,17 @@ public final class TenureLock {
         return result;
     }
 
+    /**
+     * This lock as a {@link java.util.concurrent.locks.Lock} ({@code lock}, {@code lockInterruptibly},
+     * {@code tryLock}, {@code tryLock(time, unit)}, {@code unlock}) with the grant's
+     * {@link FencedLock#fencingToken()}, for code written against the JDK's locks. Its one
+     * difference: ownership is this lock's lease, not a thread (see {@link FencedLock}). Each call
+     * returns a new view with a hold count of its own: keep one per name and lease.
+     */
+    public FencedLock asLock() {
+        return new FencedLock(this);
+    }
+
     /** Who holds this lock and who waits, read linearizably. */
     public LockDescription describe() {
         return client.describe(name);
