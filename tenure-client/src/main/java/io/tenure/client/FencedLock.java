@@ -207,35 +207,55 @@ public final class FencedLock implements Lock {
      */
     @Override
     public void unlock() {
-        LockHandle releasing;
-        synchronized (this) {
-            if (held == null) {
-                throw new IllegalMonitorStateException("lock '" + name() + "' is not held by this view");
-            }
-            releasing = held;
-            if (--holds > 0) {
-                if (!releasing.lease().isValid()) {
-                    throw releasing.lease().lostException();
-                }
-                return;
-            }
-            held = null;
+        if (countDown()) {
+            return;
         }
-        boolean leaseValid = releasing.lease().isValid();
+        // The last hold: no acquire of this view may start until the server has released the
+        // grant, or the lease's new acquire could be answered with the grant being released.
+        acquiring.lock();
         try {
-            releasing.release(); // with a lost lease only logged: the lock ends with the lease
-        } catch (UnavailableException e) {
+            LockHandle releasing;
             synchronized (this) {
-                if (held == null) {
-                    held = releasing;
-                    holds = 1;
+                if (countDown()) {
+                    return; // another thread added a hold meanwhile
                 }
+                releasing = held;
+                held = null;
+                holds = 0;
             }
-            throw e;
+            boolean leaseValid = releasing.lease().isValid();
+            try {
+                releasing.release(); // with a lost lease only logged: the lock ends with the lease
+            } catch (UnavailableException e) {
+                hold(releasing); // still held on the server: a later unlock() tries again
+                throw e;
+            }
+            if (!leaseValid) {
+                throw releasing.lease().lostException();
+            }
+        } finally {
+            acquiring.unlock();
         }
-        if (!leaseValid) {
-            throw releasing.lease().lostException();
+    }
+
+    /**
+     * Takes back one hold if more than one is left, and says so; false when the last one is left.
+     *
+     * @throws IllegalMonitorStateException if the view does not hold the lock
+     * @throws LeaseLostException           after counting down, if the grant's lease was lost
+     */
+    private synchronized boolean countDown() {
+        if (held == null) {
+            throw new IllegalMonitorStateException("lock '" + name() + "' is not held by this view");
         }
+        if (holds == 1) {
+            return false;
+        }
+        holds--;
+        if (!held.lease().isValid()) {
+            throw held.lease().lostException();
+        }
+        return true;
     }
 
     /**
