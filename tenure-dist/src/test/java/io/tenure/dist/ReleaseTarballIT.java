@@ -8,6 +8,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.time.Duration;
@@ -79,6 +80,10 @@ class ReleaseTarballIT {
         expected.add("tenure-cli.jar");
         assertThat(new TreeSet<>(names(home.resolve("lib")))).as("lib/: the CLI and the same dependencies as tenure-cli/target/lib")
                 .isEqualTo(expected);
+        try (Stream<Path> jars = Files.list(home.resolve("lib"))) {
+            // A local repository of links (a shared cache) would otherwise ship links to the build host's files.
+            assertThat(jars).as("lib/ holds the jars themselves").allMatch(jar -> Files.isRegularFile(jar, LinkOption.NOFOLLOW_LINKS));
+        }
 
         String readme = Files.readString(home.resolve("README.md"));
         assertThat(readme).startsWith("# Tenure " + VERSION + "\n").doesNotContain("${");
