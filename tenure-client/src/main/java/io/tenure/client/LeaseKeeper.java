@@ -74,6 +74,8 @@ final class LeaseKeeper {
 
     private final long leaseId;
     private final long ttlNanos;
+    /** False for a lease granted by {@link TenureClient#grantExpiringLease}: no keep-alive is ever sent. */
+    private final boolean renews;
     private final Endpoints endpoints;
     private final KeepAliveStreams streams;
     private final MonotonicClock clock;
@@ -107,14 +109,26 @@ final class LeaseKeeper {
      */
     LeaseKeeper(long leaseId, Duration ttl, long grantSentNanos, Endpoints endpoints, KeepAliveStreams streams,
                 MonotonicClock clock, LeaseTimers timers) {
+        this(leaseId, ttl, grantSentNanos, endpoints, streams, clock, timers, true);
+    }
+
+    /**
+     * @param renews false for a lease that is never renewed: no stream, no keep-alive; it is
+     *               trusted until 5/6 of its TTL after the grant's send (TTL/6 is left, as for a
+     *               renewed lease, between giving it up and the server's earliest expiry), then
+     *               lost ({@code EXPIRED})
+     */
+    LeaseKeeper(long leaseId, Duration ttl, long grantSentNanos, Endpoints endpoints, KeepAliveStreams streams,
+                MonotonicClock clock, LeaseTimers timers, boolean renews) {
         this.leaseId = leaseId;
         this.ttlNanos = ttl.toNanos();
+        this.renews = renews;
         this.endpoints = endpoints;
         this.streams = streams;
         this.clock = clock;
         this.timers = timers;
         this.lastAckedSendNanos = grantSentNanos;
-        this.safeUntilNanos = grantSentNanos + safeWindowNanos(ttlNanos);
+        this.safeUntilNanos = grantSentNanos + (renews ? safeWindowNanos(ttlNanos) : ttlNanos - ttlNanos / 6);
         this.nextTickNanos = grantSentNanos + ttlNanos / 3;
     }
 
@@ -124,8 +138,10 @@ final class LeaseKeeper {
             long now = clock.nanoTime();
             if (!passedSafeWindow(now)) {
                 armLossTimer(now);
-                scheduleTick(now);
-                openStream();
+                if (renews) {
+                    scheduleTick(now);
+                    openStream();
+                }
             }
         }
         publishLoss();
@@ -328,6 +344,11 @@ final class LeaseKeeper {
     private boolean passedSafeWindow(long now) {
         if (now - safeUntilNanos < 0) {
             return false;
+        }
+        if (!renews) {
+            markLost(LeaseLoss.Reason.EXPIRED, "lease " + leaseId + " is not renewed, and 5/6 of its TTL ("
+                    + TimeUnit.NANOSECONDS.toMillis(ttlNanos) + " ms) have passed since its grant was sent; the server ends it at its TTL");
+            return true;
         }
         markLost(LeaseLoss.Reason.UNREACHABLE, "no keep-alive of lease " + leaseId
                 + " was acknowledged within its safe window (" + TimeUnit.NANOSECONDS.toMillis(safeWindowNanos(ttlNanos))

@@ -254,6 +254,33 @@ public final class TenureClient implements AutoCloseable {
     }
 
     /**
+     * Grants a lease that this client holds but does <em>not</em> renew: it ends {@code ttl} after
+     * the grant (on the leader's clock, and at most a failover later, as any lease that is not
+     * renewed), or when revoked, whatever happens to this process. For work whose locks must end
+     * by a deadline even if the process hangs or dies, such as ShedLock's {@code lockAtMostFor};
+     * otherwise use {@link #grantLease(Duration, String)}. Locks are acquired with it through
+     * {@link #lock(String, Lease)} as with any lease.
+     *
+     * <p>The client trusts it ({@link Lease#isValid()}) until 5/6 of the TTL after the grant was
+     * sent, leaving TTL/6 before the server's earliest expiry as for a renewed lease; then
+     * {@link Lease#lost()} completes with {@code EXPIRED}.
+     *
+     * @throws IllegalArgumentException if {@code ttl} is outside {@link Lease#MIN_TTL} to {@link Lease#MAX_TTL}
+     * @throws InvalidArgumentException if the server refuses the TTL (below its minimum) or client id
+     * @throws UnavailableException     if no member could grant it
+     */
+    public Lease grantExpiringLease(Duration ttl, String clientId) {
+        return Futures.await(grantExpiringLeaseAsync(ttl, clientId), "a lease grant");
+    }
+
+    /** The asynchronous form of {@link #grantExpiringLease(Duration, String)}. */
+    public CompletableFuture<Lease> grantExpiringLeaseAsync(Duration ttl, String clientId) {
+        LeaseGrantRequest request = grantRequest(ttl, clientId);
+        long sentAt = clock.nanoTime(); // the server granted no earlier: its TTL ends no sooner than sentAt + ttl
+        return grants.grant(request).thenApply(granted -> startKeepingAlive(granted, clientId, sentAt, false));
+    }
+
+    /**
      * The lock {@code name}, acquired with this client's {@linkplain #session() session lease}.
      * Nothing is sent until an acquire.
      *
@@ -1612,12 +1639,17 @@ public final class TenureClient implements AutoCloseable {
     }
 
     private Lease startKeepingAlive(LeaseGrantResponse granted, String clientId, long sentAt) {
+        return startKeepingAlive(granted, clientId, sentAt, true);
+    }
+
+    /** The lease granted by {@code granted}; kept alive when {@code renews}, else trusted until 5/6 of its TTL. */
+    private Lease startKeepingAlive(LeaseGrantResponse granted, String clientId, long sentAt, boolean renews) {
         long ttlMs = granted.getTtlMs() > 0 ? granted.getTtlMs() : TimeUnit.SECONDS.toMillis(granted.getTtl());
         if (ttlMs <= 0 || granted.getId() == 0) {
             throw new TenureException("the server answered a lease grant without an id or TTL: " + granted);
         }
         Duration ttl = Duration.ofMillis(ttlMs);
-        LeaseKeeper keeper = new LeaseKeeper(granted.getId(), ttl, sentAt, endpoints, keepAliveStreams, clock, leaseTimers);
+        LeaseKeeper keeper = new LeaseKeeper(granted.getId(), ttl, sentAt, endpoints, keepAliveStreams, clock, leaseTimers, renews);
         Lease lease = new Lease(this, granted.getId(), ttl, clientId, keeper);
         openLeases.add(lease);
         keeper.addStateListener(state -> {
