@@ -46,6 +46,12 @@ import org.slf4j.LoggerFactory;
  * {@code EXPIRED} (the server says the lease is gone), {@code REVOKED} ({@link #revoke()} or
  * {@link #close()}), or {@code CLOSED} (the client was closed). A lost lease never becomes valid
  * again; grant a new one. Thread-safe.
+ *
+ * <h2>Leases that are not renewed</h2>
+ * A lease from {@link TenureClient#grantExpiringLease} is never renewed: it ends at its TTL even
+ * while this process lives on (a job that must hold its lock no longer than a deadline). The client
+ * trusts it until 5/6 of the TTL after the grant was sent, then {@link #lost()} completes with
+ * {@code EXPIRED}; everything else above holds.
  */
 public final class Lease implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Lease.class);

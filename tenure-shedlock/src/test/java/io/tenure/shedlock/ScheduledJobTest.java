@@ -19,7 +19,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
+import org.springframework.boot.autoconfigure.task.TaskSchedulingAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
@@ -70,7 +71,7 @@ class ScheduledJobTest {
 
     /** The application each node runs. */
     @SpringBootConfiguration
-    @EnableAutoConfiguration
+    @ImportAutoConfiguration(TaskSchedulingAutoConfiguration.class) // Boot's scheduler, without scanning every auto-configuration
     @EnableScheduling
     @EnableSchedulerLock(defaultLockAtMostFor = "10s")
     static class NodeApplication {
