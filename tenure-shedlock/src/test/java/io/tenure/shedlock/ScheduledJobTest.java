@@ -121,7 +121,7 @@ class ScheduledJobTest {
         Runs runs = new Runs();
         try (ConfigurableApplicationContext nodeA = node("node-a", runs);
              ConfigurableApplicationContext nodeB = node("node-b", runs)) {
-            Await.until(() -> "at least 8 runs on both nodes, saw " + runs.snapshot(), Duration.ofSeconds(20),
+            Await.until(() -> "at least 8 runs on both nodes, saw " + runs.snapshot(), Duration.ofSeconds(30),
                     () -> runs.snapshot().size() >= 8 && runs.nodes() == 2);
         }
         List<Run> seen = runs.snapshot();
