@@ -87,6 +87,25 @@ class LeaseKeepAliveTest {
     }
 
     @Test
+    void anExpiringLeaseSendsNoKeepAliveAndIsLostAtFiveSixthsOfItsTtl() throws Exception {
+        Lease lease = client.grantExpiringLease(TTL, "job-1");
+        Duration fiveSixths = TTL.minus(TTL.dividedBy(6)); // 7.5 s: TTL/6 before the server's earliest expiry
+        assertThat(lease.safeUntil()).isEqualTo(at(fiveSixths));
+
+        time.advanceTo(fiveSixths.minus(NANO));
+        assertThat(lease.isValid()).isTrue();
+        assertThat(server.keepAlivesReceived).as("never renewed").isEmpty();
+        assertThat(server.streamsOpened).hasValue(0);
+
+        time.advanceTo(fiveSixths);
+        assertThat(lease.isValid()).isFalse();
+        LeaseLoss loss = lease.lost().get(5, TimeUnit.SECONDS);
+        assertThat(loss.reason()).isEqualTo(LeaseLoss.Reason.EXPIRED);
+        assertThat(loss.message()).contains(String.valueOf(lease.id())).contains("not renewed");
+        assertThat(server.keepAlivesReceived).isEmpty();
+    }
+
+    @Test
     void lostAsUnreachableWhenNothingIsAcknowledgedWithinTheSafeWindow() throws Exception {
         Lease lease = client.grantLease(TTL, "worker-1");
         server.keepAlives = ScriptedLockService.KeepAlives.SILENT;
