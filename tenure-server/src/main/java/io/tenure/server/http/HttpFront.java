@@ -442,6 +442,13 @@ public final class HttpFront implements AutoCloseable {
                 () -> auth.grantPermission(caller(ctx), ctx.pathParam("name"), body(ctx))));
         app.delete("/v1/auth/roles/{name}/permissions", ctx -> serve(ctx, () -> auth.revokePermission(caller(ctx),
                 ctx.pathParam("name"), ctx.queryParam("kind"), ctx.queryParam("prefix"))));
+        // The live dashboard: its page (public, no data) and its data (a snapshot, and a pushed stream of them).
+        DashboardApi dashboard = new DashboardApi(member, timer, sseWriters);
+        DashboardPage page = DashboardPage.load();
+        app.get("/v1/dashboard", ctx -> serve(ctx, () -> dashboard.snapshot(caller(ctx), ctx.queryParam("prefix"))));
+        app.get("/v1/dashboard/events", ctx -> dashboard.stream(caller(ctx), ctx));
+        app.get("/ui", page::serve);
+        app.get("/ui/*", page::serve);
         // Not under /v1/kv/, where "txn" would be a key.
         app.post("/v1/txn", ctx -> serve(ctx, () -> kv.txn(caller(ctx), JsonBody.parse(JSON,
                 JsonBody.read(ctx.req().getInputStream(), ctx.req().getContentLengthLong(), maxBodyBytes)))));
