@@ -278,10 +278,10 @@
 
   function renderMembers(members) {
     $("members").replaceChildren(...members.map((m) => el("tr", { "data-member": m.name },
-      el("td", { class: "mono" }, m.name, m.self ? el("span", { class: "muted" }, " (this one)") : null),
-      el("td", {}, m.leader ? el("span", { class: "badge leader" }, "leader") : el("span", { class: "muted" }, "follower")),
-      el("td", { class: "mono" }, m.client_endpoint || "–"),
-      el("td", { class: "mono" }, m.peer_address))));
+      el("td", { class: "mono" }, m.name),
+      el("td", {}, m.leader ? el("span", { class: "badge leader" }, "leader") : el("span", { class: "muted" }, "follower"),
+        m.self ? el("span", { class: "badge" }, "this member") : null),
+      el("td", { class: "mono endpoints" }, m.client_endpoint || "–", el("br"), el("span", { class: "muted" }, m.peer_address)))));
   }
 
   // ---- the rates -------------------------------------------------------------------------------
