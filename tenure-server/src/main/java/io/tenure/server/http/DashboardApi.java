@@ -52,7 +52,8 @@ import java.util.function.Function;
  *       order, and {@code more} when the section was cut), {@code leases} (those bound to the
  *       resources shown, and every lease while the member has at most {@value #LISTED_LEASES}),
  *       each with {@code ttl_remaining_ms} on this member's clock, {@code totals} per kind, and
- *       {@code rates}.</li>
+ *       {@code rates} (the last minute's samples, taken while a dashboard stream is open on this
+ *       member; none otherwise).</li>
  *   <li><b>GET /v1/dashboard/events[?prefix=P]</b> with {@code Accept: text/event-stream}: a
  *       server-sent event stream. A {@code snapshot} event (the body above, without rates) comes
  *       at once and again whenever this member applied an entry or saw the leader or term change,

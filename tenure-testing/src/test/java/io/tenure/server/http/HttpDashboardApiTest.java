@@ -215,6 +215,18 @@ class HttpDashboardApiTest {
             assertThat(events.latest("rates")).as("a rates event").isNotNull();
             handedOver.release();
         }
+        // The client went: its stream ends at its next write, and with the last stream the sampling stops.
+        long[] latest = {-1, System.nanoTime()};
+        Await.every(Duration.ofMillis(100)).until("no rates sample taken for 2.5 s once the stream closed", WAIT, () -> {
+            JsonNode samples = member.get("/v1/dashboard").json().get("rates").get("samples");
+            long at = samples.isEmpty() ? 0 : samples.get(samples.size() - 1).get("at_ms").asLong();
+            if (at != latest[0]) {
+                latest[0] = at;
+                latest[1] = System.nanoTime();
+                return false;
+            }
+            return System.nanoTime() - latest[1] > Duration.ofMillis(2_500).toNanos();
+        });
     }
 
     @Test
