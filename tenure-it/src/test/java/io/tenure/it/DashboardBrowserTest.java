@@ -56,6 +56,12 @@ class DashboardBrowserTest {
         Path module = Path.of(System.getProperty("basedir", "")).toAbsolutePath();
         Path script = module.resolve("ui-test/dashboard-test.js");
         skipUnlessInstalled(module);
+        Files.createDirectories(module.resolve("target"));
+        try (var earlier = Files.newDirectoryStream(module.resolve("target"), "dashboard-*.png")) {
+            for (Path screenshot : earlier) {
+                Files.delete(screenshot); // the artifacts are this run's only
+            }
+        }
 
         try (TenureCluster member = TenureCluster.start(1);
              TenureClient client = member.newClient();
