@@ -10,7 +10,7 @@
 //   acquired LOCK OWNER TOKEN   -> the lock's row shows OWNER holding it with fencing token TOKEN (1 s)
 //   waiting LOCK OWNER          -> OWNER is first in the lock's queue (1 s)
 //   handed-off LOCK OWNER TOKEN -> OWNER holds it now with TOKEN, nobody waits (1 s)
-//   search PREFIX               -> typing PREFIX in the search box leaves only names under it (2 s)
+//   search PREFIX OTHER         -> OTHER's row shows; typing PREFIX in the search box leaves only names under it (2 s)
 //   done                        -> closes the browser, exits 0
 //
 // Anything else, or a deadline passed: prints "fail REASON", keeps dashboard-failure.png, exits 1.
@@ -79,8 +79,10 @@ async function main() {
         await shot("hand-off");
         console.log("seen handed-off " + took);
       } else if (command === "search") {
-        const [prefix] = args;
+        const [prefix, other] = args;
+        await row(other).waitFor({ timeout: STEP_MS });
         await page.fill("#prefix", prefix);
+        await row(other).waitFor({ state: "detached", timeout: 2 * STEP_MS });
         await page.waitForFunction((p) => {
           const names = [...document.querySelectorAll("#locks tr[data-name]")].map((r) => r.dataset.name);
           return names.length > 0 && names.every((n) => n.startsWith(p));

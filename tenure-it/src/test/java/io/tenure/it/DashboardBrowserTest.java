@@ -86,7 +86,7 @@ class DashboardBrowserTest {
             assertThat(browser.answer()).startsWith("seen handed-off");
 
             LockHandle other = client.acquire("reports/daily", first, Duration.ofSeconds(5), null);
-            browser.say("search billing/");
+            browser.say("search billing/ reports/daily");
             assertThat(browser.answer()).startsWith("seen search");
 
             browser.say("done");

@@ -172,7 +172,9 @@
     renderLeases(s.leases, s.totals && s.totals.leases);
     renderMembers(s.cluster.members);
     const t = s.totals;
-    $("totals").textContent = t ? "in this member: " + t.locks + " locks, " + t.semaphores + " semaphores, " + t.leases + " leases" : "";
+    const count = (n, one, many) => n + " " + (n === 1 ? one : many);
+    $("totals").textContent = t ? "in this member: " + count(t.locks, "lock", "locks") + ", " + count(t.semaphores, "semaphore", "semaphores")
+      + ", " + count(t.leases, "lease", "leases") : "";
   }
 
   /** Replaces a table's rows; a row whose content changed since the last snapshot flashes. */
