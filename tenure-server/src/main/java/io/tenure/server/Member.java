@@ -70,12 +70,13 @@ public final class Member implements TenureStateMachine.Listener {
     private static final long ANNOUNCE_TIMEOUT_MS = 5_000;
     private volatile int clientPort;
     private final ServerMetrics metrics;
+    private final io.tenure.server.security.Permissions permissions;
     private volatile boolean draining;
     private final RequestRateGuard rateGuard;
     private final io.tenure.server.security.UserRates userRates;
 
     Member(ServerConfig config, Raft raft, TenureStateMachine stateMachine,
-           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, io.tenure.server.scope.Scopes scopes, Elections elections, Barriers barriers, DoubleBarriers doubleBarriers, Latches latches, Counters counters, Lists lists, KeyValues keyValues, Signals signals, WatchHub watches, ServerMetrics metrics, long clusterId,
+           Proposer proposer, Admission admission, LeaseKeeper leases, Waits waits, Locks locks, Semaphores semaphores, io.tenure.server.scope.Scopes scopes, Elections elections, Barriers barriers, DoubleBarriers doubleBarriers, Latches latches, Counters counters, Lists lists, KeyValues keyValues, Signals signals, WatchHub watches, ServerMetrics metrics, io.tenure.server.security.Permissions permissions, long clusterId,
            Runnable onRaftShutdown,
            java.util.function.Consumer<Throwable> onLogFailure) {
         this.config = config;
@@ -98,6 +99,7 @@ public final class Member implements TenureStateMachine.Listener {
         this.admission = admission;
         this.watches = watches;
         this.metrics = metrics;
+        this.permissions = permissions;
         this.rateGuard = new RequestRateGuard(config.limits().maxRequestsPerSecond(), System::nanoTime);
         this.userRates = new io.tenure.server.security.UserRates(config.limits().maxRequestsPerUser(), stateMachine, System::nanoTime);
         this.clusterId = clusterId;
@@ -126,6 +128,11 @@ public final class Member implements TenureStateMachine.Listener {
     /** The per-user request quota, checked where each front end knows a request's principal. */
     public io.tenure.server.security.UserRates userRates() {
         return userRates;
+    }
+
+    /** What each principal may do: the services' checks, and views that leave out what may not be read. */
+    public io.tenure.server.security.Permissions permissions() {
+        return permissions;
     }
 
     public ServerMetrics metrics() {

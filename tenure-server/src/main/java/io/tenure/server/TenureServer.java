@@ -167,7 +167,7 @@ public final class TenureServer implements AutoCloseable {
         KeyValues keyValues = new KeyValues(proposer, stateMachine, permissions, admission, metrics, keyExpiry);
         this.watches = new WatchHub(stateMachine, permissions, delivery);
         Signals signals = new Signals(proposer, permissions, admission, metrics, delivery);
-        this.member = new Member(config, raft, stateMachine, proposer, admission, leases, waits, locks, semaphores, scopes, elections, barriers, doubleBarriers, latches, counters, lists, keyValues, signals, watches, metrics,
+        this.member = new Member(config, raft, stateMachine, proposer, admission, leases, waits, locks, semaphores, scopes, elections, barriers, doubleBarriers, latches, counters, lists, keyValues, signals, watches, metrics, permissions,
                 MemberInfo.idOf(config.clusterName()), this::raftStopped, this::logFailed);
         stateMachine.setListener(member);
         this.authGate = new io.tenure.server.security.Gate(stateMachine, metrics, System::currentTimeMillis, proposer::readBarrier, auditTrail);

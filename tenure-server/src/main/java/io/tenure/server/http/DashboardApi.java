@@ -8,7 +8,6 @@ import io.javalin.http.sse.SseClient;
 import io.javalin.http.sse.SseHandler;
 import io.tenure.core.Limits;
 import io.tenure.core.TenureState;
-import io.tenure.core.access.AccessTable;
 import io.tenure.core.access.Level;
 import io.tenure.core.barrier.BarrierTable;
 import io.tenure.core.barrier.BarrierView;
@@ -39,6 +38,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * The live dashboard's data ({@code /ui} shows it):
@@ -64,14 +64,16 @@ import java.util.function.Function;
  * </ul>
  *
  * <p>Bounded whatever the member holds: at most {@value #SHOWN} resources of each kind and
- * {@value #LISTED_LEASES} leases, read under the state's read lock in one pass; a principal that
- * may read only part of the names has at most {@value #SCANNED} names of each kind looked at.
+ * {@value #LISTED_LEASES} leases, read under the state's read lock (the resources in one read, the
+ * leases bound to those shown in a second); a principal that may read only part of the names has at
+ * most {@value #SCANNED} names of each kind looked at, checked after the read, off the lock.
  * Read without a read barrier, like the text protocol's {@code stats}: what this member has
  * applied ({@code cluster.applied_index} says how far), a view, not a linearizable read.
  *
  * <p>With authentication on, both need a credential like every {@code /v1} route (401 without),
  * and show only what the caller may read: a resource only when it has {@code read} on its name
- * and kind (what {@code GET /v1/locks/{name}} and the other describe routes require); a lease only
+ * and kind (what {@code GET /v1/locks/{name}} and the other describe routes require, decided by
+ * {@link Permissions#permits}, the rule they check); a lease only
  * when bound to a resource shown, listing only the names shown; totals only to a caller that may
  * read everything. Nothing is refused: what may not be read is left out, so the page works for
  * every user, and the audit trail is not written for every name left out on every push.
@@ -88,6 +90,7 @@ final class DashboardApi {
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
     private final Member member;
+    private final Permissions permissions;
     private final ScheduledExecutorService timer;
     private final Executor writers;
     private final DashboardRates rates;
@@ -96,8 +99,9 @@ final class DashboardApi {
      * @param timer   when each stream looks for a change (the work is done on {@code writers})
      * @param writers where snapshots are read and written: a slow client holds one of them, never the timer
      */
-    DashboardApi(Member member, ScheduledExecutorService timer, Executor writers) {
+    DashboardApi(Member member, Permissions permissions, ScheduledExecutorService timer, Executor writers) {
         this.member = member;
+        this.permissions = permissions;
         this.timer = timer;
         this.writers = writers;
         this.rates = new DashboardRates(() -> member.metrics().scrape(), timer, System::nanoTime, System::currentTimeMillis);
@@ -137,31 +141,13 @@ final class DashboardApi {
 
     // ---- the snapshot ---------------------------------------------------------------------------
 
-    /** What the caller may read, decided by the same rule as {@link Permissions}, against the state being read. */
-    private record Reader(boolean everything, String user, AccessTable access) {
-        static Reader of(TenureState state, Principal caller) {
-            AccessTable access = state.primitive(AccessTable.class);
-            boolean everything = !access.enabled() || caller.isMember() || (!caller.isNobody() && access.isRoot(caller.user()));
-            return new Reader(everything, caller.user(), access);
-        }
-
-        boolean mayRead(String kind, String name) {
-            return everything || (!user.isEmpty() && access.permits(user, kind, name, Level.READ));
-        }
-
-        /** How many names of a kind to read: a caller who sees them all needs one past what is shown. */
-        int scan() {
-            return (everything ? SHOWN : SCANNED) + 1;
-        }
-    }
-
-    /** Up to {@link #SHOWN} readable resources of one kind, and whether there are more. */
+    /** Up to {@link #SHOWN} resources of one kind the caller may read, and whether there are more. */
     private record Section<V>(List<V> items, boolean more) {
-        static <V> Section<V> of(List<V> read, Function<V, String> name, String kind, Reader reader) {
+        static <V> Section<V> of(List<V> read, Function<V, String> name, Predicate<String> mayRead) {
             List<V> items = new ArrayList<>();
             boolean more = false;
             for (V view : read) {
-                if (!reader.mayRead(kind, name.apply(view))) {
+                if (!mayRead.test(name.apply(view))) {
                     continue;
                 }
                 if (items.size() == SHOWN) {
@@ -176,7 +162,29 @@ final class DashboardApi {
         }
     }
 
-    /** What one read of the state found for one caller and prefix. */
+    /** What one read of the state holds: the views of each kind by name, and, when few and all are shown, every lease. */
+    private record Read(List<LockView> locks, List<SemaphoreView> semaphores, List<ElectionView> elections,
+                        List<BarrierView> barriers, List<LatchView> latches, List<LeaseView> allLeases, long[] totals) {
+        static Read of(TenureState state, String prefix, boolean everything) {
+            int scan = (everything ? SHOWN : SCANNED) + 1; // a caller who sees them all needs one past what is shown
+            boolean fewLeases = everything && prefix.isEmpty() && state.leaseCount() <= LISTED_LEASES;
+            return new Read(state.primitive(LockTable.class).locks(prefix, scan),
+                    state.primitive(SemaphoreTable.class).semaphores(prefix, scan),
+                    state.primitive(ElectionTable.class).elections(prefix, scan),
+                    state.primitive(BarrierTable.class).barriers(prefix, scan),
+                    state.primitive(LatchTable.class).latches(prefix, scan),
+                    fewLeases ? List.copyOf(state.leases()) : null, // few: every lease, idle ones too
+                    everything ? new long[] {
+                            state.primitive(LockTable.class).lockCount(),
+                            state.primitive(SemaphoreTable.class).semaphoreCount(),
+                            state.primitive(ElectionTable.class).electionCount(),
+                            state.primitive(BarrierTable.class).barrierCount(),
+                            state.primitive(LatchTable.class).latchCount(),
+                            state.leaseCount()} : null);
+        }
+    }
+
+    /** What the snapshot shows to one caller for one prefix. */
     private record Found(boolean everything, Section<LockView> locks, Section<SemaphoreView> semaphores,
                          Section<ElectionView> elections, Section<BarrierView> barriers, Section<LatchView> latches,
                          List<LeaseView> leases, boolean moreLeases, Set<String> shownNames, long[] totals) {}
@@ -187,10 +195,14 @@ final class DashboardApi {
     private static final String BARRIER = Permissions.kind(BarrierTable.NAME);
     private static final String LATCH = Permissions.kind(LatchTable.NAME);
 
-    /** The snapshot for {@code caller}: one read of the applied state, then the leases' remaining TTLs. */
+    /**
+     * The snapshot for {@code caller}: the resources read from the applied state under its read
+     * lock, filtered by the caller's permissions after it (the apply loop never waits for a
+     * permission check), then the leases bound to what is shown and their remaining TTLs.
+     */
     ObjectNode snapshotOf(Principal caller, String prefix) {
         StatusResponse status = member.status(ResponseHeader.getDefaultInstance());
-        Found found = member.stateMachine().read(state -> find(state, caller, prefix));
+        Found found = find(caller, prefix);
         ObjectNode body = NODES.objectNode();
         body.put("prefix", prefix);
         ObjectNode self = body.putObject("member");
@@ -233,17 +245,21 @@ final class DashboardApi {
         return body;
     }
 
-    /** Reads, under the state's read lock, the sections and the leases bound to them. */
-    private static Found find(TenureState state, Principal caller, String prefix) {
-        Reader reader = Reader.of(state, caller);
-        int scan = reader.scan();
-        Section<LockView> locks = Section.of(state.primitive(LockTable.class).locks(prefix, scan), LockView::key, LOCK, reader);
-        Section<SemaphoreView> semaphores = Section.of(state.primitive(SemaphoreTable.class).semaphores(prefix, scan),
-                SemaphoreView::key, SEMAPHORE, reader);
-        Section<ElectionView> elections = Section.of(state.primitive(ElectionTable.class).elections(prefix, scan),
-                ElectionView::key, ELECTION, reader);
-        Section<BarrierView> barriers = Section.of(state.primitive(BarrierTable.class).barriers(prefix, scan), BarrierView::key, BARRIER, reader);
-        Section<LatchView> latches = Section.of(state.primitive(LatchTable.class).latches(prefix, scan), LatchView::key, LATCH, reader);
+    /**
+     * Reads the sections under the state's read lock, keeps what {@code caller} may read (by
+     * {@link Permissions#permits}, outside the lock), then reads the leases bound to them.
+     */
+    private Found find(Principal caller, String prefix) {
+        boolean everything = permissions.readsEverything(caller);
+        Read read = member.stateMachine().read(state -> Read.of(state, prefix, everything));
+        Section<LockView> locks = Section.of(read.locks(), LockView::key, name -> everything || permissions.permits(caller, LOCK, name, Level.READ));
+        Section<SemaphoreView> semaphores = Section.of(read.semaphores(), SemaphoreView::key,
+                name -> everything || permissions.permits(caller, SEMAPHORE, name, Level.READ));
+        Section<ElectionView> elections = Section.of(read.elections(), ElectionView::key,
+                name -> everything || permissions.permits(caller, ELECTION, name, Level.READ));
+        Section<BarrierView> barriers = Section.of(read.barriers(), BarrierView::key,
+                name -> everything || permissions.permits(caller, BARRIER, name, Level.READ));
+        Section<LatchView> latches = Section.of(read.latches(), LatchView::key, name -> everything || permissions.permits(caller, LATCH, name, Level.READ));
 
         Set<String> shown = new HashSet<>();
         TreeSet<Long> leaseIds = new TreeSet<>();
@@ -270,31 +286,26 @@ final class DashboardApi {
             shown.add(latch.key());
             latch.waiting().forEach(w -> leaseIds.add(w.leaseId()));
         }
-        List<LeaseView> leases = new ArrayList<>();
+        List<LeaseView> leases;
         boolean moreLeases;
-        if (reader.everything() && prefix.isEmpty() && state.leaseCount() <= LISTED_LEASES) {
-            leases.addAll(state.leases()); // few: every lease, idle ones too
+        if (read.allLeases() != null) {
+            leases = read.allLeases();
             moreLeases = false;
         } else {
-            for (long id : leaseIds) {
-                if (leases.size() == LISTED_LEASES) {
-                    break;
+            List<Long> wanted = leaseIds.stream().limit(LISTED_LEASES).toList();
+            leases = member.stateMachine().read(state -> {
+                List<LeaseView> found = new ArrayList<>();
+                for (long id : wanted) {
+                    LeaseView lease = state.lease(id);
+                    if (lease != null) {
+                        found.add(lease);
+                    }
                 }
-                LeaseView lease = state.lease(id);
-                if (lease != null) {
-                    leases.add(lease);
-                }
-            }
-            moreLeases = leaseIds.size() > LISTED_LEASES || (reader.everything() && prefix.isEmpty() && state.leaseCount() > leases.size());
+                return found;
+            });
+            moreLeases = leaseIds.size() > LISTED_LEASES || (everything && prefix.isEmpty() && read.totals()[5] > leases.size());
         }
-        long[] totals = reader.everything() ? new long[] {
-                state.primitive(LockTable.class).lockCount(),
-                state.primitive(SemaphoreTable.class).semaphoreCount(),
-                state.primitive(ElectionTable.class).electionCount(),
-                state.primitive(BarrierTable.class).barrierCount(),
-                state.primitive(LatchTable.class).latchCount(),
-                state.leaseCount()} : null;
-        return new Found(reader.everything(), locks, semaphores, elections, barriers, latches, leases, moreLeases, shown, totals);
+        return new Found(everything, locks, semaphores, elections, barriers, latches, leases, moreLeases, shown, read.totals());
     }
 
     private static <V> ObjectNode section(Section<V> section, Function<V, ObjectNode> json) {

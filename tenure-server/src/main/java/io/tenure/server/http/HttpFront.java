@@ -443,7 +443,7 @@ public final class HttpFront implements AutoCloseable {
         app.delete("/v1/auth/roles/{name}/permissions", ctx -> serve(ctx, () -> auth.revokePermission(caller(ctx),
                 ctx.pathParam("name"), ctx.queryParam("kind"), ctx.queryParam("prefix"))));
         // The live dashboard: its page (public, no data) and its data (a snapshot, and a pushed stream of them).
-        DashboardApi dashboard = new DashboardApi(member, timer, sseWriters);
+        DashboardApi dashboard = new DashboardApi(member, member.permissions(), timer, sseWriters);
         DashboardPage page = DashboardPage.load();
         app.get("/v1/dashboard", ctx -> serve(ctx, () -> dashboard.snapshot(caller(ctx), ctx.queryParam("prefix"))));
         app.get("/v1/dashboard/events", ctx -> dashboard.stream(caller(ctx), ctx));
