@@ -7,6 +7,7 @@ import io.tenure.proto.v1.CounterServiceGrpc;
 import io.tenure.proto.v1.CounterSetRequest;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 /**
  * A replicated 64-bit counter, as {@link TenureClient#counter(String)} hands it out (Hazelcast
@@ -47,12 +48,16 @@ public final class TenureCounter {
 
     /** The value, read linearizably: 0 when the counter does not exist. */
     public long get() {
-        return Futures.await(getAsync(), what());
+        return Futures.await(get(FailoverCall.ON_TRANSPORT_THREAD), what());
     }
 
     /** {@link #get()}, without blocking. */
     public CompletableFuture<Long> getAsync() {
-        return client.call(CounterServiceGrpc.getGetMethod(), CounterGetRequest.newBuilder().setName(name).build(), null)
+        return get(null);
+    }
+
+    private CompletableFuture<Long> get(Executor answers) {
+        return client.call(CounterServiceGrpc.getGetMethod(), CounterGetRequest.newBuilder().setName(name).build(), answers)
                 .thenApply(r -> r.getValue());
     }
 
@@ -63,17 +68,17 @@ public final class TenureCounter {
      * @throws FailedPreconditionException if the sum leaves the signed 64-bit range (nothing changes)
      */
     public long addAndGet(long delta) {
-        return Futures.await(addAndGetAsync(delta), what());
+        return Futures.await(add(delta, FailoverCall.ON_TRANSPORT_THREAD).thenApply(Change::value), what());
     }
 
     /** {@link #addAndGet}, without blocking. */
     public CompletableFuture<Long> addAndGetAsync(long delta) {
-        return add(delta).thenApply(Change::value);
+        return add(delta, null).thenApply(Change::value);
     }
 
     /** Adds {@code delta}; returns the value before it. */
     public long getAndAdd(long delta) {
-        return Futures.await(add(delta).thenApply(Change::previous), what());
+        return Futures.await(add(delta, FailoverCall.ON_TRANSPORT_THREAD).thenApply(Change::previous), what());
     }
 
     /** Adds one; returns the value after it. */
@@ -127,10 +132,11 @@ public final class TenureCounter {
     /** One change as answered: the value before and after it. */
     private record Change(long previous, long value) {}
 
-    private CompletableFuture<Change> add(long delta) {
+    /** {@code answers}: {@link FailoverCall#ON_TRANSPORT_THREAD} for a caller that only blocks on the result, else null. */
+    private CompletableFuture<Change> add(long delta, Executor answers) {
         CounterAddRequest request = CounterAddRequest.newBuilder().setName(name).setDelta(delta)
                 .setRequestId(client.nextAcquireRequest()).build();
-        return client.call(CounterServiceGrpc.getAddMethod(), request, null).thenApply(r -> new Change(r.getPrevious(), r.getValue()));
+        return client.call(CounterServiceGrpc.getAddMethod(), request, answers).thenApply(r -> new Change(r.getPrevious(), r.getValue()));
     }
 
     private String what() {

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 /**
  * The replicated key-value store, as {@link TenureClient#kv()} hands it out (etcd's KV, Hazelcast
@@ -73,7 +74,7 @@ public final class TenureKv {
 
     /** Sets {@code key} to {@code value}, with no lease and no TTL; returns the put's revision (the key's mod revision). */
     public long put(String key, byte[] value) {
-        return Futures.await(putAsync(key, value), what(key));
+        return Futures.await(put(key, value, 0, 0, FailoverCall.ON_TRANSPORT_THREAD), what(key));
     }
 
     /** {@link #put(String, byte[])} of the value's UTF-8 bytes. */
@@ -83,7 +84,7 @@ public final class TenureKv {
 
     /** Sets {@code key} to {@code value}, to go {@code ttl} after this put unless put again (1 ms to 24 h). */
     public long put(String key, byte[] value, Duration ttl) {
-        return Futures.await(putAsync(key, value, ttl), what(key));
+        return Futures.await(put(key, value, 0, ttlMillis(ttl), FailoverCall.ON_TRANSPORT_THREAD), what(key));
     }
 
     /** {@link #put(String, byte[], Duration)} of the value's UTF-8 bytes. */
@@ -97,7 +98,7 @@ public final class TenureKv {
      * @throws LeaseNotFoundException when the lease has ended
      */
     public long put(String key, byte[] value, Lease lease) {
-        return Futures.await(putAsync(key, value, lease), what(key));
+        return Futures.await(put(key, value, Objects.requireNonNull(lease, "lease").id(), 0, FailoverCall.ON_TRANSPORT_THREAD), what(key));
     }
 
     /** {@link #put(String, byte[], Lease)} of the value's UTF-8 bytes. */
@@ -107,25 +108,26 @@ public final class TenureKv {
 
     /** {@link #put(String, byte[])}, without blocking. */
     public CompletableFuture<Long> putAsync(String key, byte[] value) {
-        return put(key, value, 0, 0);
+        return put(key, value, 0, 0, null);
     }
 
     /** {@link #put(String, byte[], Duration)}, without blocking. */
     public CompletableFuture<Long> putAsync(String key, byte[] value, Duration ttl) {
-        return put(key, value, 0, ttlMillis(ttl));
+        return put(key, value, 0, ttlMillis(ttl), null);
     }
 
     /** {@link #put(String, byte[], Lease)}, without blocking. */
     public CompletableFuture<Long> putAsync(String key, byte[] value, Lease lease) {
-        return put(key, value, Objects.requireNonNull(lease, "lease").id(), 0);
+        return put(key, value, Objects.requireNonNull(lease, "lease").id(), 0, null);
     }
 
-    private CompletableFuture<Long> put(String key, byte[] value, long leaseId, long ttlMillis) {
+    /** {@code answers}: {@link FailoverCall#ON_TRANSPORT_THREAD} for a caller that only blocks on the result, else null. */
+    private CompletableFuture<Long> put(String key, byte[] value, long leaseId, long ttlMillis, Executor answers) {
         checkKey(key);
         checkValue("value", value);
         KvPutRequest request = KvPutRequest.newBuilder().setKey(key).setValue(ByteString.copyFrom(value)).setLeaseId(leaseId)
                 .setTtlMs(ttlMillis).setRequestId(client.nextAcquireRequest()).build();
-        return client.call(KvServiceGrpc.getPutMethod(), request, null).thenApply(r -> r.getRevision());
+        return client.call(KvServiceGrpc.getPutMethod(), request, answers).thenApply(r -> r.getRevision());
     }
 
     /**
@@ -233,13 +235,17 @@ public final class TenureKv {
 
     /** The key, read linearizably; empty when it is absent. */
     public Optional<Entry> get(String key) {
-        return Futures.await(getAsync(key), what(key));
+        return Futures.await(get(key, FailoverCall.ON_TRANSPORT_THREAD), what(key));
     }
 
     /** {@link #get}, without blocking. */
     public CompletableFuture<Optional<Entry>> getAsync(String key) {
+        return get(key, null);
+    }
+
+    private CompletableFuture<Optional<Entry>> get(String key, Executor answers) {
         checkKey(key);
-        return client.call(KvServiceGrpc.getGetMethod(), KvGetRequest.newBuilder().setKey(key).build(), null)
+        return client.call(KvServiceGrpc.getGetMethod(), KvGetRequest.newBuilder().setKey(key).build(), answers)
                 .thenApply(r -> r.getExists() ? Optional.of(entry(r.getEntry())) : Optional.empty());
     }
 
@@ -249,14 +255,18 @@ public final class TenureKv {
      * @return true when it existed (and is gone now); false when it was absent
      */
     public boolean delete(String key) {
-        return Futures.await(deleteAsync(key), what(key));
+        return Futures.await(delete(key, FailoverCall.ON_TRANSPORT_THREAD), what(key));
     }
 
     /** {@link #delete}, without blocking. */
     public CompletableFuture<Boolean> deleteAsync(String key) {
+        return delete(key, (Executor) null);
+    }
+
+    private CompletableFuture<Boolean> delete(String key, Executor answers) {
         checkKey(key);
         KvDeleteRequest request = KvDeleteRequest.newBuilder().setKey(key).setRequestId(client.nextAcquireRequest()).build();
-        return client.call(KvServiceGrpc.getDeleteMethod(), request, null).thenApply(r -> r.getDeleted());
+        return client.call(KvServiceGrpc.getDeleteMethod(), request, answers).thenApply(r -> r.getDeleted());
     }
 
     /**
@@ -271,7 +281,7 @@ public final class TenureKv {
         }
         KvDeleteRequest request = KvDeleteRequest.newBuilder().setKey(key).setExpectedModRevision(expectedModRevision)
                 .setRequestId(client.nextAcquireRequest()).build();
-        return Futures.await(client.call(KvServiceGrpc.getDeleteMethod(), request, null).thenApply(r -> r.getDeleted()), what(key));
+        return Futures.await(client.call(KvServiceGrpc.getDeleteMethod(), request, FailoverCall.ON_TRANSPORT_THREAD).thenApply(r -> r.getDeleted()), what(key));
     }
 
     /**

@@ -60,20 +60,25 @@ public final class TenureQueue {
 
     /** Pushes {@code value} at the tail; returns the length after it (0 when a waiting caller received it). */
     public int offer(byte[] value) {
-        return Futures.await(pushAsync(value, false), what());
+        return Futures.await(push(value, false, FailoverCall.ON_TRANSPORT_THREAD), what());
     }
 
     /** Pushes {@code value} at the head (it is popped next); returns the length after it. */
     public int offerFirst(byte[] value) {
-        return Futures.await(pushAsync(value, true), what());
+        return Futures.await(push(value, true, FailoverCall.ON_TRANSPORT_THREAD), what());
     }
 
     /** Pushes {@code value} at the head ({@code left}) or the tail, without blocking; completes with the length after it. */
     public CompletableFuture<Integer> pushAsync(byte[] value, boolean left) {
+        return push(value, left, null);
+    }
+
+    /** {@code answers}: {@link FailoverCall#ON_TRANSPORT_THREAD} for a caller that only blocks on the result, else null. */
+    private CompletableFuture<Integer> push(byte[] value, boolean left, Executor answers) {
         checkValue(value);
         ListPushRequest request = ListPushRequest.newBuilder().setName(name).setValue(ByteString.copyFrom(value)).setLeft(left)
                 .setRequestId(client.nextAcquireRequest()).build();
-        return client.call(ListServiceGrpc.getPushMethod(), request, null).thenApply(r -> r.getLength());
+        return client.call(ListServiceGrpc.getPushMethod(), request, answers).thenApply(r -> r.getLength());
     }
 
     /** The head item if there is one, without waiting and without a lease. */

@@ -7,6 +7,7 @@ import io.tenure.proto.v1.SignalServiceGrpc;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 /**
  * Signals (seed 004's {@code signal}/{@code listen}, Redisson's RTopic, NATS subjects with queue
@@ -45,7 +46,7 @@ public final class TenureTopic {
      * @throws InvalidArgumentException for an empty channel, one with a wildcard, or a payload over the limit
      */
     public int publish(String channel, byte[] payload) {
-        return Futures.await(publishAsync(channel, payload), "signal on '" + channel + "'");
+        return Futures.await(publish(channel, payload, FailoverCall.ON_TRANSPORT_THREAD), "signal on '" + channel + "'");
     }
 
     /** {@link #publish(String, byte[])} with the payload in UTF-8. */
@@ -55,11 +56,16 @@ public final class TenureTopic {
 
     /** {@link #publish(String, byte[])}, without blocking. */
     public CompletableFuture<Integer> publishAsync(String channel, byte[] payload) {
+        return publish(channel, payload, null);
+    }
+
+    /** {@code answers}: {@link FailoverCall#ON_TRANSPORT_THREAD} for a caller that only blocks on the result, else null. */
+    private CompletableFuture<Integer> publish(String channel, byte[] payload, Executor answers) {
         Objects.requireNonNull(channel, "channel");
         SignalPublishRequest request = SignalPublishRequest.newBuilder().setChannel(channel)
                 .setPayload(payload == null ? ByteString.EMPTY : ByteString.copyFrom(payload))
                 .setRequestId(client.nextAcquireRequest()).build();
-        return client.call(SignalServiceGrpc.getPublishMethod(), request, null).thenApply(r -> r.getReceivers());
+        return client.call(SignalServiceGrpc.getPublishMethod(), request, answers).thenApply(r -> r.getReceivers());
     }
 
     /** Listens to the channels {@code pattern} matches, with the client's session lease; see {@link #listen(String, String, Lease, SignalListener)}. */
