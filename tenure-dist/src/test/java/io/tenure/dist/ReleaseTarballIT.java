@@ -160,7 +160,9 @@ class ReleaseTarballIT {
 
     @Test
     void picksTheCollectorAndHeapAsTheRepositoryLauncherDoes() throws Exception {
-        assertThat(flags(null, "server")).contains("-XX:+UseZGC");
+        assertThat(flags(null, "server")).contains("-XX:+UseZGC", "-XX:InitialHeapSize=16777216 ");
+        assertThat(flags("-Xms64m", "server")).as("an -Xms in TENURE_JAVA_OPTS wins")
+                .contains("-XX:InitialHeapSize=67108864 ").doesNotContain("-XX:InitialHeapSize=16777216 ");
         assertThat(flags(null, "bench")).contains("-XX:+UseZGC", "-XX:MaxHeapSize=1073741824 ");
         assertThat(flags(null, "status")).as("a client command keeps the JVM's own choice").doesNotContain("-XX:+UseZGC");
         assertThat(flags("-XX:+UseSerialGC", "server")).as("a collector in TENURE_JAVA_OPTS wins")
