@@ -406,6 +406,21 @@ final class ServerCommand implements Callable<Integer> {
                     + "for the safety suite's checker; buffered, not durable (default: off).")
     Path auditLog;
 
+    /**
+     * Netty's buffer leak detector samples one buffer in 128 and records a stack trace at each of its
+     * touches: 1.4 % of a member's CPU under W9 (docs/benchmarks.md), for a diagnosis nobody reads in
+     * production. Off in the member's process, for each Netty it carries (gRPC's, Ratis's, bolt's),
+     * unless the operator set a level (-Dio.netty.leakDetection.level=paranoid and the like).
+     */
+    private static void noLeakSampling() {
+        for (String prefix : new String[] {"", "io.grpc.netty.shaded.", "org.apache.ratis.thirdparty."}) {
+            String level = prefix + "io.netty.leakDetection.level";
+            if (System.getProperty(level) == null) {
+                System.setProperty(level, "disabled");
+            }
+        }
+    }
+
     /** Applies --log-level to Tenure's own loggers; refuses an unknown level before anything starts. */
     private void setLogLevel() {
         String level = logLevel.trim().toUpperCase(java.util.Locale.ROOT);
@@ -420,6 +435,7 @@ final class ServerCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
+        noLeakSampling();
         LogSetup.awaitReady();
         ServerConfig config = config();
         setLogLevel();
