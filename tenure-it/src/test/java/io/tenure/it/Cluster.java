@@ -158,6 +158,9 @@ public final class Cluster implements AutoCloseable {
             List<String> names = new ArrayList<>();
             // Client, peer and HTTP port of each member, all distinct; and the port it binds behind its peer proxy.
             int[] ports = FreePorts.take((options.peerProxies ? 4 : 3) * options.size);
+            // Their text ports, distinct from all of those: each member's own choice would avoid only its own ports
+            // (a CI run started n1's text port on n3's peer port, chosen a moment before and not yet bound).
+            int[] textPorts = FreePorts.take(options.size, java.util.Arrays.stream(ports).boxed().collect(java.util.stream.Collectors.toSet()));
             int[] behindProxy = new int[options.size];
             for (int i = 0; options.peerProxies && i < options.size; i++) {
                 behindProxy[i] = ports[3 * options.size + i];
@@ -169,7 +172,7 @@ public final class Cluster implements AutoCloseable {
             for (int i = 0; i < options.size; i++) {
                 String name = names.get(i);
                 cluster.startProxy(name, ports[3 * i + 1], behindProxy[i]);
-                cluster.members.put(name, cluster.newMember(name, ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], peers,
+                cluster.members.put(name, cluster.newMember(name, ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], textPorts[i], peers,
                         cluster.memberArgs(name, false, behindProxy[i])));
             }
             for (MemberProcess member : cluster.members.values()) {
@@ -196,10 +199,11 @@ public final class Cluster implements AutoCloseable {
     }
 
     /** A member (not started) placed where the options say, its log registered with {@link ItLogs}. */
-    private MemberProcess newMember(String name, int clientPort, int peerPort, int httpPort, String peers, List<String> args) {
+    /** {@code textPort}: 0 to let the member choose one besides its own other ports. */
+    private MemberProcess newMember(String name, int clientPort, int peerPort, int httpPort, int textPort, String peers, List<String> args) {
         MemberProcess.Builder member = ItLogs.member(name, dataDirOf(name)).logFile(logOf(name))
                 .host(options.placement.host(name)).wrapper(command -> options.placement.wrap(name, command))
-                .clientPort(clientPort).peerPort(peerPort).httpPort(httpPort).peers(peers).args(args).token(options.token);
+                .clientPort(clientPort).peerPort(peerPort).httpPort(httpPort).textPort(textPort).peers(peers).args(args).token(options.token);
         if (options.trustedCa != null) {
             member.clientTls(options.trustedCa, null, null);
         }
@@ -434,7 +438,7 @@ public final class Cluster implements AutoCloseable {
         List<String> parts = new ArrayList<>();
         members.values().forEach(m -> parts.add(m.name() + "=" + m.peerAddress()));
         parts.add(name + "=" + options.placement.host(name) + ":" + ports[1]);
-        MemberProcess joining = newMember(name, ports[0], ports[1], ports[2], String.join(",", parts), memberArgs(name, true, behind));
+        MemberProcess joining = newMember(name, ports[0], ports[1], ports[2], 0, String.join(",", parts), memberArgs(name, true, behind));
         others.put(name, joining);
         return joining;
     }
