@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 /**
  * A transaction over keys and counters (etcd's Txn), as {@link TenureKv#txn()} starts it: the
@@ -220,7 +221,7 @@ public final class KvTransaction {
 
     /** Applies the transaction and waits for its outcome. */
     public Outcome commit() {
-        return Futures.await(commitAsync(), "transaction");
+        return Futures.await(commit(FailoverCall.ON_TRANSPORT_THREAD), "transaction");
     }
 
     /**
@@ -230,12 +231,17 @@ public final class KvTransaction {
      * @throws IllegalArgumentException at once, for more than {@value #MAX_ENTRIES} comparisons or operations in a branch
      */
     public CompletableFuture<Outcome> commitAsync() {
+        return commit(null);
+    }
+
+    /** {@code answers}: {@link FailoverCall#ON_TRANSPORT_THREAD} for {@link #commit()}, which only blocks on the result. */
+    private CompletableFuture<Outcome> commit(Executor answers) {
         checkCount("comparisons", compares.size());
         checkCount("success operations", success.size());
         checkCount("failure operations", failure.size());
         KvTxnRequest request = KvTxnRequest.newBuilder().addAllCompare(compares).addAllSuccess(success).addAllFailure(failure)
                 .setRequestId(client.nextAcquireRequest()).build();
-        return client.call(KvServiceGrpc.getTxnMethod(), request, null).thenApply(KvTransaction::outcome);
+        return client.call(KvServiceGrpc.getTxnMethod(), request, answers).thenApply(KvTransaction::outcome);
     }
 
     private static Outcome outcome(KvTxnResponse response) {

@@ -103,14 +103,18 @@ public final class TenureCounter {
 
     /** Sets the value, whatever it was. */
     public void set(long value) {
-        Futures.await(setAsync(value), what());
+        Futures.await(set(value, FailoverCall.ON_TRANSPORT_THREAD), what());
     }
 
     /** {@link #set}, without blocking; completes with the value it had before. */
     public CompletableFuture<Long> setAsync(long value) {
+        return set(value, null);
+    }
+
+    private CompletableFuture<Long> set(long value, Executor answers) {
         CounterSetRequest request = CounterSetRequest.newBuilder().setName(name).setValue(value)
                 .setRequestId(client.nextAcquireRequest()).build();
-        return client.call(CounterServiceGrpc.getSetMethod(), request, null).thenApply(r -> r.getPrevious());
+        return client.call(CounterServiceGrpc.getSetMethod(), request, answers).thenApply(r -> r.getPrevious());
     }
 
     /**
@@ -119,14 +123,18 @@ public final class TenureCounter {
      * @return true when it was set; false when the counter had another value (nothing changed)
      */
     public boolean compareAndSet(long expected, long value) {
-        return Futures.await(compareAndSetAsync(expected, value), what());
+        return Futures.await(compareAndSet(expected, value, FailoverCall.ON_TRANSPORT_THREAD), what());
     }
 
     /** {@link #compareAndSet}, without blocking. */
     public CompletableFuture<Boolean> compareAndSetAsync(long expected, long value) {
+        return compareAndSet(expected, value, null);
+    }
+
+    private CompletableFuture<Boolean> compareAndSet(long expected, long value, Executor answers) {
         CounterCompareAndSetRequest request = CounterCompareAndSetRequest.newBuilder().setName(name).setExpected(expected).setValue(value)
                 .setRequestId(client.nextAcquireRequest()).build();
-        return client.call(CounterServiceGrpc.getCompareAndSetMethod(), request, null).thenApply(r -> r.getSwapped());
+        return client.call(CounterServiceGrpc.getCompareAndSetMethod(), request, answers).thenApply(r -> r.getSwapped());
     }
 
     /** One change as answered: the value before and after it. */

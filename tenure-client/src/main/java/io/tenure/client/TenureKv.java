@@ -136,7 +136,7 @@ public final class TenureKv {
      * @return true when created; false when the key exists (nothing changed)
      */
     public boolean putIfAbsent(String key, byte[] value) {
-        return Futures.await(putIfAbsentAsync(key, value), what(key));
+        return Futures.await(compareAndSet(key, KvCompare.KV_COMPARE_ABSENT, 0, null, value, FailoverCall.ON_TRANSPORT_THREAD), what(key));
     }
 
     /** {@link #putIfAbsent(String, byte[])} of the value's UTF-8 bytes. */
@@ -146,7 +146,7 @@ public final class TenureKv {
 
     /** {@link #putIfAbsent}, without blocking. */
     public CompletableFuture<Boolean> putIfAbsentAsync(String key, byte[] value) {
-        return compareAndSet(key, KvCompare.KV_COMPARE_ABSENT, 0, null, value);
+        return compareAndSet(key, KvCompare.KV_COMPARE_ABSENT, 0, null, value, null);
     }
 
     /**
@@ -156,7 +156,7 @@ public final class TenureKv {
      * @return true when set; false when the key is absent or was put since (nothing changed)
      */
     public boolean compareAndSet(String key, long expectedModRevision, byte[] value) {
-        return Futures.await(compareAndSetAsync(key, expectedModRevision, value), what(key));
+        return Futures.await(swap(key, expectedModRevision, value, FailoverCall.ON_TRANSPORT_THREAD).thenApply(Swap::swapped), what(key));
     }
 
     /** {@link #compareAndSet(String, long, byte[])}, without blocking. */
@@ -170,7 +170,8 @@ public final class TenureKv {
      * @return true when set; false when the key is absent or has another value (nothing changed)
      */
     public boolean compareAndSet(String key, byte[] expected, byte[] value) {
-        return Futures.await(compareAndSetAsync(key, expected, value), what(key));
+        checkValue("expected", expected);
+        return Futures.await(compareAndSet(key, KvCompare.KV_COMPARE_VALUE, 0, expected, value, FailoverCall.ON_TRANSPORT_THREAD), what(key));
     }
 
     /** {@link #compareAndSet(String, byte[], byte[])} of UTF-8 text. */
@@ -181,7 +182,7 @@ public final class TenureKv {
     /** {@link #compareAndSet(String, byte[], byte[])}, without blocking. */
     public CompletableFuture<Boolean> compareAndSetAsync(String key, byte[] expected, byte[] value) {
         checkValue("expected", expected);
-        return compareAndSet(key, KvCompare.KV_COMPARE_VALUE, 0, expected, value);
+        return compareAndSet(key, KvCompare.KV_COMPARE_VALUE, 0, expected, value, null);
     }
 
     /**
@@ -195,25 +196,32 @@ public final class TenureKv {
      * swapped, else the key's current one (for the next attempt's compare).
      */
     public Swap swap(String key, long expectedModRevision, byte[] value) {
-        return Futures.await(swapAsync(key, expectedModRevision, value), what(key));
+        return Futures.await(swap(key, expectedModRevision, value, FailoverCall.ON_TRANSPORT_THREAD), what(key));
     }
 
     /** {@link #swap}, without blocking. */
     public CompletableFuture<Swap> swapAsync(String key, long expectedModRevision, byte[] value) {
+        return swap(key, expectedModRevision, value, null);
+    }
+
+    /** {@code answers}: {@link FailoverCall#ON_TRANSPORT_THREAD} for a caller that only blocks on the result, else null. */
+    private CompletableFuture<Swap> swap(String key, long expectedModRevision, byte[] value, Executor answers) {
         if (expectedModRevision < 1) {
             throw new IllegalArgumentException("expectedModRevision must be at least 1 (use putIfAbsent for a key that must not exist), got "
                     + expectedModRevision);
         }
-        return compareAndSetCall(key, KvCompare.KV_COMPARE_MOD_REVISION, expectedModRevision, null, value)
+        return compareAndSetCall(key, KvCompare.KV_COMPARE_MOD_REVISION, expectedModRevision, null, value, answers)
                 .thenApply(r -> new Swap(r.getSwapped(), r.getModRevision()));
     }
 
-    private CompletableFuture<Boolean> compareAndSet(String key, KvCompare compare, long expectedModRevision, byte[] expected, byte[] value) {
-        return compareAndSetCall(key, compare, expectedModRevision, expected, value).thenApply(r -> r.getSwapped());
+    private CompletableFuture<Boolean> compareAndSet(String key, KvCompare compare, long expectedModRevision, byte[] expected, byte[] value,
+                                                     Executor answers) {
+        return compareAndSetCall(key, compare, expectedModRevision, expected, value, answers).thenApply(r -> r.getSwapped());
     }
 
     private CompletableFuture<io.tenure.proto.v1.KvCompareAndSetResponse> compareAndSetCall(String key, KvCompare compare,
-                                                                                          long expectedModRevision, byte[] expected, byte[] value) {
+                                                                                          long expectedModRevision, byte[] expected, byte[] value,
+                                                                                          Executor answers) {
         checkKey(key);
         checkValue("value", value);
         KvCompareAndSetRequest.Builder request = KvCompareAndSetRequest.newBuilder().setKey(key).setCompare(compare)
@@ -222,7 +230,7 @@ public final class TenureKv {
         if (expected != null) {
             request.setExpectedValue(ByteString.copyFrom(expected));
         }
-        return client.call(KvServiceGrpc.getCompareAndSetMethod(), request.build(), null);
+        return client.call(KvServiceGrpc.getCompareAndSetMethod(), request.build(), answers);
     }
 
     /**
@@ -294,17 +302,21 @@ public final class TenureKv {
 
     /** The keys that start with {@code prefix} after key {@code afterKey} (a page's {@link Page#nextAfterKey()}). */
     public Page list(String prefix, String afterKey, int limit) {
-        return Futures.await(listAsync(prefix, afterKey, limit), "key-value list of '" + prefix + "'");
+        return Futures.await(list(prefix, afterKey, limit, FailoverCall.ON_TRANSPORT_THREAD), "key-value list of '" + prefix + "'");
     }
 
     /** {@link #list(String, String, int)}, without blocking. */
     public CompletableFuture<Page> listAsync(String prefix, String afterKey, int limit) {
+        return list(prefix, afterKey, limit, null);
+    }
+
+    private CompletableFuture<Page> list(String prefix, String afterKey, int limit, Executor answers) {
         if (limit < 1 || limit > 10_000) {
             throw new IllegalArgumentException("limit must be between 1 and 10000, got " + limit);
         }
         KvListRequest request = KvListRequest.newBuilder().setPrefix(prefix == null ? "" : prefix)
                 .setAfterKey(afterKey == null ? "" : afterKey).setLimit(limit).build();
-        return client.call(KvServiceGrpc.getListMethod(), request, null).thenApply(r -> new Page(
+        return client.call(KvServiceGrpc.getListMethod(), request, answers).thenApply(r -> new Page(
                 r.getEntriesList().stream().map(TenureKv::entry).toList(), r.getMore(), r.getNextAfterKey()));
     }
 

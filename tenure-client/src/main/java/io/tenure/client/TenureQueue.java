@@ -128,7 +128,7 @@ public final class TenureQueue {
 
     /** The number of items, read linearizably. */
     public int size() {
-        return Futures.await(rangeAsync(0, 0).thenApply(Range::length), what());
+        return Futures.await(range(0, 0, FailoverCall.ON_TRANSPORT_THREAD).thenApply(Range::length), what());
     }
 
     /**
@@ -151,13 +151,17 @@ public final class TenureQueue {
      * negative, from the tail (-1 the last), with the length, read linearizably.
      */
     public Range range(long start, long stop) {
-        return Futures.await(rangeAsync(start, stop), what());
+        return Futures.await(range(start, stop, FailoverCall.ON_TRANSPORT_THREAD), what());
     }
 
     /** {@link #range}, without blocking. */
     public CompletableFuture<Range> rangeAsync(long start, long stop) {
+        return range(start, stop, null);
+    }
+
+    private CompletableFuture<Range> range(long start, long stop, Executor answers) {
         ListRangeRequest request = ListRangeRequest.newBuilder().setName(name).setStart(start).setStop(stop).build();
-        return client.call(ListServiceGrpc.getRangeMethod(), request, null).thenApply(r -> new Range(r.getLength(),
+        return client.call(ListServiceGrpc.getRangeMethod(), request, answers).thenApply(r -> new Range(r.getLength(),
                 r.getValuesList().stream().map(ByteString::toByteArray).toList(), r.getWaitingLeasesList(), r.getHeader().getRevision()));
     }
 
