@@ -187,6 +187,17 @@ public final class TenureState {
         return lease == null || lease.owner().isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(lease.owner());
     }
 
+    /** The client id of the live lease {@code leaseId}, or null when it does not exist. */
+    public String clientOf(long leaseId) {
+        var lease = kernel.leases().get(leaseId);
+        return lease == null ? null : lease.clientId();
+    }
+
+    /** What the lease holds and waits for, over every primitive: {@code lease(leaseId)}'s two lists' sizes, without building them. */
+    public int tiesOf(long leaseId) {
+        return kernel.tiesOf(leaseId);
+    }
+
     /** The lease with what it holds and waits for, or null. */
     public LeaseView lease(long leaseId) {
         return kernel.lease(leaseId);

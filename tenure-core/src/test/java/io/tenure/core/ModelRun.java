@@ -1,26 +1,40 @@
 package io.tenure.core;
 
+import io.tenure.core.barrier.BarrierTable;
+import io.tenure.core.barrier.DoubleBarrierTable;
+import io.tenure.core.election.ElectionTable;
 import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.Command;
 import io.tenure.core.kernel.LeaseGrant;
 import io.tenure.core.kernel.LeaseRevoke;
+import io.tenure.core.kernel.LeaseView;
+import io.tenure.core.kernel.Primitive;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.kernel.Result.Code;
+import io.tenure.core.latch.LatchTable;
+import io.tenure.core.list.ListTable;
+import io.tenure.core.lock.LockTable;
+import io.tenure.core.scope.ScopeTable;
+import io.tenure.core.semaphore.SemaphoreTable;
 
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.SortedSet;
 import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
 
 /**
  * The randomized model tests' runner: seeded command sequences applied to a {@link Replica} and to
  * a plain reference {@link Model} of one primitive, the outcomes compared at every applied index,
- * the model's own checks run after each command, and every 25 commands a snapshot that must
+ * the model's own checks run after each command, every 10 the counts the acquire path's limits read
+ * (ties), and every 25 commands a snapshot that must
  * restore to byte-identical state.
  */
 final class ModelRun {
@@ -111,12 +125,61 @@ final class ModelRun {
                 String context = "seed " + seed + " step " + step + " " + Rendering.of(command);
                 assertThat(model.outcome(applied.result())).as(context).isEqualTo(expected);
                 model.check(replica, applied, context);
+                if (step % 10 == 9) {
+                    checkTies(replica, leases, model.alive, context);
+                }
                 if (step % 25 == 24) {
                     byte[] snapshot = replica.snapshot();
                     Replica restored = Replica.restore(snapshot);
                     assertThat(restored.snapshot()).as(context + " snapshot round trip").isEqualTo(snapshot);
                     // The watch event log is not part of a snapshot; everything else is.
                     assertThat(withoutEvents(restored.view())).isEqualTo(withoutEvents(replica.view()));
+                }
+            }
+        }
+    }
+
+    /** Primitives whose leases hold or wait for names. */
+    private static final List<Class<? extends Primitive>> TYING = List.of(LockTable.class, SemaphoreTable.class, ElectionTable.class,
+            LatchTable.class, BarrierTable.class, DoubleBarrierTable.class, ListTable.class, ScopeTable.class);
+
+    /**
+     * The counts the acquire path's limits read ({@link TenureState#tiesOf}, {@link Primitive#tiesOf},
+     * {@link Primitive#tiedTo}) agree with the sets a lease reports, for every lease of the run
+     * and one that never existed; every tenth step, to keep the runs' time.
+     */
+    private static void checkTies(Replica replica, long[] granted, Set<Long> alive, String context) {
+        Set<Long> ids = new HashSet<>(alive);
+        for (long id : granted) {
+            ids.add(id);
+        }
+        ids.add(987_654_321L);
+        // Plain comparisons, with the message built only on a failure.
+        for (long id : ids) {
+            LeaseView lease = replica.state.lease(id);
+            int expected = lease == null ? 0 : lease.held().size() + lease.waiting().size();
+            if (replica.state.tiesOf(id) != expected) {
+                fail(context + ": tiesOf(" + id + ") is " + replica.state.tiesOf(id) + ", the lease reports " + expected);
+            }
+            if (!java.util.Objects.equals(replica.state.clientOf(id), lease == null ? null : lease.clientId())) {
+                fail(context + ": clientOf(" + id + ") is " + replica.state.clientOf(id) + ", the lease reports " + lease);
+            }
+            for (Class<? extends Primitive> type : TYING) {
+                Primitive p = replica.state.primitive(type);
+                SortedSet<String> held = p.heldBy(id);
+                SortedSet<String> waited = p.waitedBy(id);
+                if (p.tiesOf(id) != held.size() + waited.size()) {
+                    fail(context + ": " + type.getSimpleName() + ".tiesOf(" + id + ") is " + p.tiesOf(id) + ", held " + held + " waited " + waited);
+                }
+                for (SortedSet<String> names : List.of(held, waited)) {
+                    for (String name : names) {
+                        if (!p.tiedTo(id, name)) {
+                            fail(context + ": " + type.getSimpleName() + ".tiedTo(" + id + ", " + name + ") is false; held " + held + " waited " + waited);
+                        }
+                    }
+                }
+                if (p.tiedTo(id, "never-a-name")) {
+                    fail(context + ": " + type.getSimpleName() + ".tiedTo(" + id + ", a name never used) is true");
                 }
             }
         }

@@ -3,7 +3,6 @@ package io.tenure.server;
 import io.tenure.core.TenureState;
 import io.tenure.core.kernel.Applied;
 import io.tenure.core.kernel.Command;
-import io.tenure.core.kernel.LeaseView;
 import io.tenure.core.kernel.Primitive;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.kernel.WaitKey;
@@ -356,20 +355,20 @@ public final class Acquires<O extends Acquires.Outcome> {
         Wording words = kind.wording();
         LimitExceeded refusal = stateMachine.read(s -> {
             Primitive table = s.primitive(kind.table());
-            if (table.heldBy(leaseId).contains(name) || table.waitedBy(leaseId).contains(name)) {
+            if (table.tiedTo(leaseId, name)) {
                 return null;
             }
-            LeaseView lease = s.lease(leaseId);
-            if (lease == null) {
+            String clientId = s.clientOf(leaseId);
+            if (clientId == null) {
                 return null; // the state machine answers NOT_FOUND
             }
-            int leaseCount = lease.held().size() + lease.waiting().size();
+            int leaseCount = s.tiesOf(leaseId);
             if (leaseCount >= limits.maxLocksPerLease()) {
                 return new LimitExceeded("max-locks-per-lease", "lease " + leaseId + " already holds or waits for " + leaseCount
                         + " resources of every kind (locks, semaphores, elections, barriers, latches), the most one lease may (--max-locks-per-lease)");
             }
-            if (s.holdsAndWaits(lease.clientId()) >= limits.maxLocksPerClient()) {
-                return new LimitExceeded("max-locks-per-client", "client id '" + lease.clientId() + "' already holds or waits for "
+            if (s.holdsAndWaits(clientId) >= limits.maxLocksPerClient()) {
+                return new LimitExceeded("max-locks-per-client", "client id '" + clientId + "' already holds or waits for "
                         + limits.maxLocksPerClient() + " " + words.counted() + ", the most a client may (--max-locks-per-client)");
             }
             String owner = stateMachine.accessEnabled() ? s.leaseOwner(leaseId).orElse(null) : null;

@@ -255,6 +255,16 @@ public final class BarrierTable implements Primitive {
         return ties.waitedBy(leaseId);
     }
 
+    @Override
+    public int tiesOf(long leaseId) {
+        return ties.waitCount(leaseId);
+    }
+
+    @Override
+    public boolean tiedTo(long leaseId, String name) {
+        return ties.waitsFor(leaseId, name);
+    }
+
     /** The barrier, or null when nobody waits at it. */
     public BarrierView barrier(String key) {
         Barrier barrier = barriers.get(key);

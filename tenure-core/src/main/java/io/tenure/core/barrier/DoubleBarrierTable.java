@@ -445,6 +445,16 @@ public final class DoubleBarrierTable implements Primitive {
         return ties.waitedBy(leaseId);
     }
 
+    @Override
+    public int tiesOf(long leaseId) {
+        return ties.heldCount(leaseId) + ties.waitCount(leaseId);
+    }
+
+    @Override
+    public boolean tiedTo(long leaseId, String name) {
+        return ties.holdsOrWaits(leaseId, name);
+    }
+
     /** The double barrier, or null when it does not exist. */
     public DoubleBarrierView barrier(String key) {
         DoubleBarrier barrier = barriers.get(key);

@@ -335,6 +335,16 @@ public final class ElectionTable implements Primitive {
         return ties.waitedBy(leaseId);
     }
 
+    @Override
+    public int tiesOf(long leaseId) {
+        return ties.heldCount(leaseId) + ties.waitCount(leaseId);
+    }
+
+    @Override
+    public boolean tiedTo(long leaseId, String name) {
+        return ties.holdsOrWaits(leaseId, name);
+    }
+
     /** The election's leader and candidates, or null when nobody leads. */
     public ElectionView election(String key) {
         Election election = elections.get(key);

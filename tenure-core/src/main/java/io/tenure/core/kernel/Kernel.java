@@ -250,9 +250,16 @@ public final class Kernel {
     private int holdsAndWaits(java.util.Set<Long> leaseIds) {
         int count = 0;
         for (long id : leaseIds) {
-            for (Primitive p : primitives) {
-                count += p.heldBy(id).size() + p.waitedBy(id).size();
-            }
+            count += tiesOf(id);
+        }
+        return count;
+    }
+
+    /** What the lease holds and waits for, over every primitive: the sizes of its {@link LeaseView}'s lists, without building them. */
+    public int tiesOf(long leaseId) {
+        int count = 0;
+        for (Primitive p : primitives) {
+            count += p.tiesOf(leaseId);
         }
         return count;
     }

@@ -72,6 +72,20 @@ public interface Primitive {
         return EMPTY;
     }
 
+    /**
+     * How many names the lease holds here plus how many it waits for: the sizes of
+     * {@link #heldBy} and {@link #waitedBy}, asked on every acquire (the per-lease and per-client
+     * limits), so a primitive with a cheaper count than building both sets overrides it.
+     */
+    default int tiesOf(long leaseId) {
+        return heldBy(leaseId).size() + waitedBy(leaseId).size();
+    }
+
+    /** Whether {@code name} is in {@link #heldBy} or {@link #waitedBy} of the lease. */
+    default boolean tiedTo(long leaseId, String name) {
+        return heldBy(leaseId).contains(name) || waitedBy(leaseId).contains(name);
+    }
+
     /** Writes its whole state, in a fixed order: equal states give equal bytes. */
     void writeSnapshot(DataOutputStream out) throws IOException;
 

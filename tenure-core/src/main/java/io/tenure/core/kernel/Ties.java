@@ -33,7 +33,31 @@ public final class Ties {
 
     /** Whether the lease holds or waits for {@code key}. */
     public boolean holdsOrWaits(long leaseId, String key) {
-        return heldBy(leaseId).contains(key) || waitedBy(leaseId).contains(key);
+        return holds(leaseId, key) || waitsFor(leaseId, key);
+    }
+
+    /** Whether the lease holds {@code key}. */
+    public boolean holds(long leaseId, String key) {
+        TreeMap<String, Integer> keys = held.get(leaseId);
+        return keys != null && keys.containsKey(key);
+    }
+
+    /** Whether the lease waits for {@code key}. */
+    public boolean waitsFor(long leaseId, String key) {
+        TreeMap<String, Integer> keys = waiting.get(leaseId);
+        return keys != null && keys.containsKey(key);
+    }
+
+    /** The size of {@link #heldBy}, without a view. */
+    public int heldCount(long leaseId) {
+        TreeMap<String, Integer> keys = held.get(leaseId);
+        return keys == null ? 0 : keys.size();
+    }
+
+    /** The size of {@link #waitedBy}, without a view. */
+    public int waitCount(long leaseId) {
+        TreeMap<String, Integer> keys = waiting.get(leaseId);
+        return keys == null ? 0 : keys.size();
     }
 
     /**

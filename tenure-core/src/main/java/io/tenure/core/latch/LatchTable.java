@@ -349,6 +349,16 @@ public final class LatchTable implements Primitive {
         return ties.waitedBy(leaseId);
     }
 
+    @Override
+    public int tiesOf(long leaseId) {
+        return ties.waitCount(leaseId);
+    }
+
+    @Override
+    public boolean tiedTo(long leaseId, String name) {
+        return ties.waitsFor(leaseId, name);
+    }
+
     /** The latch, or null when it does not exist (its count is zero). */
     public LatchView latch(String key) {
         Latch latch = latches.get(key);

@@ -463,6 +463,16 @@ public final class ListTable implements Primitive {
         return ties.waitedBy(leaseId);
     }
 
+    @Override
+    public int tiesOf(long leaseId) {
+        return ties.waitCount(leaseId);
+    }
+
+    @Override
+    public boolean tiedTo(long leaseId, String name) {
+        return ties.waitsFor(leaseId, name);
+    }
+
     /** The number of items in list {@code key} (0 when it does not exist). */
     public int length(String key) {
         ItemList list = lists.get(key);

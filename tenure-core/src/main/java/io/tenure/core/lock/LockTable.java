@@ -479,6 +479,16 @@ public final class LockTable implements Primitive {
         return ties.waitedBy(leaseId);
     }
 
+    @Override
+    public int tiesOf(long leaseId) {
+        return ties.heldCount(leaseId) + ties.waitCount(leaseId);
+    }
+
+    @Override
+    public boolean tiedTo(long leaseId, String name) {
+        return ties.holdsOrWaits(leaseId, name);
+    }
+
     /** The lock's holder and queue, or null when it is free. */
     public LockView lock(String key) {
         Lock lock = locks.get(key);

@@ -561,6 +561,17 @@ public final class ScopeTable implements Primitive {
         return describe(leaseId, false);
     }
 
+    /** Most leases hold no scope: those are answered without building the sets. */
+    @Override
+    public int tiesOf(long leaseId) {
+        return byLease.containsKey(leaseId) ? heldBy(leaseId).size() + waitedBy(leaseId).size() : 0;
+    }
+
+    @Override
+    public boolean tiedTo(long leaseId, String name) {
+        return byLease.containsKey(leaseId) && (heldBy(leaseId).contains(name) || waitedBy(leaseId).contains(name));
+    }
+
     private SortedSet<String> describe(long leaseId, boolean held) {
         TreeSet<String> out = new TreeSet<>();
         for (long id : byLease.getOrDefault(leaseId, EMPTY_IDS)) {

@@ -398,6 +398,16 @@ public final class SemaphoreTable implements Primitive {
         return ties.waitedBy(leaseId);
     }
 
+    @Override
+    public int tiesOf(long leaseId) {
+        return ties.heldCount(leaseId) + ties.waitCount(leaseId);
+    }
+
+    @Override
+    public boolean tiedTo(long leaseId, String name) {
+        return ties.holdsOrWaits(leaseId, name);
+    }
+
     /** The semaphore, or null when it does not exist (nobody holds or waits, and it is not idle). */
     public SemaphoreView semaphore(String key) {
         Semaphore semaphore = semaphores.get(key);

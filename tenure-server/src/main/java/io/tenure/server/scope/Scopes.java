@@ -3,7 +3,6 @@ package io.tenure.server.scope;
 import io.tenure.core.Limits;
 import io.tenure.core.access.Level;
 import io.tenure.core.kernel.Applied;
-import io.tenure.core.kernel.LeaseView;
 import io.tenure.core.kernel.Result;
 import io.tenure.core.kernel.WaitKey;
 import io.tenure.core.lock.LockTable;
@@ -422,22 +421,22 @@ public final class Scopes {
         LimitExceeded refusal = stateMachine.read(s -> {
             ScopeTable table = s.primitive(ScopeTable.class);
             String first = scopes.get(0).toString();
-            if (table.heldBy(leaseId).contains(first) || table.waitedBy(leaseId).contains(first)) {
+            if (table.tiedTo(leaseId, first)) {
                 return null;
             }
-            LeaseView lease = s.lease(leaseId);
-            if (lease == null) {
+            String clientId = s.clientOf(leaseId);
+            if (clientId == null) {
                 return null; // the state machine answers NOT_FOUND
             }
-            int leaseCount = lease.held().size() + lease.waiting().size();
+            int leaseCount = s.tiesOf(leaseId);
             if (leaseCount + parts > limits.maxLocksPerLease()) {
                 return new LimitExceeded("max-locks-per-lease", "lease " + leaseId + " already holds or waits for " + leaseCount
                         + " resources of every kind; " + parts + " more scopes would pass the most one lease may, "
                         + limits.maxLocksPerLease() + " (--max-locks-per-lease)");
             }
-            int clientCount = s.holdsAndWaits(lease.clientId());
+            int clientCount = s.holdsAndWaits(clientId);
             if (clientCount + parts > limits.maxLocksPerClient()) {
-                return new LimitExceeded("max-locks-per-client", "client id '" + lease.clientId() + "' already holds or waits for "
+                return new LimitExceeded("max-locks-per-client", "client id '" + clientId + "' already holds or waits for "
                         + clientCount + " resources; " + parts + " more scopes would pass the most a client may, "
                         + limits.maxLocksPerClient() + " (--max-locks-per-client)");
             }
