@@ -2,7 +2,6 @@ package io.tenure.core.kernel;
 
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
@@ -18,8 +17,8 @@ import java.util.function.Function;
  * last of them goes.
  */
 public final class Ties {
-    private final Map<Long, TreeMap<String, Integer>> held = new HashMap<>();
-    private final Map<Long, TreeMap<String, Integer>> waiting = new HashMap<>();
+    private final LongMap<TreeMap<String, Integer>> held = new LongMap<>();
+    private final LongMap<TreeMap<String, Integer>> waiting = new LongMap<>();
 
     /** What the lease holds, sorted; empty when nothing. */
     public SortedSet<String> heldBy(long leaseId) {
@@ -91,11 +90,16 @@ public final class Ties {
         remove(waiting, leaseId, key);
     }
 
-    private static void add(Map<Long, TreeMap<String, Integer>> ties, long leaseId, String key) {
-        ties.computeIfAbsent(leaseId, k -> new TreeMap<>()).merge(key, 1, Integer::sum);
+    private static void add(LongMap<TreeMap<String, Integer>> ties, long leaseId, String key) {
+        TreeMap<String, Integer> keys = ties.get(leaseId);
+        if (keys == null) {
+            keys = new TreeMap<>();
+            ties.put(leaseId, keys);
+        }
+        keys.merge(key, 1, Integer::sum);
     }
 
-    private static void remove(Map<Long, TreeMap<String, Integer>> ties, long leaseId, String key) {
+    private static void remove(LongMap<TreeMap<String, Integer>> ties, long leaseId, String key) {
         TreeMap<String, Integer> keys = ties.get(leaseId);
         if (keys == null) {
             return;
