@@ -144,8 +144,8 @@ final class ModelRun {
             LatchTable.class, BarrierTable.class, DoubleBarrierTable.class, ListTable.class, ScopeTable.class);
 
     /**
-     * The counts the acquire path's limits read ({@link TenureState#tiesOf}, {@link Primitive#tiesOf},
-     * {@link Primitive#tiedTo}) agree with the sets a lease reports, for every lease of the run
+     * The counts the acquire path's limits read ({@link TenureState#tiesOf}, {@link TenureState#holdsAndWaits},
+     * {@link Primitive#tiesOf}, {@link Primitive#tiedTo}) agree with the sets a lease reports, for every lease of the run
      * and one that never existed; every tenth step, to keep the runs' time.
      */
     private static void checkTies(Replica replica, long[] granted, Set<Long> alive, String context) {
@@ -155,6 +155,19 @@ final class ModelRun {
         }
         ids.add(987_654_321L);
         // Plain comparisons, with the message built only on a failure.
+        Map<String, Integer> byClient = new HashMap<>();
+        for (long id : ids) {
+            LeaseView lease = replica.state.lease(id);
+            if (lease != null) {
+                byClient.merge(lease.clientId(), lease.held().size() + lease.waiting().size(), Integer::sum);
+            }
+        }
+        for (Map.Entry<String, Integer> client : byClient.entrySet()) {
+            if (replica.state.holdsAndWaits(client.getKey()) != client.getValue()) {
+                fail(context + ": holdsAndWaits(" + client.getKey() + ") is " + replica.state.holdsAndWaits(client.getKey())
+                        + ", its leases report " + client.getValue());
+            }
+        }
         for (long id : ids) {
             LeaseView lease = replica.state.lease(id);
             int expected = lease == null ? 0 : lease.held().size() + lease.waiting().size();

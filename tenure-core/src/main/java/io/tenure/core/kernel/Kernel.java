@@ -249,8 +249,8 @@ public final class Kernel {
 
     private int holdsAndWaits(java.util.Set<Long> leaseIds) {
         int count = 0;
-        for (long id : leaseIds) {
-            count += tiesOf(id);
+        for (Primitive p : primitives) {
+            count += p.tiesOfAll(leaseIds);
         }
         return count;
     }

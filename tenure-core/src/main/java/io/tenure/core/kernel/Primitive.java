@@ -81,6 +81,18 @@ public interface Primitive {
         return heldBy(leaseId).size() + waitedBy(leaseId).size();
     }
 
+    /**
+     * The sum of {@link #tiesOf(long)} over {@code leaseIds} (a client's or a user's leases, for
+     * their limits): one call per primitive, which one with nothing tied answers at once.
+     */
+    default int tiesOfAll(java.util.Set<Long> leaseIds) {
+        int count = 0;
+        for (long id : leaseIds) {
+            count += tiesOf(id);
+        }
+        return count;
+    }
+
     /** Whether {@code name} is in {@link #heldBy} or {@link #waitedBy} of the lease. */
     default boolean tiedTo(long leaseId, String name) {
         return heldBy(leaseId).contains(name) || waitedBy(leaseId).contains(name);

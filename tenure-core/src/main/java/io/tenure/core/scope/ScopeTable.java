@@ -561,6 +561,11 @@ public final class ScopeTable implements Primitive {
         return describe(leaseId, false);
     }
 
+    @Override
+    public int tiesOfAll(java.util.Set<Long> leaseIds) {
+        return byLease.isEmpty() ? 0 : Primitive.super.tiesOfAll(leaseIds);
+    }
+
     /** Most leases hold no scope: those are answered without building the sets. */
     @Override
     public int tiesOf(long leaseId) {
