@@ -446,6 +446,11 @@ public final class DoubleBarrierTable implements Primitive {
     }
 
     @Override
+    public boolean tiesLeases() {
+        return true;
+    }
+
+    @Override
     public int tiesOfAll(java.util.Set<Long> leaseIds) {
         return ties.isEmpty() ? 0 : Primitive.super.tiesOfAll(leaseIds);
     }

@@ -89,6 +89,8 @@ public final class Kernel {
     private final EventLog events;
     private final ApplyContext context;
     private final List<Primitive> primitives;
+    /** Those of {@link #primitives} whose leases hold or wait for names ({@link Primitive#tiesLeases}). */
+    private final List<Primitive> tying;
     /** Command class → the primitive that applies it. Looked up, never iterated. */
     private final Map<Class<?>, Primitive> owners = new HashMap<>();
     /** Kind name → its primitive, for {@link IdleForget}. Looked up, never iterated. */
@@ -107,6 +109,7 @@ public final class Kernel {
         Transactions transactions = new Transactions(made, owners::get, codecOf(made));
         made.add(transactions);
         this.primitives = List.copyOf(made);
+        this.tying = this.primitives.stream().filter(Primitive::tiesLeases).toList();
         for (Primitive primitive : this.primitives) {
             byKind.put(primitive.kind().name(), primitive);
             for (CommandType<?> type : primitive.kind().commands()) {
@@ -249,7 +252,7 @@ public final class Kernel {
 
     private int holdsAndWaits(java.util.Set<Long> leaseIds) {
         int count = 0;
-        for (Primitive p : primitives) {
+        for (Primitive p : tying) {
             count += p.tiesOfAll(leaseIds);
         }
         return count;
@@ -258,7 +261,7 @@ public final class Kernel {
     /** What the lease holds and waits for, over every primitive: the sizes of its {@link LeaseView}'s lists, without building them. */
     public int tiesOf(long leaseId) {
         int count = 0;
-        for (Primitive p : primitives) {
+        for (Primitive p : tying) {
             count += p.tiesOf(leaseId);
         }
         return count;

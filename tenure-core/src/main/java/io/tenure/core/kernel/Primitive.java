@@ -73,6 +73,14 @@ public interface Primitive {
     }
 
     /**
+     * Whether leases hold or wait for names here: true exactly when it overrides {@link #heldBy}
+     * or {@link #waitedBy}. The limits on every acquire count over these primitives only.
+     */
+    default boolean tiesLeases() {
+        return false;
+    }
+
+    /**
      * How many names the lease holds here plus how many it waits for: the sizes of
      * {@link #heldBy} and {@link #waitedBy}, asked on every acquire (the per-lease and per-client
      * limits), so a primitive with a cheaper count than building both sets overrides it.

@@ -480,6 +480,11 @@ public final class LockTable implements Primitive {
     }
 
     @Override
+    public boolean tiesLeases() {
+        return true;
+    }
+
+    @Override
     public int tiesOfAll(java.util.Set<Long> leaseIds) {
         return ties.isEmpty() ? 0 : Primitive.super.tiesOfAll(leaseIds);
     }

@@ -562,6 +562,11 @@ public final class ScopeTable implements Primitive {
     }
 
     @Override
+    public boolean tiesLeases() {
+        return true;
+    }
+
+    @Override
     public int tiesOfAll(java.util.Set<Long> leaseIds) {
         return byLease.isEmpty() ? 0 : Primitive.super.tiesOfAll(leaseIds);
     }
