@@ -446,23 +446,8 @@ public final class DoubleBarrierTable implements Primitive {
     }
 
     @Override
-    public boolean tiesLeases() {
-        return true;
-    }
-
-    @Override
-    public int tiesOfAll(java.util.Set<Long> leaseIds) {
-        return ties.isEmpty() ? 0 : Primitive.super.tiesOfAll(leaseIds);
-    }
-
-    @Override
-    public int tiesOf(long leaseId) {
-        return ties.heldCount(leaseId) + ties.waitCount(leaseId);
-    }
-
-    @Override
-    public boolean tiedTo(long leaseId, String name) {
-        return ties.holdsOrWaits(leaseId, name);
+    public Ties ties() {
+        return ties;
     }
 
     /** The double barrier, or null when it does not exist. */

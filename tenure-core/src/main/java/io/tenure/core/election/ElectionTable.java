@@ -336,23 +336,8 @@ public final class ElectionTable implements Primitive {
     }
 
     @Override
-    public boolean tiesLeases() {
-        return true;
-    }
-
-    @Override
-    public int tiesOfAll(java.util.Set<Long> leaseIds) {
-        return ties.isEmpty() ? 0 : Primitive.super.tiesOfAll(leaseIds);
-    }
-
-    @Override
-    public int tiesOf(long leaseId) {
-        return ties.heldCount(leaseId) + ties.waitCount(leaseId);
-    }
-
-    @Override
-    public boolean tiedTo(long leaseId, String name) {
-        return ties.holdsOrWaits(leaseId, name);
+    public Ties ties() {
+        return ties;
     }
 
     /** The election's leader and candidates, or null when nobody leads. */

@@ -73,20 +73,31 @@ public interface Primitive {
     }
 
     /**
+     * The index its grant queues keep of what each lease holds and waits for here, when it keeps
+     * one; null otherwise. A primitive that returns one counts through it for the limits below, so
+     * its {@link #heldBy} and {@link #waitedBy} must report that index (a queue that never grants,
+     * as a barrier's, leaves its held side empty).
+     */
+    default Ties ties() {
+        return null;
+    }
+
+    /**
      * Whether leases hold or wait for names here: true exactly when it overrides {@link #heldBy}
      * or {@link #waitedBy}. The limits on every acquire count over these primitives only.
      */
     default boolean tiesLeases() {
-        return false;
+        return ties() != null;
     }
 
     /**
      * How many names the lease holds here plus how many it waits for: the sizes of
      * {@link #heldBy} and {@link #waitedBy}, asked on every acquire (the per-lease and per-client
-     * limits), so a primitive with a cheaper count than building both sets overrides it.
+     * limits), counted without building either set where it can be.
      */
     default int tiesOf(long leaseId) {
-        return heldBy(leaseId).size() + waitedBy(leaseId).size();
+        Ties ties = ties();
+        return ties != null ? ties.heldCount(leaseId) + ties.waitCount(leaseId) : heldBy(leaseId).size() + waitedBy(leaseId).size();
     }
 
     /**
@@ -94,6 +105,10 @@ public interface Primitive {
      * their limits): one call per primitive, which one with nothing tied answers at once.
      */
     default int tiesOfAll(java.util.Set<Long> leaseIds) {
+        Ties ties = ties();
+        if (ties != null && ties.isEmpty()) {
+            return 0;
+        }
         int count = 0;
         for (long id : leaseIds) {
             count += tiesOf(id);
@@ -103,7 +118,8 @@ public interface Primitive {
 
     /** Whether {@code name} is in {@link #heldBy} or {@link #waitedBy} of the lease. */
     default boolean tiedTo(long leaseId, String name) {
-        return heldBy(leaseId).contains(name) || waitedBy(leaseId).contains(name);
+        Ties ties = ties();
+        return ties != null ? ties.holdsOrWaits(leaseId, name) : heldBy(leaseId).contains(name) || waitedBy(leaseId).contains(name);
     }
 
     /** Writes its whole state, in a fixed order: equal states give equal bytes. */

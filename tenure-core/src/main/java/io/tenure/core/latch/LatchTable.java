@@ -350,23 +350,8 @@ public final class LatchTable implements Primitive {
     }
 
     @Override
-    public boolean tiesLeases() {
-        return true;
-    }
-
-    @Override
-    public int tiesOfAll(java.util.Set<Long> leaseIds) {
-        return ties.isEmpty() ? 0 : Primitive.super.tiesOfAll(leaseIds);
-    }
-
-    @Override
-    public int tiesOf(long leaseId) {
-        return ties.waitCount(leaseId);
-    }
-
-    @Override
-    public boolean tiedTo(long leaseId, String name) {
-        return ties.waitsFor(leaseId, name);
+    public Ties ties() {
+        return ties;
     }
 
     /** The latch, or null when it does not exist (its count is zero). */

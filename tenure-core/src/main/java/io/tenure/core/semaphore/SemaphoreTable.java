@@ -399,23 +399,8 @@ public final class SemaphoreTable implements Primitive {
     }
 
     @Override
-    public boolean tiesLeases() {
-        return true;
-    }
-
-    @Override
-    public int tiesOfAll(java.util.Set<Long> leaseIds) {
-        return ties.isEmpty() ? 0 : Primitive.super.tiesOfAll(leaseIds);
-    }
-
-    @Override
-    public int tiesOf(long leaseId) {
-        return ties.heldCount(leaseId) + ties.waitCount(leaseId);
-    }
-
-    @Override
-    public boolean tiedTo(long leaseId, String name) {
-        return ties.holdsOrWaits(leaseId, name);
+    public Ties ties() {
+        return ties;
     }
 
     /** The semaphore, or null when it does not exist (nobody holds or waits, and it is not idle). */
