@@ -370,10 +370,6 @@ public final class ElectionTable implements Primitive {
         return election == null ? 0 : election.queue.waiterCount();
     }
 
-    /** Whether lease {@code leaseId} leads or campaigns in election {@code key}. */
-    public boolean holdsOrWaits(long leaseId, String key) {
-        return ties.holdsOrWaits(leaseId, key);
-    }
 
     private ElectionView view(Election election) {
         List<ElectionView.Candidate> candidates = new ArrayList<>(election.queue.waiterCount());

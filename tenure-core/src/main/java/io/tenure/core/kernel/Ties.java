@@ -35,14 +35,12 @@ public final class Ties {
         return holds(leaseId, key) || waitsFor(leaseId, key);
     }
 
-    /** Whether the lease holds {@code key}. */
-    public boolean holds(long leaseId, String key) {
+    private boolean holds(long leaseId, String key) {
         TreeMap<String, Integer> keys = held.get(leaseId);
         return keys != null && keys.containsKey(key);
     }
 
-    /** Whether the lease waits for {@code key}. */
-    public boolean waitsFor(long leaseId, String key) {
+    private boolean waitsFor(long leaseId, String key) {
         TreeMap<String, Integer> keys = waiting.get(leaseId);
         return keys != null && keys.containsKey(key);
     }

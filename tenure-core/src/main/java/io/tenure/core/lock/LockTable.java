@@ -532,10 +532,6 @@ public final class LockTable implements Primitive {
         return lock == null ? 0 : lock.queue.waiterCount();
     }
 
-    /** Whether lease {@code leaseId} holds or waits for lock {@code key}. */
-    public boolean holdsOrWaits(long leaseId, String key) {
-        return ties.holdsOrWaits(leaseId, key);
-    }
 
     /** How many releases are remembered for idempotent retries (at most {@value #RECENT_RELEASES}). */
     public int recentReleaseCount() {

@@ -468,10 +468,6 @@ public final class SemaphoreTable implements Primitive {
         return semaphore == null ? null : semaphore.queue.holder(leaseId);
     }
 
-    /** Whether lease {@code leaseId} holds or waits for semaphore {@code key}. */
-    public boolean holdsOrWaits(long leaseId, String key) {
-        return ties.holdsOrWaits(leaseId, key);
-    }
 
     private SemaphoreView view(Semaphore semaphore) {
         List<SemaphoreView.Holder> holders = new ArrayList<>();
