@@ -134,6 +134,8 @@ final class ModelRun {
                     assertThat(restored.snapshot()).as(context + " snapshot round trip").isEqualTo(snapshot);
                     // The watch event log is not part of a snapshot; everything else is.
                     assertThat(withoutEvents(restored.view())).isEqualTo(withoutEvents(replica.view()));
+                    // The per-client counts are derived, not written: reading the snapshot makes them again.
+                    checkTies(restored, leases, model.alive, context + " (restored from its snapshot)");
                 }
             }
         }

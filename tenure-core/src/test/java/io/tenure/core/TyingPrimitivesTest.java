@@ -18,9 +18,40 @@ import org.junit.jupiter.api.Test;
 class TyingPrimitivesTest {
     @Test
     void aPrimitiveTiesLeasesExactlyWhenItReportsHeldOrWaitedNames() throws Exception {
+        Kernel kernel = stateKernel();
+        int tying = 0;
+        for (Primitive p : kernel.primitives()) {
+            boolean reports = overrides(p.getClass(), "heldBy") || overrides(p.getClass(), "waitedBy");
+            assertThat(p.tiesLeases()).as(p.getClass().getSimpleName() + ".tiesLeases()").isEqualTo(reports);
+            tying += reports ? 1 : 0;
+        }
+        assertThat(tying).as("locks, semaphores, elections, barriers, double barriers, latches, lists, scopes").isEqualTo(8);
+    }
+
+    /**
+     * The per-client and per-user limits read the lease table's running counts, and visit a
+     * client's leases only for the tying primitives whose ties it does not count: every primitive
+     * built on {@link io.tenure.core.kernel.Ties} must hand its ties to the state's lease table,
+     * or each acquire goes back to visiting all of a client's leases. Lock scopes alone count
+     * their own.
+     */
+    @Test
+    void everyPrimitiveBuiltOnTiesIsCountedByTheLeaseTable() throws Exception {
+        Kernel kernel = stateKernel();
+        int counted = 0;
+        for (Primitive p : kernel.primitives()) {
+            if (p.ties() != null) {
+                assertThat(p.ties().countedBy(kernel.leases())).as(p.getClass().getSimpleName() + "'s ties counted by the lease table").isTrue();
+                counted++;
+            }
+        }
+        assertThat(counted).as("locks, semaphores, elections, barriers, double barriers, latches, lists").isEqualTo(7);
+    }
+
+    private static Kernel stateKernel() throws NoSuchMethodException {
         Method made = TenureState.class.getDeclaredMethod("primitives", Leases.class, Names.class);
         made.setAccessible(true);
-        Kernel kernel = new Kernel(16, (leases, names) -> {
+        return new Kernel(16, (leases, names) -> {
             try {
                 @SuppressWarnings("unchecked")
                 List<Primitive> primitives = (List<Primitive>) made.invoke(null, leases, names);
@@ -29,13 +60,6 @@ class TyingPrimitivesTest {
                 throw new IllegalStateException(e);
             }
         });
-        int tying = 0;
-        for (Primitive p : kernel.primitives()) {
-            boolean reports = overrides(p.getClass(), "heldBy") || overrides(p.getClass(), "waitedBy");
-            assertThat(p.tiesLeases()).as(p.getClass().getSimpleName() + ".tiesLeases()").isEqualTo(reports);
-            tying += reports ? 1 : 0;
-        }
-        assertThat(tying).as("locks, semaphores, elections, barriers, double barriers, latches, lists, scopes").isEqualTo(8);
     }
 
     private static boolean overrides(Class<?> type, String method) throws NoSuchMethodException {

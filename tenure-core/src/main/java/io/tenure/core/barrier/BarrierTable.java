@@ -115,13 +115,14 @@ public final class BarrierTable implements Primitive {
     private final Leases leases;
     private final Names names;
     private final TreeMap<String, Barrier> barriers = new TreeMap<>();
-    private final Ties ties = new Ties();
+    private final Ties ties;
     private final EndedAcquires endedAwaits = new EndedAcquires();
     private final Arrivals arrivals;
 
     /** @param names the barriers' own namespace */
     public BarrierTable(Leases leases, Names names) {
         this.leases = leases;
+        this.ties = new Ties(leases);
         this.names = names;
         this.arrivals = new Arrivals(NAME, names, endedAwaits);
     }

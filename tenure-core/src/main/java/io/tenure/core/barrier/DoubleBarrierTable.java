@@ -149,12 +149,13 @@ public final class DoubleBarrierTable implements Primitive {
     private final Leases leases;
     private final Names names;
     private final TreeMap<String, DoubleBarrier> barriers = new TreeMap<>();
-    private final Ties ties = new Ties();
+    private final Ties ties;
     private final EndedAcquires endedEnters = new EndedAcquires();
     private final Arrivals arrivals;
 
     public DoubleBarrierTable(Leases leases, Names names) {
         this.leases = leases;
+        this.ties = new Ties(leases);
         this.names = names;
         this.arrivals = new Arrivals(NAME, names, endedEnters);
     }

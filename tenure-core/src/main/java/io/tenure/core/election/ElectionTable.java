@@ -119,13 +119,14 @@ public final class ElectionTable implements Primitive {
     private final Leases leases;
     private final Names names;
     private final TreeMap<String, Election> elections = new TreeMap<>();
-    private final Ties ties = new Ties();
+    private final Ties ties;
     private final RecentReleases recentResigns = new RecentReleases(RECENT_RESIGNS, "resignation");
     private final EndedAcquires endedCampaigns = new EndedAcquires();
     private final Arrivals arrivals;
 
     public ElectionTable(Leases leases, Names names) {
         this.leases = leases;
+        this.ties = new Ties(leases);
         this.names = names;
         this.arrivals = new Arrivals(NAME, names, endedCampaigns);
     }

@@ -91,6 +91,11 @@ public final class Kernel {
     private final List<Primitive> primitives;
     /** Those of {@link #primitives} whose leases hold or wait for names ({@link Primitive#tiesLeases}). */
     private final List<Primitive> tying;
+    /**
+     * Those of {@link #tying} whose ties the lease table does not count per client and per owner
+     * ({@link Ties#countedBy}): the per-client and per-user counts visit each lease for these only.
+     */
+    private final List<Primitive> uncounted;
     /** Command class → the primitive that applies it. Looked up, never iterated. */
     private final Map<Class<?>, Primitive> owners = new HashMap<>();
     /** Kind name → its primitive, for {@link IdleForget}. Looked up, never iterated. */
@@ -110,6 +115,7 @@ public final class Kernel {
         made.add(transactions);
         this.primitives = List.copyOf(made);
         this.tying = this.primitives.stream().filter(Primitive::tiesLeases).toList();
+        this.uncounted = tying.stream().filter(p -> p.ties() == null || !p.ties().countedBy(leases)).toList();
         for (Primitive primitive : this.primitives) {
             byKind.put(primitive.kind().name(), primitive);
             for (CommandType<?> type : primitive.kind().commands()) {
@@ -240,20 +246,24 @@ public final class Kernel {
         return views;
     }
 
-    /** What the leases of client id {@code clientId} hold and wait for, over every primitive (for the per-client limit). */
+    /**
+     * What the leases of client id {@code clientId} hold and wait for, over every primitive (for
+     * the per-client limit): the lease table's running count, plus a visit of the client's leases
+     * only for the primitives it does not count (lock scopes), which is quick when none are held.
+     */
     public int holdsAndWaits(String clientId) {
-        return holdsAndWaits(leases.idsOf(clientId));
+        int count = leases.tiesOfClient(clientId);
+        for (Primitive p : uncounted) {
+            count += p.tiesOfAll(leases.idsOf(clientId));
+        }
+        return count;
     }
 
     /** What the leases owned by user {@code owner} hold and wait for, over every primitive. */
     public int holdsAndWaitsOfOwner(String owner) {
-        return holdsAndWaits(leases.idsOwnedBy(owner));
-    }
-
-    private int holdsAndWaits(java.util.Set<Long> leaseIds) {
-        int count = 0;
-        for (Primitive p : tying) {
-            count += p.tiesOfAll(leaseIds);
+        int count = leases.tiesOfOwner(owner);
+        for (Primitive p : uncounted) {
+            count += p.tiesOfAll(leases.idsOwnedBy(owner));
         }
         return count;
     }

@@ -28,6 +28,14 @@ public final class Leases {
     private final Map<String, Set<Long>> byClient = new HashMap<>();
     /** Owner → its leases' ids, for the per-user quotas; leases without an owner are not in it. Looked up, never iterated. */
     private final Map<String, Set<Long>> byOwner = new HashMap<>();
+    /**
+     * Client id → how many names its leases hold plus how many they wait for, in the primitives
+     * built on {@link Ties} (each tells {@link #tied}). Derived: kept as ties come and go, never
+     * written to a snapshot (reading one makes the ties again). Looked up, never iterated.
+     */
+    private final Map<String, int[]> tiesByClient = new HashMap<>();
+    /** As {@link #tiesByClient}, by owner; leases without an owner are not counted. */
+    private final Map<String, int[]> tiesByOwner = new HashMap<>();
 
     /** The live lease with this id, or null. */
     public Lease get(long leaseId) {
@@ -42,6 +50,46 @@ public final class Leases {
     public int countOf(String clientId) {
         Set<Long> ids = byClient.get(clientId);
         return ids == null ? 0 : ids.size();
+    }
+
+    /**
+     * How many names the leases of client id {@code clientId} hold plus how many they wait for, in
+     * the primitives built on {@link Ties}: the sum of {@link Ties#heldCount} and {@link Ties#waitCount}
+     * over those leases, without visiting them.
+     */
+    public int tiesOfClient(String clientId) {
+        int[] count = tiesByClient.get(clientId);
+        return count == null ? 0 : count[0];
+    }
+
+    /** As {@link #tiesOfClient}, for the leases owned by user {@code owner}. */
+    public int tiesOfOwner(String owner) {
+        int[] count = tiesByOwner.get(owner);
+        return count == null ? 0 : count[0];
+    }
+
+    /**
+     * Lease {@code leaseId} began ({@code delta} 1) or stopped (-1) holding, or waiting for, one
+     * name in a primitive built on {@link Ties}. A lease ties names only while it lives, and its
+     * end unties them before it is removed, so the lease is always found.
+     */
+    void tied(long leaseId, int delta) {
+        Lease lease = byId.get(leaseId);
+        if (lease == null) {
+            return;
+        }
+        count(tiesByClient, lease.clientId(), delta);
+        if (!lease.owner().isEmpty()) {
+            count(tiesByOwner, lease.owner(), delta);
+        }
+    }
+
+    private static void count(Map<String, int[]> counts, String name, int delta) {
+        int[] count = counts.computeIfAbsent(name, k -> new int[1]);
+        count[0] += delta;
+        if (count[0] == 0) {
+            counts.remove(name);
+        }
     }
 
     /** The ids of the live leases of client id {@code clientId}, unordered (for counting only). */

@@ -76,7 +76,8 @@ public interface Primitive {
      * The index its grant queues keep of what each lease holds and waits for here, when it keeps
      * one; null otherwise. A primitive that returns one counts through it for the limits below, so
      * its {@link #heldBy} and {@link #waitedBy} must report that index (a queue that never grants,
-     * as a barrier's, leaves its held side empty).
+     * as a barrier's, leaves its held side empty). Made with the state's lease table
+     * ({@link Ties#Ties(Leases)}), the index keeps that table's per-client and per-owner counts.
      */
     default Ties ties() {
         return null;
@@ -102,7 +103,8 @@ public interface Primitive {
 
     /**
      * The sum of {@link #tiesOf(long)} over {@code leaseIds} (a client's or a user's leases, for
-     * their limits): one call per primitive, which one with nothing tied answers at once.
+     * their limits), for a primitive whose ties the lease table does not count: one call per
+     * primitive, which one with nothing tied answers at once.
      */
     default int tiesOfAll(java.util.Set<Long> leaseIds) {
         Ties ties = ties();

@@ -19,6 +19,27 @@ import java.util.function.Function;
 public final class Ties {
     private final LongMap<TreeMap<String, Integer>> held = new LongMap<>();
     private final LongMap<TreeMap<String, Integer>> waiting = new LongMap<>();
+    /** Told each time a lease begins or stops holding, or waiting for, a name; null when nobody counts. */
+    private final Leases counted;
+
+    /**
+     * Ties whose counts the lease table keeps per client and per owner ({@link Leases#tiesOfClient}):
+     * what a primitive's {@link Primitive#ties()} returns, so that the limits on every acquire need
+     * not visit each of a client's leases.
+     */
+    public Ties(Leases leases) {
+        this.counted = java.util.Objects.requireNonNull(leases, "leases");
+    }
+
+    /** Ties nobody counts: for a queue inside a primitive that counts its leases' names itself. */
+    public Ties() {
+        this.counted = null;
+    }
+
+    /** Whether lease table {@code leases} counts these ties per client and per owner. */
+    public boolean countedBy(Leases leases) {
+        return counted != null && counted == leases;
+    }
 
     /** What the lease holds, sorted; empty when nothing. */
     public SortedSet<String> heldBy(long leaseId) {
@@ -93,16 +114,18 @@ public final class Ties {
         remove(waiting, leaseId, key);
     }
 
-    private static void add(LongMap<TreeMap<String, Integer>> ties, long leaseId, String key) {
+    private void add(LongMap<TreeMap<String, Integer>> ties, long leaseId, String key) {
         TreeMap<String, Integer> keys = ties.get(leaseId);
         if (keys == null) {
             keys = new TreeMap<>();
             ties.put(leaseId, keys);
         }
-        keys.merge(key, 1, Integer::sum);
+        if (keys.merge(key, 1, Integer::sum) == 1 && counted != null) {
+            counted.tied(leaseId, 1); // a name newly tied: the sizes the counts follow grew by one
+        }
     }
 
-    private static void remove(LongMap<TreeMap<String, Integer>> ties, long leaseId, String key) {
+    private void remove(LongMap<TreeMap<String, Integer>> ties, long leaseId, String key) {
         TreeMap<String, Integer> keys = ties.get(leaseId);
         if (keys == null) {
             return;
@@ -117,6 +140,9 @@ public final class Ties {
             keys.remove(key);
             if (keys.isEmpty()) {
                 ties.remove(leaseId);
+            }
+            if (counted != null) {
+                counted.tied(leaseId, -1);
             }
         }
     }

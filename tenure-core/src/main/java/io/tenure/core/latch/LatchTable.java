@@ -147,7 +147,7 @@ public final class LatchTable implements Primitive {
     private final Leases leases;
     private final Names names;
     private final TreeMap<String, Latch> latches = new TreeMap<>();
-    private final Ties ties = new Ties();
+    private final Ties ties;
     private final EndedAcquires withdrawnAwaits = new EndedAcquires();
     private final Arrivals arrivals;
     /** Recent set-counts (lease 0, the count asked for) and count-downs (lease -1), with their answers. */
@@ -163,6 +163,7 @@ public final class LatchTable implements Primitive {
 
     public LatchTable(Leases leases, Names names) {
         this.leases = leases;
+        this.ties = new Ties(leases);
         this.names = names;
         this.arrivals = new Arrivals(NAME, names, withdrawnAwaits);
     }

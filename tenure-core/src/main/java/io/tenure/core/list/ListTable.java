@@ -169,7 +169,7 @@ public final class ListTable implements Primitive {
     private final Leases leases;
     private final Names names;
     private final TreeMap<String, ItemList> lists = new TreeMap<>();
-    private final Ties ties = new Ties();
+    private final Ties ties;
     private final EndedAcquires withdrawnPops = new EndedAcquires();
     private final Arrivals arrivals;
     private final RetryMemo<Request, Pushed> recentPushes = new RetryMemo<>(RECENT_REQUESTS);
@@ -180,6 +180,7 @@ public final class ListTable implements Primitive {
     /** @param names the lists' own namespace ({@link Names#newNamespace}) */
     public ListTable(Leases leases, Names names) {
         this.leases = leases;
+        this.ties = new Ties(leases);
         this.names = names;
         this.arrivals = new Arrivals(NAME, names, withdrawnPops);
     }

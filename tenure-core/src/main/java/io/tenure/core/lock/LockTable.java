@@ -203,13 +203,14 @@ public final class LockTable implements Primitive {
     private final Leases leases;
     private final Names names;
     private final TreeMap<String, Lock> locks = new TreeMap<>();
-    private final Ties ties = new Ties();
+    private final Ties ties;
     private final RecentReleases recentReleases = new RecentReleases(RECENT_RELEASES, "release");
     private final EndedAcquires endedAcquires = new EndedAcquires();
     private final Arrivals arrivals;
 
     public LockTable(Leases leases, Names names) {
         this.leases = leases;
+        this.ties = new Ties(leases);
         this.names = names;
         this.arrivals = new Arrivals(NAME, names, endedAcquires);
     }

@@ -155,7 +155,7 @@ public final class SemaphoreTable implements Primitive {
     private final Leases leases;
     private final Names names;
     private final TreeMap<String, Semaphore> semaphores = new TreeMap<>();
-    private final Ties ties = new Ties();
+    private final Ties ties;
     /** Released token → release, oldest evicted first. */
     private final RetryMemo<Long, Release> recentReleases = new RetryMemo<>(RECENT_RELEASES);
     private final EndedAcquires endedAcquires = new EndedAcquires();
@@ -163,6 +163,7 @@ public final class SemaphoreTable implements Primitive {
 
     public SemaphoreTable(Leases leases, Names names) {
         this.leases = leases;
+        this.ties = new Ties(leases);
         this.names = names;
         this.arrivals = new Arrivals(NAME, names, endedAcquires);
     }
