@@ -103,14 +103,10 @@ public interface Primitive {
 
     /**
      * The sum of {@link #tiesOf(long)} over {@code leaseIds} (a client's or a user's leases, for
-     * their limits), for a primitive whose ties the lease table does not count: one call per
-     * primitive, which one with nothing tied answers at once.
+     * their limits), asked only of a primitive whose ties the lease table does not count (those
+     * built on {@link Ties} are counted there); one with nothing tied may answer at once.
      */
     default int tiesOfAll(java.util.Set<Long> leaseIds) {
-        Ties ties = ties();
-        if (ties != null && ties.isEmpty()) {
-            return 0;
-        }
         int count = 0;
         for (long id : leaseIds) {
             count += tiesOf(id);

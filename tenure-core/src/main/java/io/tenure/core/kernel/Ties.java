@@ -66,11 +66,6 @@ public final class Ties {
         return keys != null && keys.containsKey(key);
     }
 
-    /** Whether no lease holds or waits for anything here. */
-    public boolean isEmpty() {
-        return held.size() == 0 && waiting.size() == 0;
-    }
-
     /** The size of {@link #heldBy}, without a view. */
     public int heldCount(long leaseId) {
         TreeMap<String, Integer> keys = held.get(leaseId);
